@@ -1,0 +1,82 @@
+/**
+ * The one error type of agentpay. Domain code throws `AppError` with a code from
+ * `ERROR_STATUS`; the gateway's error handler is the only place that turns a code
+ * into an HTTP status (see `httpStatusFor`).
+ */
+export const ERROR_STATUS = {
+  // refusals while buying
+  PAYMENT_REQUIRED: 402,
+  POLICY_DENIED: 403,
+  APPROVAL_REQUIRED: 403,
+  INSUFFICIENT_FUNDS: 402,
+  WALLET_FROZEN: 403,
+  WALLET_PROVIDER_PAUSED: 429,
+  CHALLENGE_EXPIRED: 410,
+  REPLAY_DETECTED: 409,
+  // integration errors
+  VALIDATION_FAILED: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CAPABILITY_NOT_FOUND: 404,
+  PROVIDER_NOT_FOUND: 404,
+  WALLET_NOT_FOUND: 404,
+  NOT_SUPPORTED: 501,
+  INSECURE_TRANSPORT: 403,
+  RATE_LIMITED: 429,
+  CONFLICT: 409,
+  INVALID_CURSOR: 400,
+  // money movement
+  DEPOSIT_HELD: 409,
+  DESTINATION_COOLING_DOWN: 409,
+  SANCTIONED_ADDRESS: 403,
+  TREASURY_UNAVAILABLE: 503,
+  COVERAGE_SHORTFALL: 503,
+  DUPLICATE_EXTERNAL_REF: 409,
+  // everything else
+  INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export type ErrorDetails = Record<string, unknown>;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+  /** Extra top-level fields of the error body, e.g. `approvalId` or `challenge`. */
+  readonly extra: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, extra: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+    this.extra = extra;
+  }
+
+  get status(): number {
+    return httpStatusFor(this.code);
+  }
+}
+
+export function httpStatusFor(code: string): number {
+  return (ERROR_STATUS as Record<string, number>)[code] ?? 500;
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}
+
+/** `VALIDATION_FAILED` naming the field, the way every 400 of the API reads. */
+export function validationError(field: string, message: string, details: ErrorDetails = {}): AppError {
+  return new AppError('VALIDATION_FAILED', `${field}: ${message}`, { field, ...details });
+}
+
+export function notFound(code: 'NOT_FOUND' | 'CAPABILITY_NOT_FOUND' | 'PROVIDER_NOT_FOUND' | 'WALLET_NOT_FOUND', what: string, id: string): AppError {
+  return new AppError(code, `${what} ${id} not found`, { id });
+}
+
+export function forbidden(message: string, details: ErrorDetails = {}): AppError {
+  return new AppError('FORBIDDEN', message, details);
+}

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+
+/** Id prefixes of the specification, plus the ones agentpay adds for its own records. */
+export const ID_PREFIX = {
+  capability: 'cap',
+  capabilityVersion: 'ver',
+  provider: 'prv',
+  workspace: 'wsp',
+  operator: 'opr',
+  wallet: 'wal',
+  receipt: 'rcp',
+  transaction: 'txn',
+  policy: 'pol',
+  approval: 'apr',
+  externalRef: 'ext',
+  signup: 'sgn',
+  account: 'acc',
+  apiKey: 'key',
+  ledgerEntry: 'led',
+  signingKey: 'sk',
+  error: 'err',
+  passwordReset: 'pwr',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+export interface IdGenerator {
+  next(kind: IdKind): string;
+}
+
+const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** 16 random base36 characters (~82 bits); ids are not secrets, keys are made elsewhere. */
+export function randomId(kind: IdKind): string {
+  const bytes = randomBytes(16);
+  let s = '';
+  for (const b of bytes) s += ALPHABET[b % 36];
+  return `${ID_PREFIX[kind]}_${s}`;
+}
+
+export const randomIds: IdGenerator = { next: randomId };
+
+/** Deterministic ids for tests: prv_000001, wal_000002, ... */
+export class SequentialIds implements IdGenerator {
+  private n = 0;
+  next(kind: IdKind): string {
+    this.n += 1;
+    return `${ID_PREFIX[kind]}_${String(this.n).padStart(6, '0')}`;
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * API keys. A key is `ap_<kind letter>_<32 random base62 chars>`; only its SHA-256
+ * is stored (the key has ~190 bits of entropy, so a fast hash is the right tool and a
+ * lookup costs one index probe). The key is returned once, at creation.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { AppError, forbidden } from '../core/errors.js';
+import type { Repos } from '../store/store.js';
+import type { ApiKey, Tenant } from '../store/repos/tenancy.js';
+import type { DomainContext } from './context.js';
+import { DEFAULT_SCOPES, isScope, type Scope } from './scopes.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KIND_LETTER = { workspace: 'w', provider: 'p', operator: 'o' } as const;
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+function randomBase62(n: number): string {
+  const bytes = randomBytes(n * 2);
+  let s = '';
+  for (let i = 0; s.length < n && i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b < 248) s += BASE62[b % 62]; // 248 = 4*62: no modulo bias
+  }
+  return s.length === n ? s : s + randomBase62(n - s.length);
+}
+
+export interface Principal {
+  keyId: string;
+  tenantId: string;
+  tenantKind: Tenant['kind'];
+  scopes: ReadonlySet<string>;
+}
+
+export interface IssuedKey {
+  record: ApiKey;
+  key: string;
+}
+
+export async function issueKey(
+  r: Repos,
+  ctx: Pick<DomainContext, 'clock' | 'ids'>,
+  tenant: Pick<Tenant, 'id' | 'kind'>,
+  opts: { name?: string; scopes?: readonly string[]; expiresAt?: number | null } = {},
+): Promise<IssuedKey> {
+  const allowed = DEFAULT_SCOPES[tenant.kind];
+  const scopes = opts.scopes ?? allowed;
+  for (const s of scopes) {
+    if (!isScope(s)) throw new AppError('VALIDATION_FAILED', `scopes: unknown scope ${JSON.stringify(s)}`, { field: 'scopes', scope: s });
+    if (!allowed.includes(s)) throw forbidden(`a ${tenant.kind} key cannot hold the scope ${s}`, { scope: s });
+  }
+  const key = `ap_${KIND_LETTER[tenant.kind]}_${randomBase62(32)}`;
+  const now = ctx.clock.now();
+  const record: ApiKey = {
+    id: ctx.ids.next('apiKey'),
+    tenantId: tenant.id,
+    name: opts.name ?? 'default',
+    keyHash: hashKey(key),
+    prefix: key.slice(0, 10),
+    scopes: [...new Set(scopes)] as Scope[],
+    expiresAt: opts.expiresAt ?? null,
+    revokedAt: null,
+    lastUsedAt: null,
+    createdAt: now,
+  };
+  await r.apiKeys.insert(record);
+  return { record, key };
+}
+
+/** 401 for a missing, mistyped, expired or revoked key; the message says which. */
+export async function authenticate(r: Repos, clock: { now(): number }, key: string | undefined): Promise<Principal> {
+  if (!key) throw new AppError('UNAUTHORIZED', 'missing API key: send it in the x-api-key header');
+  const record = await r.apiKeys.byHash(hashKey(key));
+  if (!record) throw new AppError('UNAUTHORIZED', 'unknown API key');
+  if (record.revokedAt !== null) throw new AppError('UNAUTHORIZED', 'API key revoked', { keyId: record.id });
+  if (record.expiresAt !== null && record.expiresAt <= clock.now()) {
+    throw new AppError('UNAUTHORIZED', 'API key expired', { keyId: record.id });
+  }
+  const tenant = await r.tenants.get(record.tenantId);
+  if (!tenant) throw new AppError('UNAUTHORIZED', 'API key belongs to no tenant');
+  return { keyId: record.id, tenantId: tenant.id, tenantKind: tenant.kind, scopes: new Set(record.scopes) };
+}
+
+export function requireScope(p: Principal, scope: Scope): void {
+  if (!p.scopes.has(scope)) throw forbidden(`this API key lacks the scope ${scope}`, { scope });
+}
+
+export function keyView(k: ApiKey) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    createdAt: new Date(k.createdAt).toISOString(),
+    expiresAt: k.expiresAt === null ? null : new Date(k.expiresAt).toISOString(),
+    revokedAt: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
+    lastUsedAt: k.lastUsedAt === null ? null : new Date(k.lastUsedAt).toISOString(),
+  };
+}

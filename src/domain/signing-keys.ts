@@ -1,0 +1,97 @@
+/**
+ * The platform's signing keys for price challenges and receipts. Public halves live
+ * in the database (so every instance and every old receipt can find them by id);
+ * private halves live in `<dataDir>/keys/<keyId>.pem`, mode 0600, and never leave.
+ */
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppError } from '../core/errors.js';
+import { generateEd25519, signObject } from '../core/ed25519.js';
+import type { SigningKeyRecord } from '../store/repos/platform.js';
+import type { DomainContext } from './context.js';
+
+export interface PrivateKeyFiles {
+  read(keyId: string): string | undefined;
+  write(keyId: string, pem: string): void;
+}
+
+export function privateKeyDir(dataDir: string): PrivateKeyFiles {
+  const dir = join(dataDir, 'keys');
+  return {
+    read(keyId) {
+      const p = join(dir, `${keyId}.pem`);
+      return existsSync(p) ? readFileSync(p, 'utf8') : undefined;
+    },
+    write(keyId, pem) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const p = join(dir, `${keyId}.pem`);
+      writeFileSync(p, pem, { mode: 0o600, flag: 'wx' });
+      chmodSync(p, 0o600);
+    },
+  };
+}
+
+export class SigningKeys {
+  private current?: { id: string; key: KeyObject; publicKeyPem: string };
+
+  constructor(private ctx: DomainContext, private files: PrivateKeyFiles) {}
+
+  /** Loads the current key, creating the first one on a new database. */
+  async init(): Promise<void> {
+    const rec = await this.ctx.store.read((r) => r.signingKeys.current());
+    if (rec) this.load(rec);
+    else await this.rotate();
+  }
+
+  private load(rec: SigningKeyRecord): void {
+    const pem = this.files.read(rec.id);
+    if (!pem) {
+      throw new AppError('INTERNAL', `private key for signing key ${rec.id} is missing from the data directory`);
+    }
+    this.current = { id: rec.id, key: createPrivateKey(pem), publicKeyPem: rec.publicKeyPem };
+  }
+
+  /** A new key signs from now on; the old one is retired but stays retrievable by id. */
+  async rotate(): Promise<SigningKeyRecord> {
+    const pair = generateEd25519();
+    const id = this.ctx.ids.next('signingKey');
+    this.files.write(id, pair.privateKeyPem);
+    const now = this.ctx.clock.now();
+    const rec: SigningKeyRecord = { id, publicKeyPem: pair.publicKeyPem, status: 'current', createdAt: now, retiredAt: null };
+    await this.ctx.store.tx(async (r) => {
+      const old = await r.signingKeys.current();
+      if (old) await r.signingKeys.retire(old.id, now);
+      await r.signingKeys.insert(rec);
+    });
+    this.current = { id, key: createPrivateKey(pair.privateKeyPem), publicKeyPem: pair.publicKeyPem };
+    return rec;
+  }
+
+  /** Another instance may have rotated: follow the database. */
+  async refresh(): Promise<void> {
+    const rec = await this.ctx.store.read((r) => r.signingKeys.current());
+    if (rec && rec.id !== this.current?.id) this.load(rec);
+  }
+
+  get currentKeyId(): string {
+    if (!this.current) throw new Error('SigningKeys.init() was not called');
+    return this.current.id;
+  }
+
+  get currentPublicKeyPem(): string {
+    if (!this.current) throw new Error('SigningKeys.init() was not called');
+    return this.current.publicKeyPem;
+  }
+
+  /** Returns the object with `signature` and `signingKeyId` added. */
+  sign<T extends Record<string, unknown>>(obj: T): T & { signature: string; signingKeyId: string } {
+    if (!this.current) throw new Error('SigningKeys.init() was not called');
+    const signature = signObject(this.current.key, obj);
+    return { ...obj, signature, signingKeyId: this.current.id };
+  }
+
+  async publicKey(keyId: string): Promise<SigningKeyRecord | undefined> {
+    return this.ctx.store.read((r) => r.signingKeys.get(keyId));
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Wallets: buyer agent and workspace wallets, providers' settlement wallets, and
+ * their ledgers. Ownership is by tenant: another tenant's wallet is "not found", so
+ * its existence is not disclosed and nothing about it changes.
+ */
+import { AppError, notFound, validationError } from '../core/errors.js';
+import { assertStrongPublicKey, InvalidPublicKeyError } from '../core/ed25519.js';
+import { parseMinor } from '../core/money.js';
+import type { Repos } from '../store/store.js';
+import type { Wallet } from '../store/repos/wallets.js';
+import type { DomainContext } from './context.js';
+import type { Principal } from './api-keys.js';
+import { balanceOf, entryView, post } from './ledger.js';
+
+export interface CreateWalletInput {
+  ownerType: 'agent' | 'workspace';
+  ownerId: string;
+  publicKeyPem?: string;
+}
+
+export function walletView(w: Wallet) {
+  return {
+    id: w.id,
+    ownerType: w.ownerType,
+    ownerId: w.ownerId,
+    publicKeyPem: w.publicKeyPem,
+    status: w.status,
+    frozen: w.frozen,
+    currency: w.currency,
+    createdAt: new Date(w.createdAt).toISOString(),
+    updatedAt: new Date(w.updatedAt).toISOString(),
+  };
+}
+
+export class WalletService {
+  constructor(private ctx: DomainContext, private opts: { sandbox: boolean }) {}
+
+  /** The wallet if the caller's tenant owns it (the operator sees every wallet). */
+  async ownedWallet(r: Repos, p: Principal, walletId: string): Promise<Wallet> {
+    const w = await r.wallets.get(walletId);
+    if (!w || (w.tenantId !== p.tenantId && p.tenantKind !== 'operator')) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
+    return w;
+  }
+
+  async create(p: Principal, input: CreateWalletInput): Promise<Wallet> {
+    if (p.tenantKind !== 'workspace') {
+      throw new AppError('FORBIDDEN', 'only a workspace key can create wallets; a provider is paid into its settlement wallet');
+    }
+    const ownerId = input.ownerId.trim();
+    if (!ownerId) throw validationError('ownerId', 'must not be empty');
+    let publicKeyPem: string | null = null;
+    if (input.publicKeyPem !== undefined) {
+      try {
+        assertStrongPublicKey(input.publicKeyPem);
+      } catch (e) {
+        if (e instanceof InvalidPublicKeyError) throw validationError('publicKeyPem', e.message);
+        throw e;
+      }
+      publicKeyPem = input.publicKeyPem.trim() + '\n';
+    } else if (input.ownerType === 'agent') {
+      throw validationError('publicKeyPem', 'is required for agent wallets (the ed25519 public key that signs payment proofs)');
+    }
+    const now = this.ctx.clock.now();
+    const wallet: Wallet = {
+      id: this.ctx.ids.next('wallet'),
+      tenantId: p.tenantId,
+      ownerType: input.ownerType,
+      ownerId,
+      publicKeyPem,
+      status: 'active',
+      frozen: false,
+      currency: 'USD',
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.ctx.store.tx((r) => r.wallets.insert(wallet));
+    return wallet;
+  }
+
+  list(p: Principal): Promise<Wallet[]> {
+    return this.ctx.store.read((r) => r.wallets.listByTenant(p.tenantId));
+  }
+
+  get(p: Principal, walletId: string): Promise<Wallet> {
+    return this.ctx.store.read((r) => this.ownedWallet(r, p, walletId));
+  }
+
+  async balance(p: Principal, walletId: string) {
+    return this.ctx.store.read(async (r) => {
+      const w = await this.ownedWallet(r, p, walletId);
+      const b = await balanceOf(r, w.id);
+      return { balanceMinor: b.balanceMinor.toString(), availableMinor: b.availableMinor.toString(), currency: w.currency };
+    });
+  }
+
+  async ledger(p: Principal, walletId: string) {
+    return this.ctx.store.read(async (r) => {
+      const w = await this.ownedWallet(r, p, walletId);
+      return (await r.ledger.list(w.id)).map(entryView);
+    });
+  }
+
+  /** Sandbox credit: instant money for development; 501 on a production gateway. */
+  async fund(p: Principal, walletId: string, body: { amountMinor: unknown; rail?: string }) {
+    if (!this.opts.sandbox) {
+      throw new AppError('NOT_SUPPORTED', 'funding by simulated credit works only on sandbox gateways; use a top-up or a USDC deposit');
+    }
+    const amount = parseMinor(body.amountMinor, 'amountMinor');
+    return this.ctx.store.tx(async (r) => {
+      const w = await this.ownedWallet(r, p, walletId);
+      if (w.status !== 'active') throw new AppError('CONFLICT', `wallet ${w.id} is ${w.status}`);
+      const entry = await post(r, this.ctx, {
+        walletId: w.id,
+        type: 'fund',
+        amountMinor: amount,
+        currency: w.currency,
+        reference: body.rail ? `sandbox:${body.rail}` : 'sandbox',
+        memo: 'sandbox credit',
+      });
+      const b = await balanceOf(r, w.id);
+      return {
+        entry: entryView(entry),
+        balance: { balanceMinor: b.balanceMinor.toString(), availableMinor: b.availableMinor.toString(), currency: w.currency },
+      };
+    });
+  }
+
+  async setFrozen(p: Principal, walletId: string, frozen: boolean): Promise<Wallet> {
+    return this.ctx.store.tx(async (r) => {
+      const w = await this.ownedWallet(r, p, walletId);
+      const updatedAt = this.ctx.clock.now();
+      if (w.frozen !== frozen) await r.wallets.update(w.id, { frozen, updatedAt });
+      return { ...w, frozen, updatedAt };
+    });
+  }
+}

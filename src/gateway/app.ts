@@ -1,0 +1,52 @@
+/**
+ * The gateway is a fastify plugin tree: infrastructure first (errors, validation,
+ * transport, rate limit, auth), then one route plugin per resource. `server.ts`
+ * only starts it; tests build the same app.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { randomId } from '../core/ids.js';
+import errors from './plugins/errors.js';
+import validation from './plugins/validation.js';
+import transport from './plugins/transport.js';
+import limits from './plugins/rate-limit.js';
+import auth from './plugins/auth.js';
+import type { Services } from './services.js';
+import healthRoutes from './routes/health.js';
+import platformRoutes from './routes/platform.js';
+import walletRoutes from './routes/wallets.js';
+
+export interface BuildAppOptions {
+  services: Services;
+  logger?: FastifyServerOptions['logger'] | false;
+  serverFactory?: FastifyServerOptions['serverFactory'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
+  const { services } = opts;
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    trustProxy: services.config.trustProxy,
+    genReqId: () => randomId('error').replace(/^err_/, 'req_'),
+    bodyLimit: 1024 * 1024,
+    ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
+    ajv: { customOptions: { coerceTypes: false } },
+  } as FastifyServerOptions);
+
+  app.decorate('services', services);
+  await app.register(errors);
+  await app.register(validation);
+  await app.register(transport);
+  await app.register(limits, { config: services.config });
+  await app.register(auth, { ctx: services.ctx });
+
+  await app.register(healthRoutes);
+  await app.register(platformRoutes);
+  await app.register(walletRoutes);
+  return app;
+}

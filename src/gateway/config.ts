@@ -1,0 +1,40 @@
+/** Gateway configuration, validated once at boot. */
+export interface GatewayConfig {
+  mode: 'sandbox' | 'production';
+  /** platform fee in basis points; 300 = 3% */
+  feeBps: number;
+  /** honour x-forwarded-proto from a TLS-terminating proxy */
+  trustProxy: boolean;
+  /** signup and password-reset responses include the token (sandbox only) */
+  devEchoTokens: boolean;
+  rateLimit: {
+    /** requests per window per key (per IP without a key) */
+    max: number;
+    windowMs: number;
+    /** signup and password-recovery routes, per IP */
+    signupMax: number;
+    signupWindowMs: number;
+  };
+  /** how long a signup or password-reset token stays valid */
+  tokenTtlMs: number;
+}
+
+export const DEFAULT_CONFIG: GatewayConfig = {
+  mode: 'sandbox',
+  feeBps: 300,
+  trustProxy: false,
+  devEchoTokens: false,
+  rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 },
+  tokenTtlMs: 24 * 60 * 60 * 1000,
+};
+
+export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
+  const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...partial, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...partial.rateLimit } };
+  if (cfg.mode !== 'sandbox' && cfg.mode !== 'production') throw new Error(`mode must be sandbox or production, got ${String(cfg.mode)}`);
+  if (!Number.isInteger(cfg.feeBps) || cfg.feeBps < 0 || cfg.feeBps > 10_000) throw new Error('feeBps must be an integer from 0 to 10000');
+  if (cfg.mode === 'production' && cfg.devEchoTokens) throw new Error('--dev-echo-tokens is refused in production mode');
+  for (const [k, v] of Object.entries(cfg.rateLimit)) {
+    if (!Number.isInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
+  }
+  return cfg;
+}

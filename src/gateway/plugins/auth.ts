@@ -1,0 +1,46 @@
+/**
+ * Authentication and scopes, declared per route in its config:
+ *   config: { scope: 'wallets:read' }   a key with that scope is required
+ *   config: { public: true }            no key
+ * A route that declares neither is refused at registration, so none is left open by accident.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError } from '../../core/errors.js';
+import { authenticate, requireScope, type Principal } from '../../domain/api-keys.js';
+import type { Scope } from '../../domain/scopes.js';
+import type { DomainContext } from '../../domain/context.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    scope?: Scope;
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    principalOrNull: Principal | null;
+  }
+}
+
+/** The authenticated caller; only on routes that declare a scope. */
+export function principal(request: FastifyRequest): Principal {
+  if (!request.principalOrNull) throw new AppError('UNAUTHORIZED', 'this route needs an API key');
+  return request.principalOrNull;
+}
+
+export default fp(async function auth(app: FastifyInstance, opts: { ctx: DomainContext }) {
+  app.decorateRequest('principalOrNull', null);
+  app.addHook('onRoute', (route) => {
+    const cfg = route.config as { scope?: string; public?: boolean } | undefined;
+    if (route.method === 'HEAD' || route.method === 'OPTIONS') return;
+    if (!cfg?.scope && !cfg?.public) throw new Error(`route ${String(route.method)} ${route.url} declares neither a scope nor public`);
+  });
+  app.addHook('preParsing', async (request) => {
+    const cfg = request.routeOptions.config;
+    if (!cfg || cfg.public || !cfg.scope) return;
+    const header = request.headers['x-api-key'];
+    const key = Array.isArray(header) ? header[0] : header;
+    const p = await opts.ctx.store.read((r) => authenticate(r, opts.ctx.clock, key));
+    requireScope(p, cfg.scope);
+    request.principalOrNull = p;
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * The one place that turns errors into responses: AppError codes map to statuses via
+ * `httpStatusFor`; schema failures become VALIDATION_FAILED naming the field; anything
+ * unexpected is logged with an errorId and answered `500 internal error`.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError, httpStatusFor } from '../../core/errors.js';
+import { randomId } from '../../core/ids.js';
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+  parentSchema?: Record<string, unknown>;
+}
+
+function fieldOf(e: AjvError): string {
+  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'required') return path ? `${path}.${String(e.params.missingProperty)}` : String(e.params.missingProperty);
+  return path || '(body)';
+}
+
+function describe(e: AjvError): string {
+  const s = e.parentSchema ?? {};
+  if (s['x-amount']) {
+    return e.keyword === 'type'
+      ? 'must be a string of integer minor units, e.g. "100"; JSON numbers are refused, never rounded'
+      : 'must be a string of integer minor units (digits only, no sign, decimal point or leading zero)';
+  }
+  switch (e.keyword) {
+    case 'required':
+      return 'is required';
+    case 'enum':
+      return `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'additionalProperties':
+      return `has an unknown field ${JSON.stringify(e.params.additionalProperty)}`;
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
+export function validationToAppError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): AppError {
+  const errors = (err.validation ?? []).filter((e) => e.keyword !== 'anyOf' && !(e.keyword === 'type' && e.params.type === 'null'));
+  const first = errors[0] ?? err.validation?.[0];
+  if (!first) return new AppError('VALIDATION_FAILED', err.message, {});
+  const field = first.keyword === 'type' && !first.instancePath && err.validationContext === 'body' ? 'body' : fieldOf(first);
+  const where = err.validationContext && err.validationContext !== 'body' ? ` (${err.validationContext})` : '';
+  return new AppError('VALIDATION_FAILED', `${field}${where}: ${describe(first)}`, {
+    field,
+    location: err.validationContext ?? 'body',
+    problems: errors.map((e) => ({ field: fieldOf(e), problem: describe(e) })),
+  });
+}
+
+/** Fastify's own client errors, in our envelope. */
+function fastifyClientError(err: FastifyError): AppError | undefined {
+  switch (err.code) {
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('VALIDATION_FAILED', "body: is empty but content-type is application/json; send a JSON body or drop the header", { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('VALIDATION_FAILED', `body: is not valid JSON (${err.message})`, { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('VALIDATION_FAILED', 'content-type: bodies must be application/json', { field: 'content-type' });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('VALIDATION_FAILED', 'body: is too large', { field: 'body' });
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError) return new AppError('VALIDATION_FAILED', `body: is not valid JSON (${err.message})`, { field: 'body' });
+  return undefined;
+}
+
+export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
+  return reply.code(httpStatusFor(e.code)).send({ ...e.extra, error: { code: e.code, message: e.message, details: e.details } });
+}
+
+export default fp(async function errors(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (err instanceof AppError) return sendError(reply, err);
+    if ((err as { validation?: unknown }).validation) return sendError(reply, validationToAppError(err));
+    const client = fastifyClientError(err);
+    if (client) return sendError(reply, client);
+    if (err.statusCode === 429) {
+      return sendError(reply, new AppError('RATE_LIMITED', err.message || 'too many requests; retry after the time in the retry-after header'));
+    }
+    const errorId = randomId('error');
+    request.log.error({ err, errorId }, 'unexpected error');
+    return reply.code(500).send({ error: { code: 'INTERNAL', message: 'internal error', details: { errorId } }, errorId });
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`, { method: request.method })),
+  );
+});

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { AppError } from '../../core/errors.js';
+
+export default async function platformRoutes(app: FastifyInstance) {
+  const { signingKeys } = app.services;
+
+  app.get('/v1/platform/public-key', { config: { public: true } }, async () => {
+    await signingKeys.refresh();
+    return { publicKeyPem: signingKeys.currentPublicKeyPem, signingKeyId: signingKeys.currentKeyId };
+  });
+
+  app.get<{ Params: { keyId: string } }>(
+    '/v1/platform/receipt-keys/:keyId',
+    { config: { public: true }, schema: { params: Type.Object({ keyId: Type.String({ maxLength: 100 }) }) } },
+    async (request) => {
+      const rec = await signingKeys.publicKey(request.params.keyId);
+      if (!rec) throw new AppError('NOT_FOUND', `receipt key ${request.params.keyId} not found`, { keyId: request.params.keyId });
+      return { keyId: rec.id, publicKeyPem: rec.publicKeyPem, status: rec.status, createdAt: new Date(rec.createdAt).toISOString(), retiredAt: rec.retiredAt === null ? null : new Date(rec.retiredAt).toISOString() };
+    },
+  );
+
+  // Rotation is the operator's: new challenges and receipts use the new key at once.
+  app.post('/v1/platform/keys/rotate', { config: { scope: 'operator' } }, async () => {
+    const rec = await signingKeys.rotate();
+    return { signingKeyId: rec.id, publicKeyPem: rec.publicKeyPem };
+  });
+}

@@ -1,0 +1,77 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { Amount, OptionalBody, StringEnum } from '../schemas.js';
+import { walletView } from '../../domain/wallets.js';
+import { AppError } from '../../core/errors.js';
+
+const WalletParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+type WalletParams = Static<typeof WalletParams>;
+
+const CreateWallet = Type.Object({
+  ownerType: StringEnum(['agent', 'workspace'] as const),
+  ownerId: Type.String({ minLength: 1, maxLength: 200 }),
+  publicKeyPem: Type.Optional(Type.String({ maxLength: 2000 })),
+});
+
+const FundBody = Type.Object({
+  amountMinor: Amount(),
+  rail: Type.Optional(StringEnum(['bank_transfer', 'ach', 'usdc_base', 'card'] as const)),
+});
+
+const notYet = (what: string) => async () => {
+  throw new AppError('NOT_SUPPORTED', `${what} needs a connected rail provider, and this gateway has none yet`);
+};
+
+export default async function walletRoutes(app: FastifyInstance) {
+  const { wallets } = app.services;
+
+  app.post<{ Body: Static<typeof CreateWallet> }>('/v1/wallets', { config: { scope: 'wallets:write' }, schema: { body: CreateWallet } }, async (request) => {
+    const w = await wallets.create(principal(request), request.body);
+    return { wallet: walletView(w) };
+  });
+
+  app.get('/v1/wallets', { config: { scope: 'wallets:read' } }, async (request) => ({
+    wallets: (await wallets.list(principal(request))).map(walletView),
+  }));
+
+  app.get<{ Params: WalletParams }>('/v1/wallets/:id', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) => {
+    const p = principal(request);
+    const w = await wallets.get(p, request.params.id);
+    return { wallet: { ...walletView(w), balance: await wallets.balance(p, w.id) } };
+  });
+
+  app.get<{ Params: WalletParams }>('/v1/wallets/:id/balance', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) =>
+    wallets.balance(principal(request), request.params.id),
+  );
+
+  app.get<{ Params: WalletParams }>('/v1/wallets/:id/ledger', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) => ({
+    entries: await wallets.ledger(principal(request), request.params.id),
+  }));
+
+  app.post<{ Params: WalletParams; Body: Static<typeof FundBody> }>(
+    '/v1/wallets/:id/fund',
+    { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: FundBody } },
+    async (request) => wallets.fund(principal(request), request.params.id, request.body),
+  );
+
+  for (const [action, frozen] of [['freeze', true], ['unfreeze', false]] as const) {
+    app.post<{ Params: WalletParams }>(`/v1/wallets/:id/${action}`, { config: { scope: 'wallets:write' }, schema: { params: WalletParams } }, async (request) => ({
+      wallet: walletView(await wallets.setFrozen(principal(request), request.params.id, frozen)),
+    }));
+  }
+
+  // Rails arrive with the money-in-and-out work; until then these answer 501 after the usual checks.
+  const railRoute = (path: string, what: string) =>
+    app.post<{ Params: WalletParams }>(path, { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: OptionalBody(Type.Object({}, { additionalProperties: true })) } }, async (request) => {
+      await wallets.get(principal(request), request.params.id);
+      return notYet(what)();
+    });
+  railRoute('/v1/wallets/:id/topup', 'top-ups');
+  railRoute('/v1/wallets/:id/deposit-address', 'USDC deposit addresses');
+  railRoute('/v1/wallets/:id/faucet', 'the testnet faucet');
+  app.get<{ Params: WalletParams }>('/v1/wallets/:id/deposit-addresses', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) => {
+    await wallets.get(principal(request), request.params.id);
+    return { addresses: [] };
+  });
+}

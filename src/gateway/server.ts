@@ -1,0 +1,108 @@
+/**
+ * Starts a gateway: the store, the services, one app served on an HTTPS listener
+ * and on a plain listener that refuses everything with 403 INSECURE_TRANSPORT.
+ */
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../core/clock.js';
+import { randomIds, type IdGenerator } from '../core/ids.js';
+import { privateKeyDir } from '../domain/signing-keys.js';
+import { ensurePlatform } from '../domain/tenants.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { buildApp } from './app.js';
+import { resolveConfig, type GatewayConfig } from './config.js';
+import { buildServices, type Services } from './services.js';
+import { ensureTls, type TlsMaterial } from './tls.js';
+
+export interface StartGatewayOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+  /** plain-HTTP port; null for none */
+  httpPort?: number | null;
+  /** serve plain HTTP only (behind a TLS-terminating proxy with trustProxy) */
+  tls?: boolean;
+  config?: Partial<GatewayConfig>;
+  clock?: Clock;
+  ids?: IdGenerator;
+  /** pino options or false */
+  logger?: boolean | object;
+}
+
+export interface RunningGateway {
+  app: FastifyInstance;
+  services: Services;
+  store: SqliteStore;
+  tls: TlsMaterial | null;
+  baseUrl: string;
+  httpUrl: string | null;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const host = opts.host ?? '127.0.0.1';
+  const config = resolveConfig(opts.config);
+  const clock = opts.clock ?? systemClock;
+  const ids = opts.ids ?? randomIds;
+  const useTls = opts.tls ?? true;
+
+  const store = new SqliteStore({ path: join(dataDir, 'agentpay.db') });
+  try {
+    const ctx = { store, clock, ids };
+    await store.tx((r) => ensurePlatform(r, ctx));
+    const services = await buildServices(ctx, config, privateKeyDir(dataDir));
+    const tls = useTls ? await ensureTls(dataDir) : null;
+
+    let plain: http.Server | null = null;
+    const app = await buildApp({
+      services,
+      logger: opts.logger ?? false,
+      serverFactory: (handler) => {
+        const main = tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : http.createServer(handler);
+        if (opts.httpPort !== null && tls) plain = http.createServer(handler);
+        return main;
+      },
+    });
+    await app.listen({ host, port: opts.port ?? 4402 });
+    const port = (app.server.address() as AddressInfo).port;
+    let httpUrl: string | null = null;
+    if (plain) {
+      const p: http.Server = plain;
+      await new Promise<void>((res, rej) => {
+        p.once('error', rej);
+        p.listen(opts.httpPort ?? 4080, host, () => res());
+      });
+      httpUrl = `http://${host}:${(p.address() as AddressInfo).port}`;
+    }
+    const baseUrl = `${tls ? 'https' : 'http'}://${host}:${port}`;
+    return {
+      app,
+      services,
+      store,
+      tls,
+      baseUrl,
+      httpUrl,
+      dataDir,
+      async close() {
+        if (plain) {
+          const p: http.Server = plain;
+          p.closeAllConnections?.();
+          await new Promise<void>((res) => p.close(() => res()));
+        }
+        await app.close();
+        await store.close();
+      },
+    };
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}

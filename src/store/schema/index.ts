@@ -1,0 +1,3 @@
+export * from './tenancy.js';
+export * from './wallets.js';
+export * from './platform.js';

@@ -1,0 +1,45 @@
+import { eq } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema/index.js';
+import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
+
+type Db = BetterSQLite3Database;
+
+export class SqliteTenants implements TenantRepo {
+  constructor(private db: Db) {}
+  async insert(t: Tenant) { this.db.insert(tenants).values(t).run(); }
+  async get(id: string) { return this.db.select().from(tenants).where(eq(tenants.id, id)).get(); }
+  async update(id: string, patch: Partial<Omit<Tenant, 'id' | 'kind'>>) { this.db.update(tenants).set(patch).where(eq(tenants.id, id)).run(); }
+  async listByKind(kind: TenantKind) { return this.db.select().from(tenants).where(eq(tenants.kind, kind)).orderBy(tenants.createdAt).all(); }
+}
+
+export class SqliteSignups implements SignupRepo {
+  constructor(private db: Db) {}
+  async insert(s: Signup) { this.db.insert(signups).values(s).run(); }
+  async get(id: string) { return this.db.select().from(signups).where(eq(signups.id, id)).get(); }
+  async update(id: string, patch: Partial<Omit<Signup, 'id'>>) { this.db.update(signups).set(patch).where(eq(signups.id, id)).run(); }
+}
+
+export class SqliteAccounts implements AccountRepo {
+  constructor(private db: Db) {}
+  async insert(a: Account) { this.db.insert(accounts).values(a).run(); }
+  async get(id: string) { return this.db.select().from(accounts).where(eq(accounts.id, id)).get(); }
+  async byEmail(email: string) { return this.db.select().from(accounts).where(eq(accounts.email, email)).get(); }
+  async update(id: string, patch: Partial<Omit<Account, 'id'>>) { this.db.update(accounts).set(patch).where(eq(accounts.id, id)).run(); }
+}
+
+export class SqlitePasswordResets implements PasswordResetRepo {
+  constructor(private db: Db) {}
+  async insert(p: PasswordReset) { this.db.insert(passwordResets).values(p).run(); }
+  async byTokenHash(hash: string) { return this.db.select().from(passwordResets).where(eq(passwordResets.tokenHash, hash)).get(); }
+  async markUsed(id: string, at: number) { this.db.update(passwordResets).set({ usedAt: at }).where(eq(passwordResets.id, id)).run(); }
+}
+
+export class SqliteApiKeys implements ApiKeyRepo {
+  constructor(private db: Db) {}
+  async insert(k: ApiKey) { this.db.insert(apiKeys).values(k).run(); }
+  async get(id: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get(); }
+  async byHash(hash: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).get(); }
+  async listByTenant(tenantId: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(apiKeys.createdAt).all(); }
+  async update(id: string, patch: Partial<Pick<ApiKey, 'revokedAt' | 'lastUsedAt' | 'name'>>) { this.db.update(apiKeys).set(patch).where(eq(apiKeys.id, id)).run(); }
+}

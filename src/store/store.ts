@@ -1,0 +1,30 @@
+/**
+ * The storage boundary. Domain code sees only these async interfaces, so a
+ * PostgreSQL adapter can stand in for SQLite without touching the domain.
+ *
+ * Rules for callers:
+ * - `tx` is one database transaction: everything a money movement writes goes in one.
+ * - Do slow non-database work (password hashing, network) outside `tx`/`read`: the
+ *   SQLite adapter serialises all access, so time spent inside holds everyone up.
+ * - Never call `tx`/`read` from inside another; compose by passing `Repos` down.
+ */
+import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo } from './repos/tenancy.js';
+import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
+import type { SigningKeyRepo } from './repos/platform.js';
+
+export interface Repos {
+  tenants: TenantRepo;
+  signups: SignupRepo;
+  accounts: AccountRepo;
+  passwordResets: PasswordResetRepo;
+  apiKeys: ApiKeyRepo;
+  wallets: WalletRepo;
+  ledger: LedgerRepo;
+  signingKeys: SigningKeyRepo;
+}
+
+export interface Store {
+  tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
