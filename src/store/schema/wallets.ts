@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
+import { sqliteTable, text, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
 import { bool, int, minor } from './columns.js';
 
 export const wallets = sqliteTable('wallets', {
@@ -26,7 +26,7 @@ export const wallets = sqliteTable('wallets', {
 export const ledgerEntries = sqliteTable('ledger_entries', {
   id: text('id').primaryKey(),
   walletId: text('wallet_id').notNull().references(() => wallets.id),
-  seq: integer('seq', { mode: 'number' }).notNull(),
+  seq: int('seq').notNull(),
   type: text('type').notNull(),
   amountMinor: minor('amount_minor').notNull(),
   holdMinor: minor('hold_minor').notNull(),

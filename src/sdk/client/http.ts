@@ -1,0 +1,97 @@
+/**
+ * The transport under the typed API client: JSON over fetch, the API key header, the
+ * error envelope turned into AgentpayError. A custom CA (the local gateway's) is
+ * supported on Node through undici, loaded only when asked for, so this file also
+ * runs in browsers and edge runtimes.
+ */
+import { AgentpayError } from '../errors.js';
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey?: string;
+  /** PEM of a CA to trust (Node only), e.g. the local gateway's DATA_DIR/tls/ca.pem */
+  ca?: string;
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}
+
+export interface RawResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | number | undefined>;
+  headers?: Record<string, string>;
+  apiKey?: string | null;
+  signal?: AbortSignal;
+}
+
+export class HttpClient {
+  readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  private readonly extraHeaders: Record<string, string>;
+  private fetchImpl: Promise<typeof fetch>;
+
+  constructor(opts: ClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.apiKey = opts.apiKey;
+    this.extraHeaders = opts.headers ?? {};
+    this.fetchImpl = opts.fetch ? Promise.resolve(opts.fetch) : opts.ca ? fetchWithCa(opts.ca) : Promise.resolve(globalThis.fetch.bind(globalThis));
+  }
+
+  /** The fetch this client uses (with its CA), for callers that need raw requests. */
+  fetcher(): Promise<typeof fetch> {
+    return this.fetchImpl;
+  }
+
+  async raw<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse<T>> {
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'application/json', ...this.extraHeaders, ...opts.headers };
+    const key = opts.apiKey === null ? undefined : (opts.apiKey ?? this.apiKey);
+    if (key) headers['x-api-key'] = key;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(opts.body);
+    }
+    const f = await this.fetchImpl;
+    const res = await f(url, { method, headers, body, signal: opts.signal });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T };
+  }
+
+  async request<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.raw<T>(method, path, opts);
+    if (res.status >= 400) throw toError(res);
+    return res.body;
+  }
+}
+
+export function toError(res: RawResponse): AgentpayError {
+  const b = (res.body && typeof res.body === 'object' ? res.body : {}) as Record<string, unknown>;
+  const e = b.error as { code?: string; message?: string; details?: Record<string, unknown> } | undefined;
+  if (e?.code) {
+    const { error: _e, ...rest } = b;
+    return new AgentpayError(e.code, e.message ?? e.code, { status: res.status, details: e.details ?? {}, body: rest });
+  }
+  return new AgentpayError('HTTP_ERROR', `HTTP ${res.status}`, { status: res.status, body: b });
+}
+
+async function fetchWithCa(ca: string): Promise<typeof fetch> {
+  const { Agent, fetch: undiciFetch } = await import('undici');
+  const dispatcher = new Agent({ connect: { ca } });
+  return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
+    undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+}

@@ -1,0 +1,98 @@
+/**
+ * A real gateway for tests: HTTPS on a loopback port, a real SQLite file in a temp
+ * directory, the dev bootstrap's operator, workspace and verified provider, and a
+ * typed client per key. Tenants beyond those are made through the domain directly.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock, type Clock } from '../../src/core/clock.js';
+import { generateEd25519 } from '../../src/core/ed25519.js';
+import { issueKey } from '../../src/domain/api-keys.js';
+import { createTenant } from '../../src/domain/tenants.js';
+import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstrap.js';
+import type { GatewayConfig } from '../../src/gateway/config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import { AgentpayClient } from '../../src/sdk/client/index.js';
+
+export interface TestGateway {
+  gw: RunningGateway;
+  baseUrl: string;
+  httpUrl: string;
+  ca: string;
+  dataDir: string;
+  creds: DevCredentials;
+  clock: Clock;
+  /** a typed client with the given key (none: unauthenticated) */
+  client(apiKey?: string): AgentpayClient;
+  operator: AgentpayClient;
+  workspace: AgentpayClient;
+  provider: AgentpayClient;
+  newWorkspace(name?: string): Promise<{ id: string; apiKey: string; client: AgentpayClient }>;
+  newProvider(opts?: { name?: string; verified?: boolean }): Promise<{ id: string; apiKey: string; walletId: string; client: AgentpayClient }>;
+  /** an agent wallet of the given workspace with a fresh key pair */
+  newAgentWallet(ws: AgentpayClient, ownerId?: string): Promise<{ walletId: string; publicKeyPem: string; privateKeyPem: string }>;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  config?: Partial<GatewayConfig>;
+  /** pass a ManualClock to move time by hand */
+  clock?: Clock;
+  dataDir?: string;
+  keepDataDir?: boolean;
+}
+
+export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-test-'));
+  const config: Partial<GatewayConfig> = {
+    ...opts.config,
+    // tests fire many requests; the limits have their own test
+    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, ...opts.config?.rateLimit },
+  };
+  const gw = await startGateway({ dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const ctx = gw.services.ctx;
+  const creds = await ensureDevCredentials(ctx, dataDir);
+  const ca = gw.tls!.ca;
+  const client = (apiKey?: string) => new AgentpayClient({ baseUrl: gw.baseUrl, ca, ...(apiKey ? { apiKey } : {}) });
+
+  return {
+    gw,
+    baseUrl: gw.baseUrl,
+    httpUrl: gw.httpUrl!,
+    ca,
+    dataDir,
+    creds,
+    clock: ctx.clock,
+    client,
+    operator: client(creds.operatorKey),
+    workspace: client(creds.workspace.apiKey),
+    provider: client(creds.provider.apiKey),
+    async newWorkspace(name = 'Other Workspace') {
+      const { t, key } = await ctx.store.tx(async (r) => {
+        const t = await createTenant(r, ctx, { kind: 'workspace', name });
+        return { t, key: (await issueKey(r, ctx, t)).key };
+      });
+      return { id: t.id, apiKey: key, client: client(key) };
+    },
+    async newProvider({ name = 'Other Provider', verified = true } = {}) {
+      const { t, key } = await ctx.store.tx(async (r) => {
+        const t = await createTenant(r, ctx, { kind: 'provider', name });
+        if (verified) await r.tenants.update(t.id, { status: 'active', verified: true, updatedAt: ctx.clock.now() });
+        return { t, key: (await issueKey(r, ctx, t)).key };
+      });
+      return { id: t.id, apiKey: key, walletId: t.settlementWalletId!, client: client(key) };
+    },
+    async newAgentWallet(ws, ownerId = 'agent-1') {
+      const pair = generateEd25519();
+      const w = await ws.wallets.create({ ownerType: 'agent', ownerId, publicKeyPem: pair.publicKeyPem });
+      return { walletId: w.id, ...pair };
+    },
+    async close() {
+      await gw.close();
+      if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export { ManualClock };
