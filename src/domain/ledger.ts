@@ -13,7 +13,8 @@ export type EntryType =
   | 'topup' // processor-confirmed top-up
   | 'deposit' // USDC deposit
   | 'hold' // purchase authorized: available goes down
-  | 'release' // hold given back (refund of a failed or expired call)
+  | 'release' // hold given back without a refund (e.g. an approval-free cancel)
+  | 'refund' // hold given back because the paid call failed or expired
   | 'capture' // held money leaves the buyer
   | 'sale' // seller's share of a sale
   | 'fee' // platform's share of a sale

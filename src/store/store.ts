@@ -11,6 +11,8 @@
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo } from './repos/tenancy.js';
 import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
 import type { SigningKeyRepo } from './repos/platform.js';
+import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
+import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
 
 export interface Repos {
   tenants: TenantRepo;
@@ -21,6 +23,14 @@ export interface Repos {
   wallets: WalletRepo;
   ledger: LedgerRepo;
   signingKeys: SigningKeyRepo;
+  capabilities: CapabilityRepo;
+  capabilityVersions: CapabilityVersionRepo;
+  capabilitySearch: CapabilitySearchRepo;
+  verificationRequests: VerificationRequestRepo;
+  ratings: RatingRepo;
+  transactions: TransactionRepo;
+  receipts: ReceiptRepo;
+  breakers: BreakerRepo;
 }
 
 export interface Store {

@@ -1,3 +1,5 @@
 export * from './tenancy.js';
 export * from './wallets.js';
 export * from './platform.js';
+export * from './market.js';
+export * from './payments.js';

@@ -6,6 +6,8 @@ import type { Repos, Store } from '../store.js';
 import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys } from './tenancy.js';
 import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
+import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
+import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for throwaway stores. */
@@ -43,6 +45,14 @@ export class SqliteStore implements Store {
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
       signingKeys: new SqliteSigningKeys(this.db),
+      capabilities: new SqliteCapabilities(this.db),
+      capabilityVersions: new SqliteCapabilityVersions(this.db),
+      capabilitySearch: new SqliteCapabilitySearch(this.db),
+      verificationRequests: new SqliteVerificationRequests(this.db),
+      ratings: new SqliteRatings(this.db),
+      transactions: new SqliteTransactions(this.db),
+      receipts: new SqliteReceipts(this.db),
+      breakers: new SqliteBreakers(this.db),
     };
   }
 

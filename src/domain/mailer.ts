@@ -1,0 +1,52 @@
+/**
+ * Outgoing mail: signup verification and password-reset tokens reach people through a
+ * `Mailer`. A local gateway has no mail server, so its default mailer appends each
+ * message as one JSON line to DATA_DIR/outbox.jsonl (mode 0600: the lines carry
+ * secrets). A deployment injects a mailer that really sends. No mailer logs tokens.
+ */
+import { appendFile, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../core/clock.js';
+
+export interface MailMessage {
+  kind: 'signup_verification' | 'password_reset';
+  to: string;
+  subject: string;
+  text: string;
+  /** the one-time token the message delivers */
+  token: string;
+  /** ISO time the token stops working */
+  expiresAt: string;
+  /** signup verification only */
+  signupId?: string;
+}
+
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+}
+
+/** One line per message: `{"at": "<ISO>", ...MailMessage}`. */
+export interface OutboxLine extends MailMessage {
+  at: string;
+}
+
+export const outboxPath = (dataDir: string) => join(dataDir, 'outbox.jsonl');
+
+export class OutboxMailer implements Mailer {
+  constructor(private path: string, private clock: Clock) {}
+
+  async send(message: MailMessage): Promise<void> {
+    const line: OutboxLine = { at: new Date(this.clock.now()).toISOString(), ...message };
+    await appendFile(this.path, JSON.stringify(line) + '\n', { mode: 0o600 });
+    // the mode above applies only when the file is created; keep it private regardless
+    await chmod(this.path, 0o600);
+  }
+}
+
+/** Keeps messages in memory: for gateways built without a data directory. */
+export class MemoryMailer implements Mailer {
+  readonly sent: MailMessage[] = [];
+  async send(message: MailMessage): Promise<void> {
+    this.sent.push(message);
+  }
+}

@@ -1,0 +1,50 @@
+import { and, asc, desc, eq, lt, lte, or } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { transactions, receipts, breakers } from '../schema/index.js';
+import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo } from '../repos/payments.js';
+
+type Db = BetterSQLite3Database;
+
+export class SqliteTransactions implements TransactionRepo {
+  constructor(private db: Db) {}
+  async insert(t: Transaction) { this.db.insert(transactions).values(t).run(); }
+  async get(id: string) { return this.db.select().from(transactions).where(eq(transactions.id, id)).get(); }
+  async byNonce(nonce: string) { return this.db.select().from(transactions).where(eq(transactions.nonce, nonce)).get(); }
+  async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {
+    this.db.update(transactions).set(patch).where(eq(transactions.id, id)).run();
+  }
+  async listExpired(now: number, limit: number) {
+    return this.db.select().from(transactions).where(and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now)))
+      .orderBy(asc(transactions.expiresAt)).limit(limit).all();
+  }
+}
+
+export class SqliteReceipts implements ReceiptRepo {
+  constructor(private db: Db) {}
+  async insert(r: Receipt) { this.db.insert(receipts).values(r).run(); }
+  async get(id: string) { return this.db.select().from(receipts).where(eq(receipts.id, id)).get(); }
+  async byTransaction(transactionId: string) {
+    return this.db.select().from(receipts).where(eq(receipts.transactionId, transactionId)).orderBy(asc(receipts.timestamp), asc(receipts.id)).all();
+  }
+  async list(owner: { workspaceId: string } | { providerId: string }, opts: { limit: number; before?: { timestamp: number; id: string } }) {
+    const ownerCond = 'workspaceId' in owner ? eq(receipts.workspaceId, owner.workspaceId) : eq(receipts.providerId, owner.providerId);
+    const b = opts.before;
+    const where = b
+      ? and(ownerCond, or(lt(receipts.timestamp, b.timestamp), and(eq(receipts.timestamp, b.timestamp), lt(receipts.id, b.id))))
+      : ownerCond;
+    return this.db.select().from(receipts).where(where).orderBy(desc(receipts.timestamp), desc(receipts.id)).limit(opts.limit).all();
+  }
+}
+
+export class SqliteBreakers implements BreakerRepo {
+  constructor(private db: Db) {}
+  async get(walletId: string, providerId: string) {
+    return this.db.select().from(breakers).where(and(eq(breakers.walletId, walletId), eq(breakers.providerId, providerId))).get();
+  }
+  async put(b: Breaker) {
+    this.db.insert(breakers).values(b).onConflictDoUpdate({
+      target: [breakers.walletId, breakers.providerId],
+      set: { consecutiveFailures: b.consecutiveFailures, paused: b.paused, updatedAt: b.updatedAt },
+    }).run();
+  }
+}
