@@ -14,6 +14,14 @@ export interface SqliteStoreOptions {
   path: string;
   /** FULL (default) makes every commit durable before it is acknowledged. */
   synchronous?: 'FULL' | 'NORMAL';
+  /** most transactions per commit (group commit); 1 turns batching off */
+  maxBatch?: number;
+}
+
+interface PendingTx {
+  fn: (r: Repos) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
 }
 
 /**
@@ -26,8 +34,13 @@ export class SqliteStore implements Store {
   readonly db: BetterSQLite3Database;
   private readonly repos: Repos;
   private queue: Promise<unknown> = Promise.resolve();
+  private pending: PendingTx[] = [];
+  private batchScheduled = false;
+  /** the most transactions one commit carries */
+  private readonly maxBatch: number;
 
   constructor(opts: SqliteStoreOptions) {
+    this.maxBatch = opts.maxBatch ?? 64;
     this.raw = new Database(opts.path);
     this.raw.pragma('journal_mode = WAL');
     this.raw.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
@@ -62,17 +75,61 @@ export class SqliteStore implements Store {
     return run;
   }
 
+  /**
+   * Group commit: transactions that arrive while one batch is being written wait for the
+   * next batch, and a batch is one BEGIN ... COMMIT with each transaction in its own
+   * savepoint. A transaction that throws rolls back to its savepoint alone; none is
+   * acknowledged before the COMMIT that makes it durable, so with synchronous=FULL
+   * every acknowledged write is on disk and one fsync serves the whole batch.
+   */
   tx<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
-    return this.exclusive(async () => {
-      this.raw.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await fn(this.repos);
-        this.raw.exec('COMMIT');
-        return result;
-      } catch (e) {
-        if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
-        throw e;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve, reject } as PendingTx);
+      if (!this.batchScheduled) {
+        this.batchScheduled = true;
+        void this.exclusive(() => this.runBatch());
       }
+    });
+  }
+
+  private async runBatch(): Promise<void> {
+    this.batchScheduled = false;
+    const batch = this.pending.splice(0, this.maxBatch);
+    if (this.pending.length > 0) {
+      this.batchScheduled = true;
+      void this.exclusive(() => this.runBatch());
+    }
+    if (batch.length === 0) return;
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.raw.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    for (const job of batch) {
+      this.raw.exec('SAVEPOINT tx');
+      try {
+        const value = await job.fn(this.repos);
+        this.raw.exec('RELEASE tx');
+        outcomes.push({ ok: true, value });
+      } catch (error) {
+        this.raw.exec('ROLLBACK TO tx');
+        this.raw.exec('RELEASE tx');
+        outcomes.push({ ok: false, error });
+      }
+    }
+    try {
+      this.raw.exec('COMMIT');
+    } catch (error) {
+      if (this.raw.inTransaction) this.raw.exec('ROLLBACK');
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    batch.forEach((job, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) job.resolve(o.value);
+      else job.reject(o.error);
     });
   }
 
