@@ -31,12 +31,12 @@ function write(value: unknown, path: string): string {
       return JSON.stringify(value);
     case 'object': {
       if (Array.isArray(value)) {
-        return `[${value.map((v, i) => write(v, `${path}[${i}]`)).join(',')}]`;
+        // index by index: map() skips the holes of a sparse array and would write "[1,,3]"
+        const items: string[] = [];
+        for (let i = 0; i < value.length; i++) items.push(write(value[i], `${path}[${i}]`));
+        return `[${items.join(',')}]`;
       }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) {
-        throw new CanonicalJsonError(`${path}: only plain objects can be signed`);
-      }
+      assertPlainObject(value, path);
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
       const parts: string[] = [];
@@ -51,8 +51,18 @@ function write(value: unknown, path: string): string {
   }
 }
 
+function assertPlainObject(value: object, path: string): void {
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
+    throw new CanonicalJsonError(`${path}: only plain objects can be signed`);
+  }
+}
+
 /** The signed form of an object: itself without `signature` and `signingKeyId`. */
 export function signingPayload(obj: Record<string, unknown>): string {
+  // checked before the spread below, which would turn a Date or an array into a plain copy
+  if (obj === null || typeof obj !== 'object') throw new CanonicalJsonError('$: only plain objects can be signed');
+  assertPlainObject(obj, '$');
   const { signature: _s, signingKeyId: _k, ...rest } = obj;
   return canonicalize(rest);
 }

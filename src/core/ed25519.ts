@@ -1,9 +1,10 @@
 /**
  * ed25519 on Node's built-in crypto: the gateway's hot path. Verification is strict
- * (RFC 8032 §5.1.7 plus the usual hardening): S must be canonical (S < L) and public
- * keys of small order are refused when registered (`assertStrongPublicKey`) and again
- * at verification time for R. @noble/ed25519 serves where code must run outside Node
- * (see src/sdk) and cross-checks this module in tests.
+ * (RFC 8032 §5.1.7 plus the usual hardening): S must be canonical (S < L), public keys
+ * of small order or with a non-canonical y are refused when registered
+ * (`assertStrongPublicKey`), and small-order A and R are refused again at verification.
+ * @noble/ed25519 serves where code must run outside Node (src/sdk/signing.ts) and
+ * cross-checks this module in tests.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { signingPayload } from './canonical-json.js';
@@ -12,8 +13,11 @@ const L = 2n ** 252n + 27742317777372353535851937790883648493n;
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-/** Encodings of the eight points of small order (and their non-canonical twins), sign bit cleared. */
-const SMALL_ORDER = [
+/**
+ * Encodings of the eight points of small order (and their non-canonical twins y = p and
+ * y = p + 1), sign bit cleared: libsodium's blocklist, checked against @noble/ed25519 in tests.
+ */
+export const SMALL_ORDER_ENCODINGS: readonly Uint8Array[] = [
   '0000000000000000000000000000000000000000000000000000000000000000',
   '0100000000000000000000000000000000000000000000000000000000000000',
   '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
@@ -27,7 +31,7 @@ export function isSmallOrderEncoding(point: Uint8Array): boolean {
   if (point.length !== 32) return true;
   const p = Buffer.from(point);
   p[31] = p[31]! & 0x7f;
-  return SMALL_ORDER.some((s) => s.equals(p));
+  return SMALL_ORDER_ENCODINGS.some((s) => p.equals(s));
 }
 
 function leToBigInt(bytes: Uint8Array): bigint {
@@ -74,11 +78,25 @@ export function rawPublicKey(key: KeyObject): Uint8Array {
   return new Uint8Array(der.subarray(der.length - 32));
 }
 
-/** For registration: a well-formed ed25519 key that is not of small order. */
+const P = 2n ** 255n - 19n;
+
+/** RFC 8032 §5.1.3: the y coordinate (sign bit cleared) must be below p; OpenSSL does not check. */
+export function isCanonicalPointEncoding(point: Uint8Array): boolean {
+  if (point.length !== 32) return false;
+  const y = Uint8Array.from(point);
+  y[31] = y[31]! & 0x7f;
+  return leToBigInt(y) < P;
+}
+
+/** For registration: a well-formed ed25519 key, canonically encoded, not of small order. */
 export function assertStrongPublicKey(pem: string): KeyObject {
   const key = parsePublicKeyPem(pem);
-  if (isSmallOrderEncoding(rawPublicKey(key))) {
+  const raw = rawPublicKey(key);
+  if (isSmallOrderEncoding(raw)) {
     throw new InvalidPublicKeyError('is a small-order ed25519 point and cannot be used');
+  }
+  if (!isCanonicalPointEncoding(raw)) {
+    throw new InvalidPublicKeyError('is not a canonical ed25519 point encoding (y >= p)');
   }
   return key;
 }
@@ -95,12 +113,19 @@ export function signBytes(privateKey: KeyObject | string, message: Uint8Array): 
   return new Uint8Array(nodeSign(null, message, privateKey));
 }
 
-/** Strict verify: canonical S, R not of small order, then Node's ed25519. Never throws. */
+/**
+ * Strict verify: canonical S, neither R nor A of small order, then Node's ed25519.
+ * OpenSSL alone accepts R = identity (S = k·a) and, for A = identity, R = rB with S = r
+ * on any message; A is checked here too because keys also arrive from outside
+ * registration (platform keys fetched by id). Never throws.
+ */
 export function verifyBytes(publicKey: KeyObject | string, message: Uint8Array, signature: Uint8Array): boolean {
   if (signature.length !== 64 || !isCanonicalS(signature)) return false;
   if (isSmallOrderEncoding(signature.subarray(0, 32))) return false;
   try {
-    return nodeVerify(null, message, publicKey, signature);
+    const key = typeof publicKey === 'string' ? parsePublicKeyPem(publicKey) : publicKey;
+    if (isSmallOrderEncoding(rawPublicKey(key.type === 'private' ? createPublicKey(key) : key))) return false;
+    return nodeVerify(null, message, key, signature);
   } catch {
     return false;
   }

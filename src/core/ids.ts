@@ -20,6 +20,8 @@ export const ID_PREFIX = {
   signingKey: 'sk',
   error: 'err',
   passwordReset: 'pwr',
+  rating: 'rtg',
+  verificationRequest: 'vrq',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

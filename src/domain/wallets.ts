@@ -128,8 +128,10 @@ export class WalletService {
   async setFrozen(p: Principal, walletId: string, frozen: boolean): Promise<Wallet> {
     return this.ctx.store.tx(async (r) => {
       const w = await this.ownedWallet(r, p, walletId);
+      // already so: nothing is written, so the stored record (and its updatedAt) is the answer
+      if (w.frozen === frozen) return w;
       const updatedAt = this.ctx.clock.now();
-      if (w.frozen !== frozen) await r.wallets.update(w.id, { frozen, updatedAt });
+      await r.wallets.update(w.id, { frozen, updatedAt });
       return { ...w, frozen, updatedAt };
     });
   }

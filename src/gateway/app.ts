@@ -10,10 +10,23 @@ import validation from './plugins/validation.js';
 import transport from './plugins/transport.js';
 import limits from './plugins/rate-limit.js';
 import auth from './plugins/auth.js';
+import routeTable from './plugins/route-table.js';
 import type { Services } from './services.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
 import walletRoutes from './routes/wallets.js';
+import capabilityRoutes from './routes/capabilities.js';
+import providerRoutes from './routes/providers.js';
+import discoveryRoutes from './routes/discovery.js';
+import signupRoutes from './routes/signup.js';
+import accountRoutes from './routes/accounts.js';
+import authRoutes from './routes/auth.js';
+import paymentRoutes from './routes/payments.js';
+import receiptRoutes from './routes/receipts.js';
+import ratingRoutes from './routes/ratings.js';
+import breakerRoutes from './routes/breaker.js';
+import policyRoutes from './routes/policies.js';
+import approvalRoutes from './routes/approvals.js';
 
 export interface BuildAppOptions {
   services: Services;
@@ -44,9 +57,22 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(transport);
   await app.register(limits, { config: services.config });
   await app.register(auth, { ctx: services.ctx });
+  await app.register(routeTable);
 
   await app.register(healthRoutes);
   await app.register(platformRoutes);
   await app.register(walletRoutes);
+  await app.register(capabilityRoutes);
+  await app.register(providerRoutes);
+  await app.register(discoveryRoutes);
+  await app.register(signupRoutes);
+  await app.register(accountRoutes);
+  await app.register(authRoutes);
+  await app.register(paymentRoutes);
+  await app.register(receiptRoutes);
+  await app.register(ratingRoutes);
+  await app.register(breakerRoutes);
+  await app.register(policyRoutes);
+  await app.register(approvalRoutes);
   return app;
 }

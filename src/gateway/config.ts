@@ -17,6 +17,12 @@ export interface GatewayConfig {
   };
   /** how long a signup or password-reset token stays valid */
   tokenTtlMs: number;
+  /** how long a signed price challenge can be paid */
+  challengeTtlMs: number;
+  /** how long an authorized transaction waits for complete or fail before the sweeper refunds it */
+  inFlightTtlMs: number;
+  /** how often the expiry sweeper looks for such transactions */
+  sweepIntervalMs: number;
 }
 
 export const DEFAULT_CONFIG: GatewayConfig = {
@@ -26,6 +32,9 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   devEchoTokens: false,
   rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 },
   tokenTtlMs: 24 * 60 * 60 * 1000,
+  challengeTtlMs: 5 * 60 * 1000,
+  inFlightTtlMs: 15 * 60 * 1000,
+  sweepIntervalMs: 30 * 1000,
 };
 
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -33,6 +42,9 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   if (cfg.mode !== 'sandbox' && cfg.mode !== 'production') throw new Error(`mode must be sandbox or production, got ${String(cfg.mode)}`);
   if (!Number.isInteger(cfg.feeBps) || cfg.feeBps < 0 || cfg.feeBps > 10_000) throw new Error('feeBps must be an integer from 0 to 10000');
   if (cfg.mode === 'production' && cfg.devEchoTokens) throw new Error('--dev-echo-tokens is refused in production mode');
+  for (const k of ['challengeTtlMs', 'inFlightTtlMs', 'sweepIntervalMs'] as const) {
+    if (!Number.isInteger(cfg[k]) || cfg[k] <= 0) throw new Error(`${k} must be a positive integer of milliseconds`);
+  }
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
     if (!Number.isInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
   }

@@ -16,6 +16,15 @@ export const ErrorBody = Type.Object({
   error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Record(Type.String(), Type.Unknown()) }),
 });
 
+/**
+ * The tenant comes from the key: bodies that refuse unknown fields still accept these
+ * and ignore them, as the specification says.
+ */
+export const IgnoredTenantIds = {
+  providerId: Type.Optional(Type.Unknown({ description: "ignored: the tenant is the key's" })),
+  workspaceId: Type.Optional(Type.Unknown({ description: "ignored: the tenant is the key's" })),
+};
+
 /** For routes whose body is optional: no body at all is accepted as `{}`. */
 export const OptionalBody = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

@@ -12,6 +12,7 @@ import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { randomIds, type IdGenerator } from '../core/ids.js';
 import { privateKeyDir } from '../domain/signing-keys.js';
+import { OutboxMailer, outboxPath } from '../domain/mailer.js';
 import { ensurePlatform } from '../domain/tenants.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
@@ -58,7 +59,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   try {
     const ctx = { store, clock, ids };
     await store.tx((r) => ensurePlatform(r, ctx));
-    const services = await buildServices(ctx, config, privateKeyDir(dataDir));
+    const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));
     const tls = useTls ? await ensureTls(dataDir) : null;
 
     let plain: http.Server | null = null;
@@ -67,7 +68,13 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       logger: opts.logger ?? false,
       serverFactory: (handler) => {
         const main = tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : http.createServer(handler);
-        if (opts.httpPort !== null && tls) plain = http.createServer(handler);
+        // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
+        if (opts.httpPort !== null && tls) {
+          plain = http.createServer((req, res) => {
+            delete req.headers['x-forwarded-proto'];
+            handler(req, res);
+          });
+        }
         return main;
       },
     });
@@ -82,6 +89,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       });
       httpUrl = `http://${host}:${(p.address() as AddressInfo).port}`;
     }
+    services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'));
     const baseUrl = `${tls ? 'https' : 'http'}://${host}:${port}`;
     return {
       app,
@@ -92,6 +100,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       httpUrl,
       dataDir,
       async close() {
+        await services.sweeper.stop();
         if (plain) {
           const p: http.Server = plain;
           p.closeAllConnections?.();

@@ -2,6 +2,19 @@
 import type { DomainContext } from '../domain/context.js';
 import { SigningKeys, type PrivateKeyFiles } from '../domain/signing-keys.js';
 import { WalletService } from '../domain/wallets.js';
+import { AccountService } from '../domain/accounts.js';
+import { KeyService } from '../domain/key-service.js';
+import { MemoryMailer, type Mailer } from '../domain/mailer.js';
+import { SignupService } from '../domain/signup.js';
+import { CapabilityService } from '../domain/capabilities.js';
+import { ProviderService } from '../domain/providers.js';
+import { DiscoveryService } from '../domain/discovery.js';
+import { paymentServices, type PaymentService, type ExpirySweeper, type BreakerService } from '../domain/payments/service.js';
+import type { ReceiptService } from '../domain/receipts.js';
+import type { RatingService } from '../domain/ratings.js';
+import { PolicyEngine } from '../domain/policy-engine.js';
+import { PolicyService } from '../domain/policies.js';
+import { ApprovalService } from '../domain/approvals.js';
 import type { GatewayConfig } from './config.js';
 
 export interface Services {
@@ -9,15 +22,41 @@ export interface Services {
   config: GatewayConfig;
   signingKeys: SigningKeys;
   wallets: WalletService;
+  mailer: Mailer;
+  signup: SignupService;
+  accounts: AccountService;
+  keys: KeyService;
+  capabilities: CapabilityService;
+  providers: ProviderService;
+  discovery: DiscoveryService;
+  payments: PaymentService;
+  sweeper: ExpirySweeper;
+  receipts: ReceiptService;
+  ratings: RatingService;
+  breakers: BreakerService;
+  policies: PolicyService;
+  approvals: ApprovalService;
 }
 
-export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles): Promise<Services> {
+export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
   const signingKeys = new SigningKeys(ctx, keyFiles);
   await signingKeys.init();
+  const wallets = new WalletService(ctx, { sandbox: config.mode === 'sandbox' });
+  const policyEngine = new PolicyEngine(ctx);
   return {
     ctx,
     config,
     signingKeys,
-    wallets: new WalletService(ctx, { sandbox: config.mode === 'sandbox' }),
+    wallets,
+    mailer,
+    signup: new SignupService(ctx, mailer, config),
+    accounts: new AccountService(ctx, mailer, config),
+    keys: new KeyService(ctx),
+    capabilities: new CapabilityService(ctx),
+    providers: new ProviderService(ctx),
+    discovery: new DiscoveryService(ctx),
+    ...paymentServices({ ctx, signingKeys, settings: config, policy: policyEngine }, wallets),
+    policies: new PolicyService(ctx, policyEngine),
+    approvals: new ApprovalService(ctx),
   };
 }

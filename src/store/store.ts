@@ -13,6 +13,7 @@ import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
 import type { SigningKeyRepo } from './repos/platform.js';
 import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
 import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
+import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
 
 export interface Repos {
   tenants: TenantRepo;
@@ -31,6 +32,9 @@ export interface Repos {
   transactions: TransactionRepo;
   receipts: ReceiptRepo;
   breakers: BreakerRepo;
+  policies: PolicyRepo;
+  approvals: ApprovalRepo;
+  spend: SpendRepo;
 }
 
 export interface Store {

@@ -2,6 +2,7 @@
  * Authentication and scopes, declared per route in its config:
  *   config: { scope: 'wallets:read' }   a key with that scope is required
  *   config: { public: true }            no key
+ *   config: { authenticated: true }     any valid key, whatever its scopes (whoami)
  * A route that declares neither is refused at registration, so none is left open by accident.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -15,13 +16,14 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     scope?: Scope;
     public?: boolean;
+    authenticated?: boolean;
   }
   interface FastifyRequest {
     principalOrNull: Principal | null;
   }
 }
 
-/** The authenticated caller; only on routes that declare a scope. */
+/** The authenticated caller; only on routes that declare a scope or `authenticated`. */
 export function principal(request: FastifyRequest): Principal {
   if (!request.principalOrNull) throw new AppError('UNAUTHORIZED', 'this route needs an API key');
   return request.principalOrNull;
@@ -30,17 +32,17 @@ export function principal(request: FastifyRequest): Principal {
 export default fp(async function auth(app: FastifyInstance, opts: { ctx: DomainContext }) {
   app.decorateRequest('principalOrNull', null);
   app.addHook('onRoute', (route) => {
-    const cfg = route.config as { scope?: string; public?: boolean } | undefined;
+    const cfg = route.config as { scope?: string; public?: boolean; authenticated?: boolean } | undefined;
     if (route.method === 'HEAD' || route.method === 'OPTIONS') return;
-    if (!cfg?.scope && !cfg?.public) throw new Error(`route ${String(route.method)} ${route.url} declares neither a scope nor public`);
+    if (!cfg?.scope && !cfg?.public && !cfg?.authenticated) throw new Error(`route ${String(route.method)} ${route.url} declares neither a scope nor public nor authenticated`);
   });
   app.addHook('preParsing', async (request) => {
     const cfg = request.routeOptions.config;
-    if (!cfg || cfg.public || !cfg.scope) return;
+    if (!cfg || cfg.public || (!cfg.scope && !cfg.authenticated)) return;
     const header = request.headers['x-api-key'];
     const key = Array.isArray(header) ? header[0] : header;
     const p = await opts.ctx.store.read((r) => authenticate(r, opts.ctx.clock, key));
-    requireScope(p, cfg.scope);
+    if (cfg.scope) requireScope(p, cfg.scope);
     request.principalOrNull = p;
   });
 });

@@ -1,19 +1,34 @@
 /**
  * 50 requests a second per key (per IP without one), and a stricter separate per-IP
  * budget on signup and password recovery. Keys are hashed before they become
- * counters, so no secret sits in the limiter's memory.
+ * counters, so no secret sits in the limiter's memory. A key the gateway does not know
+ * counts as no key: otherwise a new made-up key per request would escape the per-IP limit.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import { AppError } from '../../core/errors.js';
+import { hashKey } from '../../domain/api-keys.js';
+import type { DomainContext } from '../../domain/context.js';
 import type { GatewayConfig } from '../config.js';
 
-function keyOf(request: FastifyRequest): string {
-  const h = request.headers['x-api-key'];
-  const key = Array.isArray(h) ? h[0] : h;
-  return key ? `k:${createHash('sha256').update(key).digest('base64url').slice(0, 22)}` : `ip:${request.ip}`;
+const KNOWN_KEYS_CACHED = 10_000;
+
+function limiterKey(ctx: DomainContext) {
+  // hashes of keys seen in the database; revocation does not matter here (auth answers 401)
+  const known = new Map<string, true>();
+  return async (request: FastifyRequest): Promise<string> => {
+    const h = request.headers['x-api-key'];
+    const key = Array.isArray(h) ? h[0] : h;
+    if (!key) return `ip:${request.ip}`;
+    const hash = hashKey(key);
+    if (!known.has(hash)) {
+      if (!(await ctx.store.read((r) => r.apiKeys.byHash(hash)))) return `ip:${request.ip}`;
+      if (known.size >= KNOWN_KEYS_CACHED) known.delete(known.keys().next().value!);
+      known.set(hash, true);
+    }
+    return `k:${hash.slice(0, 32)}`;
+  };
 }
 
 export default fp(async function limits(app: FastifyInstance, opts: { config: GatewayConfig }) {
@@ -23,7 +38,7 @@ export default fp(async function limits(app: FastifyInstance, opts: { config: Ga
     hook: 'onRequest',
     max: rl.max,
     timeWindow: rl.windowMs,
-    keyGenerator: keyOf,
+    keyGenerator: limiterKey(app.services.ctx),
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: (_request, context) => {

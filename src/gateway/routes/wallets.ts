@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Amount, OptionalBody, StringEnum } from '../schemas.js';
+import { Amount, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 import { walletView } from '../../domain/wallets.js';
 import { AppError } from '../../core/errors.js';
 
@@ -12,12 +12,30 @@ const CreateWallet = Type.Object({
   ownerType: StringEnum(['agent', 'workspace'] as const),
   ownerId: Type.String({ minLength: 1, maxLength: 200 }),
   publicKeyPem: Type.Optional(Type.String({ maxLength: 2000 })),
-});
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
 
 const FundBody = Type.Object({
   amountMinor: Amount(),
   rail: Type.Optional(StringEnum(['bank_transfer', 'ach', 'usdc_base', 'card'] as const)),
-});
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+
+// The rail routes' bodies as the specification gives them, so that amounts and enums are
+// checked (400) before the 501 that answers until a rail provider is connected.
+const TopupBody = Type.Object({
+  amountMinor: Amount(),
+  asset: Type.Optional(StringEnum(['USD', 'USDC'] as const)),
+  treasuryProviderId: Type.Optional(Type.String({ maxLength: 100 })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+const DepositAddressBody = OptionalBody(Type.Object({
+  asset: Type.Optional(StringEnum(['USDC'] as const)),
+  chain: Type.Optional(StringEnum(['base'] as const)),
+  treasuryProviderId: Type.Optional(Type.String({ maxLength: 100 })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false }));
+const FaucetBody = OptionalBody(Type.Object({ address: Type.Optional(Type.String({ maxLength: 200 })), ...IgnoredTenantIds }, { additionalProperties: false }));
 
 const notYet = (what: string) => async () => {
   throw new AppError('NOT_SUPPORTED', `${what} needs a connected rail provider, and this gateway has none yet`);
@@ -62,14 +80,14 @@ export default async function walletRoutes(app: FastifyInstance) {
   }
 
   // Rails arrive with the money-in-and-out work; until then these answer 501 after the usual checks.
-  const railRoute = (path: string, what: string) =>
-    app.post<{ Params: WalletParams }>(path, { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: OptionalBody(Type.Object({}, { additionalProperties: true })) } }, async (request) => {
+  const railRoute = (path: string, what: string, body: TSchema) =>
+    app.post<{ Params: WalletParams }>(path, { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body } }, async (request) => {
       await wallets.get(principal(request), request.params.id);
       return notYet(what)();
     });
-  railRoute('/v1/wallets/:id/topup', 'top-ups');
-  railRoute('/v1/wallets/:id/deposit-address', 'USDC deposit addresses');
-  railRoute('/v1/wallets/:id/faucet', 'the testnet faucet');
+  railRoute('/v1/wallets/:id/topup', 'top-ups', TopupBody);
+  railRoute('/v1/wallets/:id/deposit-address', 'USDC deposit addresses', DepositAddressBody);
+  railRoute('/v1/wallets/:id/faucet', 'the testnet faucet', FaucetBody);
   app.get<{ Params: WalletParams }>('/v1/wallets/:id/deposit-addresses', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) => {
     await wallets.get(principal(request), request.params.id);
     return { addresses: [] };

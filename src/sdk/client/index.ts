@@ -7,16 +7,52 @@
 import { HttpClient, type ClientOptions } from './http.js';
 import { WalletsApi } from './wallets.js';
 import { PlatformApi } from './platform.js';
+import { PaymentsApi } from './payments.js';
+import { ReceiptsApi } from './receipts.js';
+import { RatingsApi } from './ratings.js';
+import { CapabilitiesApi } from './capabilities.js';
+import { ProvidersApi } from './providers.js';
+import { DiscoveryApi } from './discovery.js';
+import { SignupApi } from './signup.js';
+import { AccountsApi } from './accounts.js';
+import { AuthApi } from './auth.js';
+import { KeysApi } from './keys.js';
+import { PoliciesApi } from './policies.js';
+import { ApprovalsApi } from './approvals.js';
 
 export class AgentpayClient {
   readonly http: HttpClient;
   readonly wallets: WalletsApi;
   readonly platform: PlatformApi;
+  readonly payments: PaymentsApi;
+  readonly receipts: ReceiptsApi;
+  readonly ratings: RatingsApi;
+  readonly capabilities: CapabilitiesApi;
+  readonly providers: ProvidersApi;
+  readonly discovery: DiscoveryApi;
+  readonly signup: SignupApi;
+  readonly accounts: AccountsApi;
+  readonly auth: AuthApi;
+  readonly keys: KeysApi;
+  readonly policies: PoliciesApi;
+  readonly approvals: ApprovalsApi;
 
   constructor(opts: ClientOptions) {
     this.http = new HttpClient(opts);
     this.wallets = new WalletsApi(this.http);
     this.platform = new PlatformApi(this.http);
+    this.payments = new PaymentsApi(this.http);
+    this.receipts = new ReceiptsApi(this.http);
+    this.ratings = new RatingsApi(this.http);
+    this.capabilities = new CapabilitiesApi(this.http);
+    this.providers = new ProvidersApi(this.http);
+    this.discovery = new DiscoveryApi(this.http);
+    this.signup = new SignupApi(this.http);
+    this.accounts = new AccountsApi(this.http);
+    this.auth = new AuthApi(this.http);
+    this.keys = new KeysApi(this.http);
+    this.policies = new PoliciesApi(this.http);
+    this.approvals = new ApprovalsApi(this.http);
   }
 }
 

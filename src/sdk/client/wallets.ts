@@ -1,5 +1,5 @@
 import type { HttpClient } from './http.js';
-import type { Balance, LedgerEntry, Wallet } from '../types.js';
+import type { Balance, BreakerState, LedgerEntry, Wallet } from '../types.js';
 
 export class WalletsApi {
   constructor(private http: HttpClient) {}
@@ -27,5 +27,12 @@ export class WalletsApi {
   }
   async unfreeze(id: string): Promise<Wallet> {
     return (await this.http.request<{ wallet: Wallet }>('POST', `/v1/wallets/${encodeURIComponent(id)}/unfreeze`)).wallet;
+  }
+  /** Lifts the breaker's pause of a seller for this wallet and resets its failure count. */
+  resumeProvider(walletId: string, providerId: string): Promise<{ ok: true; paused: false }> {
+    return this.http.request('POST', `/v1/wallets/${encodeURIComponent(walletId)}/resume-provider`, { body: { providerId } });
+  }
+  breaker(walletId: string, providerId: string): Promise<BreakerState> {
+    return this.http.request('GET', `/v1/wallets/${encodeURIComponent(walletId)}/breaker/${encodeURIComponent(providerId)}`);
   }
 }

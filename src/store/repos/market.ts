@@ -10,13 +10,24 @@ export interface CapabilityRepo {
   get(id: string): Promise<Capability | undefined>;
   update(id: string, patch: Partial<Omit<Capability, 'id' | 'providerId' | 'protocol' | 'toolName' | 'createdAt'>>): Promise<void>;
   listByProvider(providerId: string): Promise<Capability[]>;
-  /** active capabilities of verified, active providers, optionally only these ids */
-  listDiscoverable(filter?: { ids?: string[] }): Promise<Capability[]>;
+  /** active capabilities of verified, active providers, narrowed by the filter, ordered by id */
+  listDiscoverable(filter?: DiscoverableFilter): Promise<Capability[]>;
+}
+
+/** Narrows discovery candidates; a latency ceiling leaves out capabilities that advertise none. */
+export interface DiscoverableFilter {
+  ids?: string[];
+  category?: string;
+  protocol?: Capability['protocol'];
+  maxPriceMinor?: bigint;
+  /** whole milliseconds */
+  maxLatencyMs?: number;
 }
 
 export interface CapabilityVersionRepo {
   insert(v: CapabilityVersion): Promise<void>;
   get(id: string): Promise<CapabilityVersion | undefined>;
+  getMany(ids: string[]): Promise<CapabilityVersion[]>;
   listByCapability(capabilityId: string): Promise<CapabilityVersion[]>;
 }
 

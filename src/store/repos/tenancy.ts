@@ -31,6 +31,8 @@ export interface PasswordResetRepo {
   insert(p: PasswordReset): Promise<void>;
   byTokenHash(hash: string): Promise<PasswordReset | undefined>;
   markUsed(id: string, at: number): Promise<void>;
+  /** Marks every still-unused reset token of the account as used (after a successful reset). */
+  retireOpenForAccount(accountId: string, at: number): Promise<void>;
 }
 
 export interface ApiKeyRepo {

@@ -3,3 +3,4 @@ export * from './wallets.js';
 export * from './platform.js';
 export * from './market.js';
 export * from './payments.js';
+export * from './policies.js';

@@ -1,8 +1,8 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { capabilities, capabilityVersions, verificationRequests, ratings, tenants } from '../schema/index.js';
 import type {
-  Capability, CapabilityRepo, CapabilityVersion, CapabilityVersionRepo, CapabilitySearchRepo,
+  Capability, CapabilityRepo, DiscoverableFilter, CapabilityVersion, CapabilityVersionRepo, CapabilitySearchRepo,
   VerificationRequest, VerificationRequestRepo, Rating, RatingRepo,
 } from '../repos/market.js';
 
@@ -16,13 +16,19 @@ export class SqliteCapabilities implements CapabilityRepo {
   async listByProvider(providerId: string) {
     return this.db.select().from(capabilities).where(eq(capabilities.providerId, providerId)).orderBy(asc(capabilities.createdAt), asc(capabilities.id)).all();
   }
-  async listDiscoverable(filter: { ids?: string[] } = {}) {
+  async listDiscoverable(filter: DiscoverableFilter = {}) {
     const conds = [eq(capabilities.status, 'active'), eq(tenants.status, 'active'), eq(tenants.verified, true)];
     if (filter.ids) {
       if (filter.ids.length === 0) return [];
       conds.push(inArray(capabilities.id, filter.ids));
     }
-    return this.db.select({ c: capabilities }).from(capabilities).innerJoin(tenants, eq(tenants.id, capabilities.providerId)).where(and(...conds)).all().map((r) => r.c);
+    if (filter.category !== undefined) conds.push(eq(capabilities.category, filter.category));
+    if (filter.protocol !== undefined) conds.push(eq(capabilities.protocol, filter.protocol));
+    if (filter.maxPriceMinor !== undefined) conds.push(lte(capabilities.priceMinor, filter.maxPriceMinor));
+    // NULL latency never satisfies the comparison: an unknown latency is not under any ceiling
+    if (filter.maxLatencyMs !== undefined) conds.push(lte(capabilities.latencyP50Ms, filter.maxLatencyMs));
+    return this.db.select({ c: capabilities }).from(capabilities).innerJoin(tenants, eq(tenants.id, capabilities.providerId))
+      .where(and(...conds)).orderBy(asc(capabilities.id)).all().map((r) => r.c);
   }
 }
 
@@ -30,6 +36,10 @@ export class SqliteCapabilityVersions implements CapabilityVersionRepo {
   constructor(private db: Db) {}
   async insert(v: CapabilityVersion) { this.db.insert(capabilityVersions).values(v).run(); }
   async get(id: string) { return this.db.select().from(capabilityVersions).where(eq(capabilityVersions.id, id)).get(); }
+  async getMany(ids: string[]) {
+    if (ids.length === 0) return [];
+    return this.db.select().from(capabilityVersions).where(inArray(capabilityVersions.id, ids)).all();
+  }
   async listByCapability(capabilityId: string) {
     return this.db.select().from(capabilityVersions).where(eq(capabilityVersions.capabilityId, capabilityId)).orderBy(asc(capabilityVersions.createdAt)).all();
   }

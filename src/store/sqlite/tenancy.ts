@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema/index.js';
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
@@ -33,6 +33,9 @@ export class SqlitePasswordResets implements PasswordResetRepo {
   async insert(p: PasswordReset) { this.db.insert(passwordResets).values(p).run(); }
   async byTokenHash(hash: string) { return this.db.select().from(passwordResets).where(eq(passwordResets.tokenHash, hash)).get(); }
   async markUsed(id: string, at: number) { this.db.update(passwordResets).set({ usedAt: at }).where(eq(passwordResets.id, id)).run(); }
+  async retireOpenForAccount(accountId: string, at: number) {
+    this.db.update(passwordResets).set({ usedAt: at }).where(and(eq(passwordResets.accountId, accountId), isNull(passwordResets.usedAt))).run();
+  }
 }
 
 export class SqliteApiKeys implements ApiKeyRepo {

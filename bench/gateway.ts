@@ -1,0 +1,48 @@
+/**
+ * The bench's gateway process: startGateway on 127.0.0.1 (HTTPS, no plain listener) on a
+ * fresh data directory, with the dev bootstrap's workspace and verified provider. The
+ * store is the default one (WAL, synchronous=FULL, group commit). Only the rate limit is
+ * raised, since the bench pushes one seller key far past the 50 requests/s default; the
+ * limiter itself still runs on every request.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureDevCredentials } from '../src/dev/bootstrap.js';
+import { startGateway } from '../src/gateway/server.js';
+import { ready, serve } from './lib/ipc.js';
+import { UsageMeter } from './lib/usage.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-bench-'));
+const gw = await startGateway({
+  dataDir,
+  host: '127.0.0.1',
+  port: 0,
+  httpPort: null,
+  logger: false,
+  config: { rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 } },
+});
+const creds = await ensureDevCredentials(gw.services.ctx, dataDir);
+
+// TLS handshakes tell whether the seller reuses its connections (keep-alive)
+let handshakes = 0;
+gw.app.server.on('secureConnection', () => handshakes++);
+
+const usage = new UsageMeter();
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await gw.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+serve({
+  usage: () => ({ ...usage.take(), tlsHandshakes: handshakes }),
+  stop: async () => {
+    await stop();
+    setImmediate(() => process.exit(0));
+  },
+});
+process.on('SIGTERM', () => void stop().finally(() => process.exit(0)));
+ready({ baseUrl: gw.baseUrl, ca: gw.tls!.ca, creds, dataDir, pid: process.pid });

@@ -1,0 +1,27 @@
+/** CPU time and event-loop utilization of this process between two reads. */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+
+export interface Usage {
+  /** user + system CPU seconds per wall second (1.0 = one core busy) */
+  cpuCores: number;
+  /** share of wall time the event loop was busy */
+  eventLoopUtilization: number;
+  wallMs: number;
+}
+
+export class UsageMeter {
+  private cpu = process.cpuUsage();
+  private elu: EventLoopUtilization = performance.eventLoopUtilization();
+  private t = performance.now();
+
+  /** Usage since the last call (or construction), and restart from now. */
+  take(): Usage {
+    const cpu = process.cpuUsage(this.cpu);
+    const elu = performance.eventLoopUtilization(this.elu);
+    const wallMs = performance.now() - this.t;
+    this.cpu = process.cpuUsage();
+    this.elu = performance.eventLoopUtilization();
+    this.t = performance.now();
+    return { cpuCores: Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 100) / 100, eventLoopUtilization: Math.round(elu.utilization * 100) / 100, wallMs: Math.round(wallMs) };
+  }
+}

@@ -1,0 +1,61 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../src/cli/base-command.js';
+import { buy, buyText, failureNote, type BuyResult } from '../src/cli/buy.js';
+import { EXIT } from '../src/cli/errors.js';
+import { askText } from '../src/cli/prompts.js';
+import { startProgress } from '../src/cli/spinner.js';
+
+export default class Buy extends BaseCommand<typeof Buy> {
+  static override summary = 'Buy one call: pay a seller over HTTP 402 with an agent wallet and print the response and its receipt';
+  static override description = [
+    'TARGET is a capability id (its endpoint is looked up on the gateway) or the URL to call. The seller answers',
+    '402 with a platform-signed price; the price is checked against --max-price (integer minor units), a payment',
+    "proof is signed with the agent's key (--key-file) and the call is sent again. The receipt is verified against",
+    'the platform key and the exact bytes received. A refusal (PRICE_ABOVE_CLIENT_LIMIT, INSUFFICIENT_FUNDS,',
+    'POLICY_DENIED, ...) exits 1 with its code and moves no money; a seller error exits 1 after a refund.',
+  ].join('\n');
+  static override examples = [
+    '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --max-price 50',
+    '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --data \'{"text":"Long document..."}\'',
+    '<%= config.bin %> buy https://127.0.0.1:8443/forecast?city=Lisbon --wallet wal_456 --key-file agent.pem --json',
+  ];
+  static override args = { target: Args.string({ description: 'capability id (cap_…) or URL', required: true }) };
+  static override flags = {
+    wallet: Flags.string({ description: 'the agent wallet that pays' }),
+    'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet" }),
+    'max-price': Flags.string({ description: 'refuse to pay more than this, in integer minor units (150 = 1.50)' }),
+    method: Flags.string({ description: 'HTTP method [default: POST with a body, else GET]' }),
+    data: Flags.string({ description: 'request body (JSON unless --header sets content-type)', exclusive: ['data-file'] }),
+    'data-file': Flags.string({ description: 'file holding the request body', exclusive: ['data'] }),
+    header: Flags.string({ description: 'extra request header "name: value" (repeatable)', multiple: true }),
+  };
+
+  async run(): Promise<void> {
+    const f = this.flags;
+    const walletId = await askText({ flag: '--wallet', message: 'Agent wallet id that pays', value: f.wallet });
+    const keyFile = await askText({ flag: '--key-file', message: "Path of the agent's private key (PEM)", value: f['key-file'] });
+    const progress = startProgress(`buying ${this.args.target}`);
+    let result: BuyResult;
+    try {
+      result = await buy(this.connection(), () => this.client(), {
+        target: this.args.target,
+        walletId,
+        keyFile,
+        maxPrice: f['max-price'],
+        method: f.method,
+        data: f.data,
+        dataFile: f['data-file'],
+        headers: f.header,
+        onProgress: (step) => progress.update(step),
+      });
+    } finally {
+      progress.stop();
+    }
+    this.out.result(result, () => buyText(result));
+    const failed = failureNote(result);
+    if (failed) {
+      this.out.note(failed);
+      this.exit(EXIT.REFUSED);
+    }
+  }
+}

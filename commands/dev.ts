@@ -1,0 +1,47 @@
+import { Flags } from '@oclif/core';
+import { AgentpayCommand } from '../src/cli/base-command.js';
+
+export default class Dev extends AgentpayCommand<typeof Dev> {
+  static override summary = 'Start a local gateway (sandbox by default) with dev keys';
+  static override description = [
+    'Starts a gateway on this machine: HTTPS on --port, and a plain-HTTP listener on --http-port that answers',
+    'every request 403 INSECURE_TRANSPORT. On first start it makes a local certificate authority, an operator key,',
+    'one workspace and one verified provider, keeping their keys in DATA_DIR/dev-credentials.json (mode 0600);',
+    'later starts reuse them. While it runs, DATA_DIR/gateway.json says where it listens, so other agentpay',
+    'commands in this directory find it. SIGINT/SIGTERM stop it gracefully.',
+  ].join(' ');
+  static override examples = [
+    '<%= config.bin %> dev',
+    '<%= config.bin %> dev --port 0 --http-port 0 --json',
+    '<%= config.bin %> dev --data-dir /tmp/agentpay --dev-echo-tokens',
+  ];
+  static override baseFlags = { json: Flags.boolean({ description: 'print exactly one JSON line on stdout once ready; logs go to stderr' }) };
+  static override flags = {
+    port: Flags.integer({ description: 'HTTPS port; 0 picks a free one', default: 4402, min: 0, max: 65535 }),
+    'http-port': Flags.integer({ description: 'plain-HTTP port (answers 403 INSECURE_TRANSPORT); 0 picks a free one', default: 4080, min: 0, max: 65535 }),
+    'data-dir': Flags.string({ description: 'database, keys, certificate and dev credentials', default: '.agentpay' }),
+    mode: Flags.option({ options: ['sandbox', 'production'] as const, description: 'sandbox: development shortcuts such as wallet funding work', default: 'sandbox' as const })(),
+    'dev-echo-tokens': Flags.boolean({ description: 'signup and password-reset responses include the token (refused in production mode)' }),
+    quiet: Flags.boolean({ char: 'q', description: 'log warnings and errors only' }),
+  };
+
+  async run(): Promise<void> {
+    // the gateway is loaded only when this command runs, so other commands start fast
+    const { startDev, readyLine, devBanner } = await import('../src/cli/dev.js');
+    const { untilStopSignal } = await import('../src/cli/gateway-runner.js');
+    const { removeGatewayFile } = await import('../src/cli/local-gateway.js');
+    const dev = await startDev({
+      port: this.flags.port,
+      httpPort: this.flags['http-port'],
+      dataDir: this.flags['data-dir'],
+      mode: this.flags.mode,
+      devEchoTokens: this.flags['dev-echo-tokens'],
+      quiet: this.flags.quiet,
+    });
+    process.stdout.write((this.flags.json ? readyLine(dev.ready) : devBanner(dev.ready, dev.config.mode)) + '\n');
+    const signal = await untilStopSignal(() => removeGatewayFile(dev.ready.dataDir));
+    dev.log.info({ signal }, 'stopping');
+    await dev.stop();
+    this.exit(0);
+  }
+}

@@ -1,0 +1,42 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../src/cli/base-command.js';
+import { signup, signupText } from '../src/cli/account.js';
+
+export default class Signup extends BaseCommand<typeof Signup> {
+  static override summary = 'Sign up a workspace (buyer) or provider (seller) and verify it';
+  static override description = [
+    'Starts a signup, then verifies it with the token: from --token, from the response when the gateway echoes it',
+    '(agentpay dev --dev-echo-tokens), or by asking on a terminal. Without a terminal and without a token the signup',
+    'stays pending; verify it later with --signup-id and --token. The new key is saved as a profile (--profile NAME,',
+    'default "default") and made current. Missing values are asked for on a terminal; every one is also a flag.',
+  ].join(' ');
+  static override examples = [
+    '<%= config.bin %> signup',
+    '<%= config.bin %> signup --kind workspace --name "Acme Research" --email ops@acme.test --password "$PASSWORD"',
+    '<%= config.bin %> signup --signup-id sgn_123 --token 0f3a...',
+  ];
+  static override flags = {
+    kind: Flags.option({ options: ['workspace', 'provider'] as const, description: 'workspace (buys) or provider (sells)' })(),
+    name: Flags.string({ description: 'workspace or provider name' }),
+    email: Flags.string({ description: 'account email; the verification token is sent there' }),
+    password: Flags.string({ description: 'account password (asked for, hidden, when omitted on a terminal)' }),
+    website: Flags.string({ description: "provider's website" }),
+    'signup-id': Flags.string({ description: 'verify this existing signup instead of starting a new one' }),
+    token: Flags.string({ description: 'verification token of --signup-id', dependsOn: ['signup-id'] }),
+  };
+
+  async run(): Promise<void> {
+    const f = this.flags;
+    const outcome = await signup(this.connection({ optionalProfile: true }), {
+      signupId: f['signup-id'],
+      token: f.token,
+      kind: f.kind,
+      name: f.name,
+      email: f.email,
+      password: f.password,
+      website: f.website,
+      profileName: f.profile,
+    });
+    this.out.result(outcome, () => signupText(outcome));
+  }
+}

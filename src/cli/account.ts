@@ -1,0 +1,176 @@
+/**
+ * Signing up, logging in and asking who you are. Signup and login end by saving the
+ * new key as a profile (and making it current), so later commands need no flags.
+ */
+import { readFileSync } from 'node:fs';
+import { outboxPath } from '../domain/mailer.js';
+import type { SignupRecord, SignupVerified, Whoami } from '../sdk/types.js';
+import { makeClient, requireBaseUrl, type Connection } from './client.js';
+import { usageError } from './errors.js';
+import { renderFields } from './output.js';
+import { DEFAULT_PROFILE, saveProfile, type Profile } from './profile.js';
+import { askChoice, askSecret, askText, canPrompt } from './prompts.js';
+
+export interface SavedProfile {
+  name: string;
+  path: string;
+}
+
+/** The profile for a key on the connection's gateway; a dev gateway's is followed by its data dir. */
+function profileFor(conn: Connection, apiKey: string): Profile {
+  const fromDataDir = conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local';
+  return {
+    baseUrl: requireBaseUrl(conn),
+    apiKey,
+    ...(conn.ca ? { ca: conn.ca } : {}),
+    ...(fromDataDir && conn.dataDir ? { dataDir: conn.dataDir } : {}),
+  };
+}
+
+function save(conn: Connection, apiKey: string, profileName: string | undefined): SavedProfile {
+  const name = profileName ?? DEFAULT_PROFILE;
+  return { name, path: saveProfile(name, profileFor(conn, apiKey)) };
+}
+
+// ---- signup ----
+
+export interface SignupOptions {
+  /** verify an existing signup instead of starting one */
+  signupId?: string | undefined;
+  token?: string | undefined;
+  kind?: 'workspace' | 'provider' | undefined;
+  name?: string | undefined;
+  email?: string | undefined;
+  password?: string | undefined;
+  website?: string | undefined;
+  profileName?: string | undefined;
+}
+
+export interface SignupOutcome {
+  signup?: SignupRecord;
+  /** where a local gateway delivered the token, when the CLI knows its data dir */
+  outbox?: string;
+  /** absent while the signup waits for its token */
+  verified?: SignupVerified;
+  profile?: SavedProfile;
+}
+
+const notEmpty = (v: string) => (v.trim() ? true : 'required');
+
+export async function signup(conn: Connection, opts: SignupOptions): Promise<SignupOutcome> {
+  const client = makeClient(conn, { auth: false });
+  let record: SignupRecord | undefined;
+  let signupId = opts.signupId;
+  let token = opts.token;
+
+  if (!signupId) {
+    const kind = await askChoice({ flag: '--kind', message: 'Sign up as', value: opts.kind, choices: ['workspace', 'provider'] as const });
+    const name = await askText({ flag: '--name', message: kind === 'provider' ? 'Provider name' : 'Workspace name', value: opts.name, validate: notEmpty });
+    const email = await askText({ flag: '--email', message: 'Email', value: opts.email, validate: notEmpty });
+    const password = await askSecret({ flag: '--password', message: 'Password', value: opts.password, validate: notEmpty });
+    const website = kind === 'provider' && opts.website === undefined && canPrompt()
+      ? (await askText({ flag: '--website', message: 'Website (optional)', optional: true })) || undefined
+      : opts.website;
+    const started = await client.signup.start({ kind, name, email, password, ...(website ? { website } : {}) });
+    record = started.signup;
+    signupId = started.signup.id;
+    // a gateway started with --dev-echo-tokens hands the token back; others mail it
+    token ??= started.token;
+  }
+  if (!token) {
+    // a local gateway has no mail server: it appends each message to DATA_DIR/outbox.jsonl
+    const outbox = conn.dataDir ? { outbox: outboxPath(conn.dataDir) } : {};
+    if (!canPrompt()) return { signup: record ?? (await client.signup.get(signupId)).signup, ...outbox };
+    const where = outbox.outbox ? `in ${outbox.outbox}` : record ? `sent to ${record.email}` : 'from the email';
+    token = await askText({ flag: '--token', message: `Verification token (${where})`, validate: notEmpty });
+  }
+  const verified = await client.signup.verify({ signupId, token: token.trim() });
+  return { ...(record ? { signup: record } : {}), verified, profile: save(conn, verified.apiKey.key, opts.profileName) };
+}
+
+export function signupText(o: SignupOutcome): string {
+  if (!o.verified) {
+    const s = o.signup!;
+    return [
+      `Signup ${s.id} is ${s.status}: a verification token was sent to ${s.email}${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}.`,
+      `Verify it: agentpay signup --signup-id ${s.id} --token TOKEN`,
+    ].join('\n');
+  }
+  const { tenant, apiKey } = o.verified;
+  return [
+    renderFields([
+      ['tenant', `${tenant.kind} ${tenant.id}`],
+      ...(tenant.walletId ? ([['settlement wallet', tenant.walletId]] as const) : []),
+      ['api key', apiKey.key],
+      ['key id', apiKey.id],
+      ['scopes', apiKey.scopes.join(' ')],
+    ]),
+    '',
+    `The key is shown once; it is saved in profile "${o.profile!.name}" (${o.profile!.path}).`,
+    ...(tenant.kind === 'provider' ? ['A new provider is pending verification until an operator approves it.'] : []),
+  ].join('\n');
+}
+
+// ---- login ----
+
+export interface LoginOptions {
+  email?: string | undefined;
+  password?: string | undefined;
+  /** read the password from this file descriptor's text (e.g. "-" for stdin) instead */
+  passwordStdin?: boolean | undefined;
+  profileName?: string | undefined;
+}
+
+export interface LoginOutcome {
+  whoami: Whoami;
+  baseUrl: string;
+  profile: SavedProfile;
+  /** set when login by email minted a new key */
+  expiresAt?: string;
+}
+
+export async function login(conn: Connection, opts: LoginOptions): Promise<LoginOutcome> {
+  const baseUrl = requireBaseUrl(conn);
+  let apiKey: string;
+  let expiresAt: string | undefined;
+  if (opts.email) {
+    const password = opts.passwordStdin ? readFileSync(0, 'utf8').replace(/\r?\n$/, '') : await askSecret({ flag: '--password', message: 'Password', value: opts.password, validate: notEmpty });
+    const res = await makeClient(conn, { auth: false }).accounts.login({ email: opts.email, password });
+    apiKey = res.apiKey.key;
+    expiresAt = res.apiKey.expiresAt;
+  } else {
+    // a key from flags, env or a dev data dir; a saved profile's key is not a new login
+    const given = conn.sources.apiKey && conn.sources.apiKey !== 'profile' ? conn.apiKey : undefined;
+    if (!given && !canPrompt()) {
+      throw usageError('missing --api-key (or --email, or --data-dir of a local gateway); there is no terminal to ask on', 'agentpay login --api-key KEY --base-url URL', { flag: '--api-key' });
+    }
+    apiKey = given ?? (await askSecret({ flag: '--api-key', message: 'API key', validate: notEmpty }));
+  }
+  // the key is checked before it is saved: a typo never becomes a profile
+  const whoami = await makeClient(conn, { apiKey }).auth.whoami();
+  return { whoami, baseUrl, profile: save(conn, apiKey, opts.profileName), ...(expiresAt ? { expiresAt } : {}) };
+}
+
+export function loginText(o: LoginOutcome): string {
+  return [
+    `Logged in to ${o.baseUrl} as ${o.whoami.tenant.kind} ${o.whoami.tenant.name} (${o.whoami.tenant.id}).`,
+    ...(o.expiresAt ? [`The key expires at ${o.expiresAt}.`] : []),
+    `Saved as profile "${o.profile.name}" in ${o.profile.path}; it is now the current profile.`,
+  ].join('\n');
+}
+
+// ---- whoami ----
+
+export function whoamiText(w: Whoami, conn: Connection): string {
+  return renderFields([
+    ['gateway', conn.baseUrl],
+    ['key from', conn.sources.apiKey === 'profile' ? `profile "${conn.profile}"` : conn.sources.apiKey],
+    ['tenant', `${w.tenant.kind} ${w.tenant.id}`],
+    ['name', w.tenant.name],
+    ['status', `${w.tenant.status}${w.tenant.verified ? ', verified' : ''}`],
+    ...(w.tenant.walletId ? ([['settlement wallet', w.tenant.walletId]] as const) : []),
+    ['key', `${w.key.id} (${w.key.prefix}…, ${w.key.name})`],
+    ['scopes', w.key.scopes.join(' ')],
+    ['expires', w.key.expiresAt ?? 'never'],
+  ]);
+}

@@ -1,0 +1,113 @@
+/**
+ * The base of every `agentpay` command: the global flags, flag parsing before `run()`,
+ * the output mode, the connection to a gateway, and the one `catch` that turns any
+ * failure into `error CODE: message` plus a next step (or, with --json, the error
+ * envelope on stdout) and the documented exit code.
+ */
+import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
+import type { AgentpayClient } from '../sdk/client/index.js';
+import { makeClient, resolveConnection, type Connection } from './client.js';
+import { describeError, type Report } from './errors.js';
+import { DEV_ROLES } from './local-gateway.js';
+import { Output } from './output.js';
+
+export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<T['baseFlags'] & T['flags']>;
+export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
+const GLOBAL = 'GLOBAL';
+
+export const jsonFlag = Flags.boolean({ description: 'print JSON (the default when stdout is not a terminal)', helpGroup: GLOBAL });
+
+/** Which gateway, key and CA to use; see docs/cli.md for the resolution order. */
+export const connectionFlags = {
+  profile: Flags.string({ description: 'saved profile to use (env AGENTPAY_PROFILE)', helpGroup: GLOBAL }),
+  'base-url': Flags.string({ description: 'gateway URL, e.g. https://127.0.0.1:4402 (env AGENTPAY_BASE_URL)', helpGroup: GLOBAL }),
+  'api-key': Flags.string({ description: 'API key (env AGENTPAY_API_KEY)', helpGroup: GLOBAL }),
+  ca: Flags.string({ description: "path of the gateway's CA certificate (env AGENTPAY_CA)", helpGroup: GLOBAL }),
+  'data-dir': Flags.string({ description: "a local dev gateway's data dir: URL, CA and dev keys come from it", helpGroup: GLOBAL }),
+  as: Flags.option({ options: DEV_ROLES, description: 'which dev key of --data-dir (or ./.agentpay) to use [default: workspace]', helpGroup: GLOBAL })(),
+};
+
+/**
+ * The root of every command: --json, parsing before run(), the output mode and the one
+ * catch. Commands that serve a gateway (dev, gateway start) extend this directly.
+ */
+export abstract class AgentpayCommand<T extends typeof Command> extends Command {
+  static override baseFlags: { json: typeof jsonFlag } = { json: jsonFlag };
+
+  protected flags!: CommandFlags<T>;
+  protected args!: CommandArgs<T>;
+  protected out!: Output;
+
+  public override async init(): Promise<void> {
+    await super.init();
+    // parse here, not in run(), so that usage errors reach the one catch below
+    const { flags, args } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: (this.ctor as typeof AgentpayCommand).baseFlags,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    });
+    this.flags = flags as CommandFlags<T>;
+    this.args = args as CommandArgs<T>;
+    this.out = Output.choose((flags as { json?: boolean }).json);
+  }
+
+  /** The gateway URL a connection error should name, if known. */
+  protected gatewayUrl(): string | undefined {
+    return undefined;
+  }
+
+  private wantsJson(): boolean {
+    const json = (this.flags as { json?: boolean } | undefined)?.json;
+    return json ?? this.argv.includes('--json');
+  }
+
+  protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
+    if (err instanceof Errors.ExitError) throw err;
+    const baseUrl = this.gatewayUrl();
+    const report = describeError(err, { ...(baseUrl ? { baseUrl } : {}), command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim() });
+    this.report(report, err);
+    return this.exit(report.exit);
+  }
+
+  private report(r: Report, err: Error): void {
+    if (this.wantsJson()) {
+      process.stdout.write(JSON.stringify({ error: { code: r.code, message: r.message, details: r.details } }) + '\n');
+      if (r.bug) process.stderr.write(`${err.stack ?? err.message}\n`);
+      return;
+    }
+    const lines = [`error ${r.code}: ${r.message}`];
+    if (r.tryNext) lines.push(`Try: ${r.tryNext}`);
+    if (r.bug) {
+      lines.push('This is a bug in agentpay. Please report it with the command you ran and this output:');
+      lines.push(err.stack ?? String(err));
+    }
+    process.stderr.write(lines.join('\n') + '\n');
+  }
+}
+
+/** A command that talks to a gateway: the global connection flags and a client. */
+export abstract class BaseCommand<T extends typeof Command> extends AgentpayCommand<T> {
+  static override baseFlags = { json: jsonFlag, ...connectionFlags };
+
+  private conn: Connection | undefined;
+
+  /**
+   * The resolved gateway connection (flags > env > profile > ./.agentpay).
+   * `optionalProfile` for commands that save a profile under --profile NAME.
+   */
+  protected connection(opts: { optionalProfile?: boolean } = {}): Connection {
+    this.conn ??= resolveConnection(this.flags as Record<string, never>, opts);
+    return this.conn;
+  }
+
+  /** An API client for the resolved gateway; `auth: false` for public routes. */
+  protected client(opts: { auth?: boolean } = {}): AgentpayClient {
+    return makeClient(this.connection(), opts);
+  }
+
+  protected override gatewayUrl(): string | undefined {
+    return this.conn?.baseUrl;
+  }
+}

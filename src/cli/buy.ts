@@ -1,0 +1,212 @@
+/**
+ * `agentpay buy`: one paid call from the command line with the buyer client. A
+ * capability id is resolved to its endpoint through the gateway; a URL is called as
+ * is. The buyer does the whole 402 flow (verify the quote, check the ceiling, sign,
+ * retry, verify the receipt against the bytes received); this file only prepares the
+ * request, trusts the right certificates and reports progress.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { rootCertificates } from 'node:tls';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { createBuyer, type Purchase } from '../sdk/buyer/index.js';
+import type { AgentpayClient } from '../sdk/client/index.js';
+import { AgentpayError } from '../sdk/errors.js';
+import { decodeHeader, PAYMENT_HEADER, type PaymentProof } from '../sdk/protocol.js';
+import type { CapabilityDetail, Receipt } from '../sdk/types.js';
+import { parsePrice } from './capabilities.js';
+import { readCa, requireBaseUrl, type Connection } from './client.js';
+import { CliError, usageError } from './errors.js';
+import { renderFields } from './output.js';
+import { receiptFields } from './receipts.js';
+
+export interface BuyOptions {
+  /** a capability id (cap_…) or the URL to call */
+  target: string;
+  walletId: string;
+  keyFile: string;
+  maxPrice?: string | undefined;
+  method?: string | undefined;
+  /** request body, sent as is */
+  data?: string | undefined;
+  dataFile?: string | undefined;
+  /** "name: value" */
+  headers?: readonly string[] | undefined;
+  /** told what is happening (for a spinner) */
+  onProgress?: (step: string) => void;
+}
+
+export interface BuyResult {
+  url: string;
+  capabilityId: string | null;
+  status: number;
+  ok: boolean;
+  /** parsed JSON when the seller answered JSON, else text */
+  body: unknown;
+  /** the platform-signed receipt, already verified by the buyer (signature and response hash); null for a free call */
+  receipt: Receipt | null;
+}
+
+const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+/** The URL a capability is called at, or why `buy` cannot call it. */
+async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: string; detail: CapabilityDetail }> {
+  const detail = await client.capabilities.get(id);
+  const v = detail.version;
+  if (!v) {
+    throw new CliError('CAPABILITY_NOT_DISCOVERABLE', `${id} is not discoverable (deprecated, or its seller is unverified or suspended), so its address is hidden`, {
+      tryNext: 'find another with: agentpay search QUERY',
+      details: { capabilityId: id },
+    });
+  }
+  if (v.address.kind !== 'url') {
+    throw new CliError('NOT_CALLABLE', `${id} is an npx package the buying agent runs itself (${[v.address.command, ...v.address.args].join(' ')}); buy calls URL endpoints`, {
+      tryNext: 'run the package as an MCP server in your agent',
+      details: { capabilityId: id },
+    });
+  }
+  if (detail.capability.protocol === 'mcp') {
+    throw new CliError('NOT_CALLABLE', `${id} is an MCP tool (${detail.capability.toolName ?? 'unnamed'}); call it from an MCP client`, {
+      tryNext: `to send a raw MCP request yourself, pass its URL instead: agentpay buy ${v.address.url} --data '{...}'`,
+      details: { capabilityId: id },
+    });
+  }
+  return { url: v.address.url, detail };
+}
+
+function readKeyFile(path: string): string {
+  const full = resolve(path);
+  if (!existsSync(full)) {
+    throw usageError(`--key-file: ${full} does not exist`, "pass the agent's private key, e.g. the --key-file given to agentpay wallets create --generate-key", { flag: '--key-file' });
+  }
+  return readFileSync(full, 'utf8');
+}
+
+function parseHeaders(list: readonly string[]): Headers {
+  const headers = new Headers();
+  for (const h of list) {
+    const i = h.indexOf(':');
+    if (i <= 0) throw usageError(`--header: expected "name: value", got ${JSON.stringify(h)}`, undefined, { flag: '--header' });
+    headers.append(h.slice(0, i).trim(), h.slice(i + 1).trim());
+  }
+  return headers;
+}
+
+/**
+ * The body to send, as given. Without a content-type header it is sent as JSON, so it
+ * must parse as JSON: a typo fails here, before anything is paid.
+ */
+function bodyOf(o: BuyOptions, headers: Headers): string | undefined {
+  if (o.data !== undefined && o.dataFile !== undefined) throw usageError('pass either --data or --data-file, not both', undefined, { flag: '--data' });
+  const flag = o.data !== undefined ? '--data' : '--data-file';
+  const body = o.data ?? (o.dataFile !== undefined ? readDataFile(o.dataFile) : undefined);
+  if (body === undefined || headers.has('content-type')) return body;
+  try {
+    JSON.parse(body);
+  } catch (e) {
+    throw usageError(`${flag}: not valid JSON (${(e as Error).message})`, 'pass JSON, or set the type of another body: --header "content-type: text/plain"', { flag });
+  }
+  headers.set('content-type', 'application/json');
+  return body;
+}
+
+function readDataFile(path: string): string {
+  const full = resolve(path);
+  if (!existsSync(full)) throw usageError(`--data-file: ${full} does not exist`, undefined, { flag: '--data-file' });
+  return readFileSync(full, 'utf8');
+}
+
+/**
+ * Sellers are trusted like any HTTPS site (the system's roots), plus the gateway's CA
+ * when one is configured: a local dev gateway's certificate also serves local sellers.
+ * The fetch also reports progress: the request carrying a proof is the payment.
+ */
+function sellerFetch(ca: string | undefined, onProgress: (step: string) => void): typeof fetch {
+  const dispatcher = ca ? new Agent({ connect: { ca: [...rootCertificates, ca] } }) : undefined;
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const proof = new Headers(init?.headers).get(PAYMENT_HEADER);
+    if (proof) {
+      const { challenge } = decodeHeader<PaymentProof>(proof);
+      onProgress(`paying ${challenge.amountMinor} ${challenge.currency} minor units and waiting for the seller`);
+    }
+    return undiciFetch(input as never, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) } as never);
+  }) as unknown as typeof fetch;
+}
+
+/** Client-side refusals with the next step a person can take. */
+function withNextStep(e: unknown, o: BuyOptions): unknown {
+  if (!(e instanceof AgentpayError)) return e;
+  const next: Record<string, string> = {
+    PRICE_ABOVE_CLIENT_LIMIT: `raise --max-price (the price is ${String(e.details.amountMinor)}), or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? 'N'}`,
+    WALLET_PROVIDER_PAUSED: `resume the seller for this wallet: agentpay wallets resume-provider ${o.walletId} --provider PROVIDER_ID`,
+    APPROVAL_REQUIRED: `a person must approve the spend${typeof e.body.approvalId === 'string' ? ` (approval ${e.body.approvalId})` : ''}; then run buy again once`,
+    INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--base-url)',
+    INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
+  };
+  const tryNext = next[e.code];
+  if (!tryNext) return e;
+  return new CliError(e.code, e.message, { tryNext, details: { ...e.details, ...(e.status ? { status: e.status } : {}), ...(typeof e.body.approvalId === 'string' ? { approvalId: e.body.approvalId } : {}) } });
+}
+
+/**
+ * `client` is needed only to resolve a capability id (capabilities:read); a URL needs
+ * no API key: the agent's key pays.
+ */
+export async function buy(conn: Connection, client: () => AgentpayClient, o: BuyOptions): Promise<BuyResult> {
+  const progress = o.onProgress ?? (() => {});
+  const maxPriceMinor = o.maxPrice !== undefined ? parsePrice(o.maxPrice, '--max-price') : undefined;
+  const privateKeyPem = readKeyFile(o.keyFile);
+  const headers = parseHeaders(o.headers ?? []);
+  const body = bodyOf(o, headers);
+  const gatewayUrl = requireBaseUrl(conn);
+  const ca = conn.ca ? readCa(conn.ca) : undefined;
+
+  let url = o.target;
+  let capabilityId: string | null = null;
+  if (!isUrl(o.target)) {
+    progress(`looking up ${o.target}`);
+    url = (await endpointOf(client(), o.target)).url;
+    capabilityId = o.target;
+  }
+
+  const buyer = createBuyer({
+    gatewayUrl,
+    ...(ca ? { ca } : {}),
+    walletId: o.walletId,
+    privateKeyPem,
+    fetch: sellerFetch(ca, progress),
+    ...(maxPriceMinor ? { maxPriceMinor } : {}),
+  });
+  progress(`calling ${url}`);
+  let purchase: Purchase;
+  try {
+    purchase = await buyer.buy(url, { method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, ...(body !== undefined ? { body } : {}) });
+  } catch (e) {
+    throw withNextStep(e, o);
+  }
+  return {
+    url,
+    capabilityId: purchase.receipt?.capabilityId ?? capabilityId,
+    status: purchase.status,
+    ok: purchase.ok,
+    body: purchase.body,
+    receipt: purchase.receipt,
+  };
+}
+
+// ---- how a person sees a purchase ----
+
+export function buyText(r: BuyResult): string {
+  const body = typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2);
+  const receipt = r.receipt
+    ? `receipt (signature and response hash verified):\n${receiptFields(r.receipt)}`
+    : renderFields([['receipt', 'none (the seller did not charge for this call)']]);
+  return [body, '', `HTTP ${r.status}`, receipt].join('\n');
+}
+
+/** Why a paid call that went through still failed, for stderr; undefined when it succeeded. */
+export function failureNote(r: BuyResult): string | undefined {
+  if (r.ok) return undefined;
+  if (r.receipt?.status === 'failed') return `The seller answered ${r.status}; the call failed and the hold was refunded (receipt ${r.receipt.id}).`;
+  return `The seller answered ${r.status}.`;
+}

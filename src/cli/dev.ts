@@ -1,0 +1,68 @@
+/**
+ * `agentpay dev`: a gateway on this machine, as fixed in DESIGN.md. Sandbox mode makes
+ * (first start) or reuses an operator key, a workspace and a verified provider.
+ */
+import { relative, resolve } from 'node:path';
+import { usageError } from './errors.js';
+import { runGateway, type LocalGateway, type ReadyInfo } from './gateway-runner.js';
+import { LOCAL_DATA_DIR } from './local-gateway.js';
+
+export interface DevOptions {
+  port: number;
+  httpPort: number;
+  dataDir: string;
+  mode: 'sandbox' | 'production';
+  devEchoTokens: boolean;
+  quiet: boolean;
+}
+
+export async function startDev(opts: DevOptions): Promise<LocalGateway> {
+  if (opts.mode === 'production' && opts.devEchoTokens) {
+    throw usageError('--dev-echo-tokens is refused in production mode: it would put signup and password-reset tokens in API responses', 'drop --dev-echo-tokens, or use --mode sandbox');
+  }
+  return runGateway({
+    dataDir: opts.dataDir,
+    port: opts.port,
+    httpPort: opts.httpPort,
+    tls: true,
+    config: { mode: opts.mode, devEchoTokens: opts.devEchoTokens },
+    devCredentials: true,
+    logLevel: opts.quiet ? 'warn' : 'info',
+  });
+}
+
+/** The JSON ready line of DESIGN.md, keys in its order. */
+export function readyLine(r: ReadyInfo): string {
+  const line: Record<string, unknown> = { baseUrl: r.baseUrl, httpUrl: r.httpUrl, caCertPath: r.caCertPath, dataDir: r.dataDir };
+  if (r.operatorKey) Object.assign(line, { operatorKey: r.operatorKey, workspace: r.workspace, provider: r.provider });
+  return JSON.stringify(line);
+}
+
+/** What a person sees when the gateway is ready: where it is, how to trust it, the keys, what to do next. */
+export function devBanner(r: ReadyInfo, mode: string, cwd: string = process.cwd()): string {
+  const isDefaultDir = resolve(cwd, LOCAL_DATA_DIR) === r.dataDir;
+  const dirFlag = isDefaultDir ? '' : ` --data-dir ${relative(cwd, r.dataDir) || '.'}`;
+  const lines = [
+    `agentpay dev: ${mode} gateway ready`,
+    '',
+    `  HTTPS        ${r.baseUrl}`,
+    ...(r.httpUrl ? [`  plain HTTP   ${r.httpUrl}  (answers 403 INSECURE_TRANSPORT)`] : []),
+    `  CA           ${r.caCertPath}`,
+    `               trust it with --ca, --data-dir, or NODE_EXTRA_CA_CERTS=${r.caCertPath}`,
+    `  data dir     ${r.dataDir}`,
+  ];
+  if (r.operatorKey && r.workspace && r.provider) {
+    lines.push(
+      '',
+      `  operator     key ${r.operatorKey}`,
+      `  workspace    ${r.workspace.id}  key ${r.workspace.apiKey}`,
+      `  provider     ${r.provider.id}  key ${r.provider.apiKey}  settlement wallet ${r.provider.walletId}`,
+      '',
+      `Next, in another terminal in this directory (the CLI finds ${isDefaultDir ? './.agentpay' : 'the gateway through --data-dir'}):`,
+      `  agentpay wallets create --owner-type agent --owner-id my-agent --generate-key --key-file my-agent.pem${dirFlag}`,
+      `  agentpay wallets fund WALLET_ID --amount 1000${dirFlag}`,
+    );
+  }
+  lines.push('', 'Press Ctrl-C to stop.');
+  return lines.join('\n');
+}

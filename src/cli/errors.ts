@@ -1,0 +1,187 @@
+/**
+ * What the CLI tells people when something goes wrong. Every failure becomes a
+ * `Report`: a code, a message, an exit code and, when the person can fix it, the next
+ * thing to try. Unexpected errors are reported as bugs (exit 70), never dressed up.
+ * The base command is the one place that prints a Report.
+ */
+import { Errors } from '@oclif/core';
+import { isAppError } from '../core/errors.js';
+import { AgentpayError } from '../sdk/errors.js';
+
+/** Exit codes, documented in docs/cli.md. */
+export const EXIT = {
+  OK: 0,
+  /** refused by the gateway, or invalid input */
+  REFUSED: 1,
+  /** a flag or argument is missing or wrong */
+  USAGE: 2,
+  /** cannot reach the gateway, or TLS failed */
+  UNREACHABLE: 3,
+  /** not authenticated (401) */
+  UNAUTHENTICATED: 4,
+  /** a bug in agentpay */
+  BUG: 70,
+  /** the person cancelled a prompt (Ctrl-C) */
+  CANCELLED: 130,
+} as const;
+
+/** A failure the person can act on. */
+export class CliError extends Error {
+  readonly code: string;
+  readonly exit: number;
+  readonly tryNext: string | undefined;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: string, message: string, opts: { exit?: number; tryNext?: string; details?: Record<string, unknown> } = {}) {
+    super(message);
+    this.name = 'CliError';
+    this.code = code;
+    this.exit = opts.exit ?? EXIT.REFUSED;
+    this.tryNext = opts.tryNext;
+    this.details = opts.details ?? {};
+  }
+}
+
+export function usageError(message: string, tryNext?: string, details: Record<string, unknown> = {}): CliError {
+  return new CliError('USAGE', message, { exit: EXIT.USAGE, ...(tryNext ? { tryNext } : {}), details });
+}
+
+export interface Report {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+  exit: number;
+  tryNext?: string;
+  /** true for errors agentpay did not expect: print the stack and ask for a report */
+  bug?: boolean;
+}
+
+export interface ReportContext {
+  /** the gateway the command talked to, for connection errors */
+  baseUrl?: string;
+  /** the command as typed, e.g. "agentpay wallets fund", for usage hints */
+  command?: string;
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE',
+  'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED',
+]);
+const TLS_CODE = /CERT|SSL|TLS|EPROTO|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/;
+
+/** The error codes along an error's `cause` chain (fetch wraps the socket error). */
+function causeCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  let e: unknown = err;
+  for (let depth = 0; e && typeof e === 'object' && depth < 6; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    const nested = (e as { errors?: unknown[] }).errors; // AggregateError from happy eyeballs
+    if (Array.isArray(nested)) codes.push(...nested.flatMap(causeCodes));
+    e = (e as { cause?: unknown }).cause;
+  }
+  return codes;
+}
+
+function connectionReport(err: unknown, ctx: ReportContext): Report | undefined {
+  const codes = causeCodes(err);
+  const where = ctx.baseUrl ? ` at ${ctx.baseUrl}` : '';
+  const tls = codes.find((c) => TLS_CODE.test(c));
+  if (tls) {
+    return {
+      code: 'TLS_FAILED',
+      message: `TLS connection to the gateway${where} failed (${tls})`,
+      details: { cause: tls },
+      exit: EXIT.UNREACHABLE,
+      tryNext: /WRONG_VERSION|PACKET_LENGTH/.test(tls)
+        ? "that port does not speak TLS; use the gateway's HTTPS address (baseUrl), not its plain-HTTP one"
+        : "trust the gateway's certificate authority: --ca PATH (a local gateway's is DATA_DIR/tls/ca.pem), --data-dir DIR, or NODE_EXTRA_CA_CERTS",
+    };
+  }
+  const net = codes.find((c) => NETWORK_CODES.has(c));
+  // fetch reports every network failure as TypeError "fetch failed", some without a code (e.g. "bad port")
+  const fetchFailed = err instanceof TypeError && err.message === 'fetch failed';
+  if (net || fetchFailed) {
+    const cause = net ?? ((err as { cause?: { message?: string } }).cause?.message || 'network error');
+    return {
+      code: 'GATEWAY_UNREACHABLE',
+      message: `cannot reach the gateway${where} (${cause})`,
+      details: { cause },
+      exit: EXIT.UNREACHABLE,
+      tryNext: 'is the gateway running? start one with: npx agentpay dev',
+    };
+  }
+  return undefined;
+}
+
+/** The next step for a refusal from the gateway, by its code. */
+function tryForGateway(e: AgentpayError): string | undefined {
+  const scope = typeof e.details.scope === 'string' ? e.details.scope : undefined;
+  switch (e.code) {
+    case 'UNAUTHORIZED':
+      return 'log in with a valid key: agentpay login (or pass --api-key)';
+    case 'FORBIDDEN':
+      return scope
+        ? `create a key with that scope: agentpay keys create --scopes ${scope}`
+        : 'the record may belong to another tenant; check which key you are using: agentpay whoami';
+    case 'WALLET_NOT_FOUND':
+      return 'list the wallets this key can see: agentpay wallets list';
+    case 'INSUFFICIENT_FUNDS':
+      return 'fund the wallet (sandbox): agentpay wallets fund WALLET_ID --amount MINOR_UNITS';
+    case 'WALLET_FROZEN':
+      return 'unfreeze it: agentpay wallets unfreeze WALLET_ID';
+    case 'NOT_SUPPORTED':
+      return 'this gateway has no rail for that; development shortcuts work on a sandbox gateway: npx agentpay dev';
+    case 'RATE_LIMITED':
+      return 'wait a moment and retry';
+    case 'INSECURE_TRANSPORT':
+      return 'use the https:// address of the gateway';
+    case 'INTERNAL':
+      return "the gateway failed; look for the errorId in the gateway's log";
+    case 'HTTP_ERROR':
+      return 'check that --base-url points at an agentpay gateway';
+    default:
+      return undefined;
+  }
+}
+
+export function describeError(err: unknown, ctx: ReportContext = {}): Report {
+  const help = ctx.command ? `${ctx.command} --help` : 'agentpay --help';
+  if (err instanceof CliError) {
+    return {
+      code: err.code,
+      message: err.message,
+      details: err.details,
+      exit: err.exit,
+      ...(err.tryNext ? { tryNext: err.tryNext } : err.exit === EXIT.USAGE ? { tryNext: help } : {}),
+    };
+  }
+  if (err instanceof AgentpayError) {
+    const tryNext = tryForGateway(err);
+    const errorId = err.body.errorId;
+    return {
+      code: err.code,
+      message: typeof errorId === 'string' ? `${err.message} (errorId ${errorId})` : err.message,
+      details: { ...err.details, ...(err.status ? { status: err.status } : {}), ...(typeof errorId === 'string' ? { errorId } : {}) },
+      exit: err.status === 401 ? EXIT.UNAUTHENTICATED : EXIT.REFUSED,
+      ...(tryNext ? { tryNext } : {}),
+    };
+  }
+  // validation by shared helpers (e.g. parseMinor) on input the person typed
+  if (isAppError(err)) {
+    return { code: err.code, message: err.message, details: err.details, exit: EXIT.REFUSED, tryNext: help };
+  }
+  // oclif's own parse errors: unknown flag, missing argument, bad option value
+  if (err instanceof Errors.CLIError) {
+    const message = err.message.replace(/\n+See more help with --help$/, '');
+    return { code: 'USAGE', message, details: {}, exit: err.oclif?.exit === 0 ? 0 : EXIT.USAGE, tryNext: help };
+  }
+  // @inquirer/prompts: Ctrl-C or a closed terminal while asking
+  if (err instanceof Error && (err.name === 'ExitPromptError' || err.name === 'AbortPromptError')) {
+    return { code: 'CANCELLED', message: 'cancelled; nothing was sent', details: {}, exit: EXIT.CANCELLED };
+  }
+  const conn = connectionReport(err, ctx);
+  if (conn) return conn;
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'INTERNAL', message, details: {}, exit: EXIT.BUG, bug: true };
+}

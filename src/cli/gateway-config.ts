@@ -1,0 +1,147 @@
+/**
+ * Configuration of `agentpay gateway start`: flags, then AGENTPAY_* environment
+ * variables (oclif reads both into the same flag values), then an optional JSON config
+ * file, then defaults. Checked once here, before anything listens, with errors that
+ * name the setting.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { GatewayConfig } from '../gateway/config.js';
+import { CliError, usageError } from './errors.js';
+import type { RunGatewayOptions } from './gateway-runner.js';
+import { LOCAL_DATA_DIR } from './local-gateway.js';
+
+/** The settings a config file may hold; flags of the same meaning override them. */
+export interface GatewayFileConfig {
+  mode?: 'sandbox' | 'production';
+  host?: string;
+  port?: number;
+  /** null: no plain-HTTP listener */
+  httpPort?: number | null;
+  dataDir?: string;
+  feeBps?: number;
+  trustProxy?: boolean;
+  tls?: boolean;
+  devEchoTokens?: boolean;
+  logLevel?: string;
+  tokenTtlMs?: number;
+  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
+}
+
+type Kind = 'string' | 'integer' | 'boolean' | 'port' | 'port-or-null' | 'mode';
+const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
+  mode: 'mode',
+  host: 'string',
+  port: 'port',
+  httpPort: 'port-or-null',
+  dataDir: 'string',
+  feeBps: 'integer',
+  trustProxy: 'boolean',
+  tls: 'boolean',
+  devEchoTokens: 'boolean',
+  logLevel: 'string',
+  tokenTtlMs: 'integer',
+};
+const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
+
+function checkValue(kind: Kind, v: unknown): string | undefined {
+  switch (kind) {
+    case 'string':
+      return typeof v === 'string' && v ? undefined : 'must be a non-empty string';
+    case 'integer':
+      return Number.isInteger(v) ? undefined : 'must be an integer';
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : 'must be true or false';
+    case 'mode':
+      return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
+    case 'port-or-null':
+      if (v === null) return undefined;
+    // falls through
+    case 'port':
+      return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? undefined : `must be a port number from 0 to 65535${kind === 'port-or-null' ? ', or null for none' : ''}`;
+  }
+}
+
+export function readGatewayConfigFile(path: string): GatewayFileConfig {
+  if (!existsSync(path)) throw usageError(`--config: the file ${path} does not exist`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new CliError('CONFIG_INVALID', `${path} is not valid JSON: ${(e as Error).message}`, { exit: 2 });
+  }
+  const bad = (key: string, problem: string) => new CliError('CONFIG_INVALID', `${path}: ${key} ${problem}`, { exit: 2, details: { file: path, field: key } });
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad('(top level)', 'must be a JSON object');
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'rateLimit') {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) throw bad(key, 'must be an object');
+      for (const [k, v] of Object.entries(value)) {
+        if (!(RATE_FIELDS as readonly string[]).includes(k)) throw bad(`rateLimit.${k}`, `is not a setting (known: ${RATE_FIELDS.join(', ')})`);
+        const problem = Number.isInteger(v) && (v as number) > 0 ? undefined : 'must be a positive integer';
+        if (problem) throw bad(`rateLimit.${k}`, problem);
+      }
+      continue;
+    }
+    const kind = FIELDS[key as keyof typeof FIELDS];
+    if (!kind) throw bad(key, `is not a setting (known: ${[...Object.keys(FIELDS), 'rateLimit'].join(', ')})`);
+    const problem = checkValue(kind, value);
+    if (problem) throw bad(key, problem);
+  }
+  return raw as GatewayFileConfig;
+}
+
+/** Flag (or environment) values; undefined means "not given". */
+export interface GatewayStartInput {
+  config?: string | undefined;
+  mode?: 'sandbox' | 'production' | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  httpPort?: number | null | undefined;
+  dataDir?: string | undefined;
+  feeBps?: number | undefined;
+  trustProxy?: boolean | undefined;
+  tls?: boolean | undefined;
+  devEchoTokens?: boolean | undefined;
+  logLevel?: string | undefined;
+  rateLimit?: number | undefined;
+  rateLimitWindowMs?: number | undefined;
+  signupRateLimit?: number | undefined;
+  signupRateLimitWindowMs?: number | undefined;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd()): RunGatewayOptions {
+  const file = input.config ? readGatewayConfigFile(resolve(cwd, input.config)) : {};
+  const pick = <T>(flag: T | undefined, fromFile: T | undefined, fallback: T): T => (flag !== undefined ? flag : fromFile !== undefined ? fromFile : fallback);
+
+  const rate = {
+    ...file.rateLimit,
+    ...(input.rateLimit !== undefined ? { max: input.rateLimit } : {}),
+    ...(input.rateLimitWindowMs !== undefined ? { windowMs: input.rateLimitWindowMs } : {}),
+    ...(input.signupRateLimit !== undefined ? { signupMax: input.signupRateLimit } : {}),
+    ...(input.signupRateLimitWindowMs !== undefined ? { signupWindowMs: input.signupRateLimitWindowMs } : {}),
+  };
+  const feeBps = input.feeBps ?? file.feeBps;
+  const config: Partial<GatewayConfig> = {
+    mode: pick(input.mode, file.mode, 'production'),
+    trustProxy: pick(input.trustProxy, file.trustProxy, false),
+    devEchoTokens: pick(input.devEchoTokens, file.devEchoTokens, false),
+    ...(feeBps !== undefined ? { feeBps } : {}),
+    ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
+    ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
+  };
+  const logLevel = pick(input.logLevel, file.logLevel, 'info');
+  if (!LOG_LEVELS.includes(logLevel)) throw usageError(`log level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
+  const host = pick(input.host, file.host, '127.0.0.1');
+  return {
+    dataDir: resolve(cwd, pick(input.dataDir, file.dataDir, LOCAL_DATA_DIR)),
+    host,
+    port: pick(input.port, file.port, 4402),
+    httpPort: pick(input.httpPort, file.httpPort, 4080),
+    tls: pick(input.tls, file.tls, true),
+    config,
+    devCredentials: false,
+    logLevel,
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * Runs a gateway in this process for `agentpay dev` and `agentpay gateway start`:
+ * config validated once, logs (pino) on stderr, dev credentials in sandbox mode when
+ * asked, DATA_DIR/gateway.json while it runs, and a graceful stop on SIGINT/SIGTERM.
+ * The gateway itself is src/gateway/server.ts; this file only wires it to a process.
+ */
+import { resolve } from 'node:path';
+import pino from 'pino';
+import { ensureDevCredentials } from '../dev/bootstrap.js';
+import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
+import { startGateway, type RunningGateway } from '../gateway/server.js';
+import { CliError, EXIT, usageError } from './errors.js';
+import { removeGatewayFile, runningGateway, writeGatewayFile } from './local-gateway.js';
+
+export interface RunGatewayOptions {
+  dataDir: string;
+  host?: string;
+  port: number;
+  /** plain-HTTP port that refuses everything with 403 INSECURE_TRANSPORT; null for none */
+  httpPort: number | null;
+  tls: boolean;
+  config: Partial<GatewayConfig>;
+  /** make (first start) or reuse the operator/workspace/provider dev keys; sandbox only */
+  devCredentials: boolean;
+  logLevel: string;
+}
+
+/** The ready line of `agentpay dev --json` (DESIGN.md); the dev keys only in sandbox mode. */
+export interface ReadyInfo {
+  baseUrl: string;
+  httpUrl: string | null;
+  caCertPath: string | null;
+  dataDir: string;
+  operatorKey?: string;
+  workspace?: { id: string; apiKey: string };
+  provider?: { id: string; apiKey: string; walletId: string };
+}
+
+export interface LocalGateway {
+  ready: ReadyInfo;
+  config: GatewayConfig;
+  gateway: RunningGateway;
+  log: pino.Logger;
+  stop(): Promise<void>;
+}
+
+/** Config errors at boot are the person's to fix: say which setting and why. */
+export function validateConfig(partial: Partial<GatewayConfig>): GatewayConfig {
+  try {
+    return resolveConfig(partial);
+  } catch (e) {
+    throw usageError(`invalid gateway configuration: ${(e as Error).message}`);
+  }
+}
+
+export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway> {
+  const dataDir = resolve(opts.dataDir);
+  const config = validateConfig(opts.config);
+  if (!opts.tls && !config.trustProxy) {
+    throw usageError('--no-tls serves plain HTTP and is only for running behind a TLS-terminating proxy; add --trust-proxy');
+  }
+  const other = runningGateway(dataDir);
+  if (other && other.pid !== process.pid) {
+    throw new CliError('GATEWAY_RUNNING', `a gateway is already running on ${dataDir} (pid ${other.pid}, ${other.baseUrl})`, {
+      tryNext: 'stop it first, or use another --data-dir',
+      details: { pid: other.pid, baseUrl: other.baseUrl },
+    });
+  }
+
+  const dest = pino.destination({ fd: 2, sync: true });
+  const log = pino({ level: opts.logLevel, base: { pid: process.pid } }, dest);
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway({
+      dataDir,
+      ...(opts.host ? { host: opts.host } : {}),
+      port: opts.port,
+      httpPort: opts.httpPort,
+      tls: opts.tls,
+      config,
+      logger: { level: opts.logLevel, stream: dest },
+    });
+  } catch (e) {
+    throw listenError(e, opts) ?? e;
+  }
+
+  let ready: ReadyInfo = { baseUrl: gateway.baseUrl, httpUrl: gateway.httpUrl, caCertPath: gateway.tls?.caCertPath ?? null, dataDir };
+  try {
+    if (opts.devCredentials && config.mode === 'sandbox') {
+      const creds = await ensureDevCredentials(gateway.services.ctx, dataDir);
+      ready = { ...ready, operatorKey: creds.operatorKey, workspace: creds.workspace, provider: creds.provider };
+    }
+    writeGatewayFile(dataDir, { baseUrl: gateway.baseUrl, httpUrl: gateway.httpUrl, pid: process.pid });
+  } catch (e) {
+    await gateway.close();
+    throw e;
+  }
+  log.info({ baseUrl: ready.baseUrl, httpUrl: ready.httpUrl, mode: config.mode, dataDir }, 'gateway ready');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    ready,
+    config,
+    gateway,
+    log,
+    stop() {
+      // everything in flight is already durable: each money movement is one committed transaction
+      stopping ??= (async () => {
+        removeGatewayFile(dataDir);
+        await gateway.close();
+        log.info('gateway stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+function listenError(e: unknown, opts: RunGatewayOptions): CliError | undefined {
+  const err = e as NodeJS.ErrnoException & { port?: number };
+  if (err.code === 'EADDRINUSE') {
+    const port = err.port ?? opts.port;
+    const flag = port === opts.httpPort ? '--http-port' : '--port';
+    return new CliError('PORT_IN_USE', `port ${port} is already in use`, { tryNext: `pick another with ${flag} N, or ${flag} 0 for a free one`, details: { port } });
+  }
+  if (err.code === 'EACCES') {
+    return new CliError('PORT_NOT_ALLOWED', `not allowed to listen on port ${err.port ?? opts.port}`, { exit: EXIT.REFUSED, tryNext: 'use a port above 1023' });
+  }
+  return undefined;
+}
+
+/**
+ * Resolves on the first SIGINT or SIGTERM. A second signal while stopping exits at once
+ * (after removing gateway.json), for a person who does not want to wait.
+ */
+export function untilStopSignal(onForce: () => void): Promise<NodeJS.Signals> {
+  return new Promise((res) => {
+    const first = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', first);
+      process.off('SIGTERM', first);
+      const force = () => {
+        onForce();
+        process.exit(130);
+      };
+      process.once('SIGINT', force);
+      process.once('SIGTERM', force);
+      res(signal);
+    };
+    process.on('SIGINT', first);
+    process.on('SIGTERM', first);
+  });
+}

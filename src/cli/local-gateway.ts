@@ -1,0 +1,93 @@
+/**
+ * A gateway's data directory as the CLI sees it: DATA_DIR/gateway.json says where a
+ * running gateway listens (written once it is ready, removed when it stops),
+ * DATA_DIR/tls/ca.pem is the CA to trust, and DATA_DIR/dev-credentials.json holds a
+ * sandbox gateway's dev keys.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readDevCredentials } from '../dev/bootstrap.js';
+import { CliError } from './errors.js';
+
+export const DEV_ROLES = ['workspace', 'provider', 'operator'] as const;
+export type DevRole = (typeof DEV_ROLES)[number];
+
+export interface GatewayFile {
+  baseUrl: string;
+  httpUrl: string | null;
+  pid: number;
+}
+
+export const gatewayFilePath = (dataDir: string) => join(dataDir, 'gateway.json');
+export const caPath = (dataDir: string) => join(dataDir, 'tls', 'ca.pem');
+/** the data dir `agentpay dev` uses when none is given, and the CLI looks for last */
+export const LOCAL_DATA_DIR = '.agentpay';
+
+export function writeGatewayFile(dataDir: string, file: GatewayFile): void {
+  writeFileSync(gatewayFilePath(dataDir), JSON.stringify(file) + '\n', { mode: 0o644 });
+}
+
+/** Removes gateway.json if it is this process's (a newer gateway may have replaced it). */
+export function removeGatewayFile(dataDir: string, pid: number = process.pid): void {
+  const f = readGatewayFile(dataDir);
+  if (f && f.pid === pid) rmSync(gatewayFilePath(dataDir), { force: true });
+}
+
+export function readGatewayFile(dataDir: string): GatewayFile | undefined {
+  const p = gatewayFilePath(dataDir);
+  if (!existsSync(p)) return undefined;
+  try {
+    return JSON.parse(readFileSync(p, 'utf8')) as GatewayFile;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The running gateway of a data dir, if its process is still alive (a crash leaves a stale file). */
+export function runningGateway(dataDir: string): GatewayFile | undefined {
+  const f = readGatewayFile(dataDir);
+  return f && isAlive(f.pid) ? f : undefined;
+}
+
+export interface LocalConnection {
+  dataDir: string;
+  baseUrl?: string;
+  apiKey?: string;
+  ca?: string;
+}
+
+/** The connection a data dir offers for one of its dev roles; fields it cannot offer stay unset. */
+export function localConnection(dataDirIn: string, as: DevRole): LocalConnection {
+  const dataDir = resolve(dataDirIn);
+  const creds = readDevCredentials(dataDir);
+  const running = runningGateway(dataDir);
+  const ca = caPath(dataDir);
+  const apiKey = creds && (as === 'operator' ? creds.operatorKey : as === 'workspace' ? creds.workspace.apiKey : creds.provider.apiKey);
+  return {
+    dataDir,
+    ...(running ? { baseUrl: running.baseUrl } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    ...(existsSync(ca) ? { ca } : {}),
+  };
+}
+
+export function isGatewayDataDir(dir: string): boolean {
+  return existsSync(join(dir, 'dev-credentials.json')) || existsSync(gatewayFilePath(dir));
+}
+
+export function gatewayNotRunning(dataDir: string): CliError {
+  return new CliError('GATEWAY_NOT_RUNNING', `no gateway is running on the data dir ${dataDir}`, {
+    exit: 3,
+    tryNext: `start it: npx agentpay dev --data-dir ${dataDir}`,
+    details: { dataDir },
+  });
+}

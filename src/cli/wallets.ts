@@ -1,0 +1,117 @@
+/**
+ * The `agentpay wallets` commands' work: plain inputs in, API results out, plus how a
+ * person sees them. Amounts stay the gateway's strings of integer minor units.
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { generateEd25519 } from '../core/ed25519.js';
+import { parseMinor } from '../core/money.js';
+import type { AgentpayClient } from '../sdk/client/index.js';
+import type { Balance, LedgerEntry, Wallet } from '../sdk/types.js';
+import { CliError, usageError } from './errors.js';
+import { renderFields, renderTable } from './output.js';
+
+export interface CreateWalletInput {
+  ownerType: 'agent' | 'workspace';
+  ownerId: string;
+  /** an existing ed25519 public key (PEM) to register */
+  publicKeyFile?: string | undefined;
+  /** generate a key pair, keep the private key at this path (0600), register the public half */
+  generateKeyFile?: string | undefined;
+}
+
+export interface CreatedWallet {
+  wallet: Wallet;
+  /** where the generated private key was written */
+  keyFile?: string;
+}
+
+export async function createWallet(client: AgentpayClient, input: CreateWalletInput): Promise<CreatedWallet> {
+  if (input.publicKeyFile && input.generateKeyFile) throw usageError('pass either --public-key-file or --generate-key, not both');
+  if (input.publicKeyFile) {
+    const path = resolve(input.publicKeyFile);
+    if (!existsSync(path)) throw usageError(`--public-key-file: ${path} does not exist`);
+    const publicKeyPem = readFileSync(path, 'utf8');
+    return { wallet: await client.wallets.create({ ownerType: input.ownerType, ownerId: input.ownerId, publicKeyPem }) };
+  }
+  if (input.generateKeyFile) {
+    const keyFile = resolve(input.generateKeyFile);
+    if (existsSync(keyFile)) {
+      throw new CliError('KEY_FILE_EXISTS', `${keyFile} already exists; agentpay never overwrites a key file`, {
+        tryNext: 'choose another --key-file path',
+        details: { keyFile },
+      });
+    }
+    const pair = generateEd25519();
+    // 'wx' fails if the file appeared meanwhile; 0600 because it is the agent's spending key
+    writeFileSync(keyFile, pair.privateKeyPem, { mode: 0o600, flag: 'wx' });
+    try {
+      const wallet = await client.wallets.create({ ownerType: input.ownerType, ownerId: input.ownerId, publicKeyPem: pair.publicKeyPem });
+      return { wallet, keyFile };
+    } catch (e) {
+      // a key whose public half was never registered is of no use to anyone
+      rmSync(keyFile, { force: true });
+      throw e;
+    }
+  }
+  if (input.ownerType === 'agent') {
+    throw usageError('an agent wallet needs a public key: pass --generate-key --key-file PATH, or --public-key-file PATH', undefined, { flag: '--generate-key' });
+  }
+  return { wallet: await client.wallets.create({ ownerType: input.ownerType, ownerId: input.ownerId }) };
+}
+
+/** `--amount` as typed: integer minor units only ("150" is 1.50; "1.50" is refused, never rounded). */
+export function parseAmountFlag(value: string): string {
+  return parseMinor(value, '--amount').toString();
+}
+
+export async function fundWallet(client: AgentpayClient, walletId: string, amount: string, rail?: string): Promise<{ entry: LedgerEntry; balance: Balance }> {
+  return client.wallets.fund(walletId, parseAmountFlag(amount), rail);
+}
+
+// ---- how a person sees wallets ----
+
+export function walletFields(w: Wallet, extra: ReadonlyArray<readonly [string, unknown]> = []): string {
+  return renderFields([
+    ['id', w.id],
+    ['owner', `${w.ownerType} ${w.ownerId}`],
+    ['status', w.frozen ? `${w.status} (frozen)` : w.status],
+    ['currency', w.currency],
+    ...(w.balance ? ([['balance', w.balance.balanceMinor], ['available', w.balance.availableMinor]] as const) : []),
+    ['public key', w.publicKeyPem ? 'registered' : 'none'],
+    ['created', w.createdAt],
+    ...extra,
+  ]);
+}
+
+export function walletTable(wallets: readonly Wallet[]): string {
+  return renderTable(wallets, [
+    { header: 'ID', get: (w) => w.id },
+    { header: 'OWNER TYPE', get: (w) => w.ownerType },
+    { header: 'OWNER', get: (w) => w.ownerId },
+    { header: 'STATUS', get: (w) => w.status },
+    { header: 'FROZEN', get: (w) => (w.frozen ? 'yes' : 'no') },
+    { header: 'CURRENCY', get: (w) => w.currency },
+    { header: 'CREATED', get: (w) => w.createdAt },
+  ], '(no wallets)');
+}
+
+export function balanceFields(b: Balance): string {
+  return renderFields([
+    ['balance', `${b.balanceMinor} ${b.currency} minor units`],
+    ['available', `${b.availableMinor} ${b.currency} minor units`],
+  ]);
+}
+
+export function ledgerTable(entries: readonly LedgerEntry[]): string {
+  return renderTable(entries, [
+    { header: 'SEQ', get: (e) => e.seq },
+    { header: 'TYPE', get: (e) => e.type },
+    { header: 'AMOUNT', get: (e) => e.amountMinor },
+    { header: 'HOLD', get: (e) => e.holdMinor },
+    { header: 'BALANCE AFTER', get: (e) => e.balanceAfterMinor },
+    { header: 'TRANSACTION', get: (e) => e.transactionId },
+    { header: 'CREATED', get: (e) => e.createdAt },
+    { header: 'MEMO', get: (e) => e.memo },
+  ], '(no entries)');
+}

@@ -1,0 +1,144 @@
+/**
+ * Authorization of a payment proof: the checks of docs/protocol.md in their order,
+ * then, in one database transaction, the nonce, the transaction and the hold. The
+ * signature checks run before the transaction (crypto is the slow part); everything
+ * that depends on state runs inside it, so concurrent authorizations can neither
+ * reuse a nonce nor overdraw a wallet.
+ */
+import { AppError, forbidden, isAppError, notFound, validationError } from '../../core/errors.js';
+import { verifyObject } from '../../core/ed25519.js';
+import { iso } from '../../core/clock.js';
+import type { Transaction } from '../../store/repos/payments.js';
+import type { Principal } from '../api-keys.js';
+import { balanceOf, post } from '../ledger.js';
+import { requireProvider, type PaymentDeps } from './deps.js';
+import { isPaused } from './breaker.js';
+import { parsePaymentProof } from './proof.js';
+import type { VerificationKeys } from './verification-keys.js';
+
+export interface AuthorizeInput {
+  capabilityId: string;
+  /** the proof object, or the x-payment header value as received */
+  payment: unknown;
+}
+
+export interface Authorization {
+  transactionId: string;
+  status: 'authorized';
+  walletId: string;
+  capabilityId: string;
+  amountMinor: string;
+  currency: string;
+  expiresAt: string;
+}
+
+function replay(nonce: string): AppError {
+  return new AppError('REPLAY_DETECTED', 'this payment proof was already used; the first use counted. Do not resend it: request a new challenge for another call', { nonce });
+}
+
+/** A unique-index violation from SQLite or PostgreSQL, possibly wrapped by the ORM. */
+function isUniqueViolation(e: unknown): boolean {
+  for (let cur = e as { code?: unknown; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
+    if (cur.code === 'SQLITE_CONSTRAINT_UNIQUE' || cur.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cur.code === '23505') return true;
+  }
+  return false;
+}
+
+export async function authorizePayment(deps: PaymentDeps, keys: VerificationKeys, p: Principal, input: AuthorizeInput): Promise<Authorization> {
+  requireProvider(p);
+  const { ctx } = deps;
+  const { proof, amountMinor, expiresAtMs } = parsePaymentProof(input.payment);
+  const challenge = proof.challenge;
+
+  const platformKey = await keys.platformKey(challenge.signingKeyId);
+  if (!platformKey || !verifyObject(platformKey, challenge)) {
+    throw validationError('payment.challenge.signature', 'is not a valid platform signature over this challenge: it was altered, or not issued by this gateway');
+  }
+  if (challenge.capabilityId !== input.capabilityId) {
+    throw forbidden(`the proof pays for capability ${challenge.capabilityId}, not ${input.capabilityId}`, { capabilityId: input.capabilityId, paidCapabilityId: challenge.capabilityId });
+  }
+  if (challenge.providerId !== p.tenantId) throw forbidden('the proof pays another provider', { providerId: challenge.providerId });
+  if (ctx.clock.now() >= expiresAtMs) {
+    throw new AppError('CHALLENGE_EXPIRED', `the price challenge expired at ${challenge.expiresAt}; request a new challenge`, { expiresAt: challenge.expiresAt });
+  }
+  const wallet = await ctx.store.read((r) => r.wallets.get(proof.walletId));
+  if (!wallet) throw notFound('WALLET_NOT_FOUND', 'wallet', proof.walletId);
+  if (!wallet.publicKeyPem || !verifyObject(keys.walletKey(wallet.id, wallet.publicKeyPem), proof)) {
+    throw forbidden(`the proof is not signed by the key registered on wallet ${wallet.id}`, { walletId: wallet.id });
+  }
+
+  const outcome = await ctx.store.tx(async (r) => {
+    if (await r.transactions.byNonce(challenge.nonce)) throw replay(challenge.nonce);
+    const w = await r.wallets.get(wallet.id);
+    if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', wallet.id);
+    if (w.frozen || w.status !== 'active') {
+      throw new AppError('WALLET_FROZEN', `wallet ${w.id} is ${w.frozen ? 'frozen' : w.status}; outgoing payments are blocked until it is unfrozen`, { walletId: w.id });
+    }
+    if (await isPaused(r, w.id, challenge.providerId)) {
+      throw new AppError('WALLET_PROVIDER_PAUSED', `provider ${challenge.providerId} is paused for wallet ${w.id} after repeated failures; wait, or resume it with POST /v1/wallets/${w.id}/resume-provider`, {
+        walletId: w.id,
+        providerId: challenge.providerId,
+      });
+    }
+    const capability = await r.capabilities.get(challenge.capabilityId);
+    if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', challenge.capabilityId);
+    const now = ctx.clock.now();
+    try {
+      await deps.policy.check(r, {
+        workspaceId: w.tenantId, walletId: w.id, wallet: w, capability, providerId: challenge.providerId, amountMinor, currency: challenge.currency, now,
+      });
+    } catch (e) {
+      // commit what the policy wrote (an approval request), nothing else
+      if (isAppError(e) && (e.code === 'POLICY_DENIED' || e.code === 'APPROVAL_REQUIRED')) return { refused: e };
+      throw e;
+    }
+    if (w.currency !== challenge.currency) {
+      throw validationError('payment.walletId', `wallet ${w.id} holds ${w.currency} but the challenge is priced in ${challenge.currency}`);
+    }
+    const { availableMinor } = await balanceOf(r, w.id);
+    if (availableMinor < amountMinor) {
+      throw new AppError('INSUFFICIENT_FUNDS', `wallet ${w.id} has ${availableMinor} available and the call costs ${amountMinor}; fund the wallet`, {
+        walletId: w.id, availableMinor: availableMinor.toString(), amountMinor: amountMinor.toString(),
+      });
+    }
+    const txn: Transaction = {
+      id: ctx.ids.next('transaction'),
+      nonce: challenge.nonce,
+      capabilityId: challenge.capabilityId,
+      providerId: challenge.providerId,
+      walletId: w.id,
+      workspaceId: w.tenantId,
+      amountMinor,
+      feeMinor: null,
+      currency: challenge.currency,
+      status: 'authorized',
+      failureReason: null,
+      authorizedAt: now,
+      expiresAt: now + deps.settings.inFlightTtlMs,
+      resolvedAt: null,
+    };
+    try {
+      await r.transactions.insert(txn);
+    } catch (e) {
+      // a database shared by several gateways: the unique nonce index decides
+      if (isUniqueViolation(e)) throw replay(challenge.nonce);
+      throw e;
+    }
+    await post(r, ctx, {
+      walletId: w.id, type: 'hold', amountMinor: 0n, holdMinor: amountMinor, currency: txn.currency,
+      transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
+    });
+    return { txn };
+  });
+  if ('refused' in outcome) throw outcome.refused;
+  const { txn } = outcome;
+  return {
+    transactionId: txn.id,
+    status: 'authorized',
+    walletId: txn.walletId,
+    capabilityId: txn.capabilityId,
+    amountMinor: txn.amountMinor.toString(),
+    currency: txn.currency,
+    expiresAt: iso(txn.expiresAt),
+  };
+}

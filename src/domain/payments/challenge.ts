@@ -1,0 +1,53 @@
+/**
+ * Price challenges: the platform's signed quote for one call of a capability at its
+ * price right now. Nothing is stored; the signature and the nonce (recorded when the
+ * proof that embeds it is authorized) make it single-use and tamper-evident.
+ */
+import { randomBytes } from 'node:crypto';
+import { AppError, forbidden, notFound } from '../../core/errors.js';
+import { iso } from '../../core/clock.js';
+import type { Principal } from '../api-keys.js';
+import { requireProvider, type PaymentDeps } from './deps.js';
+
+export interface UnsignedChallenge {
+  capabilityId: string;
+  providerId: string;
+  amountMinor: string;
+  currency: string;
+  nonce: string;
+  expiresAt: string;
+  payTo: string;
+  [k: string]: unknown;
+}
+
+export type Challenge = UnsignedChallenge & { signature: string; signingKeyId: string };
+
+export async function issueChallenge(deps: PaymentDeps, p: Principal, capabilityId: string): Promise<Challenge> {
+  requireProvider(p);
+  const { capability, provider } = await deps.ctx.store.read(async (r) => {
+    const capability = await r.capabilities.get(capabilityId);
+    return { capability, provider: capability ? await r.tenants.get(capability.providerId) : undefined };
+  });
+  if (!capability || !provider) throw notFound('CAPABILITY_NOT_FOUND', 'capability', capabilityId);
+  if (capability.providerId !== p.tenantId) throw forbidden(`capability ${capabilityId} belongs to another provider`, { capabilityId });
+  if (capability.status !== 'active') {
+    throw new AppError('CONFLICT', `capability ${capabilityId} is ${capability.status} and cannot be sold; publish a new capability`, { capabilityId, status: capability.status });
+  }
+  if (!provider.verified || provider.status !== 'active') {
+    throw forbidden(`provider ${provider.id} is ${provider.verified ? provider.status : 'not verified'} and cannot sell until an operator verifies it`, {
+      providerId: provider.id,
+      status: provider.status,
+      verified: provider.verified,
+    });
+  }
+  if (!provider.settlementWalletId) throw new AppError('INTERNAL', `provider ${provider.id} has no settlement wallet`);
+  return deps.signingKeys.sign({
+    capabilityId: capability.id,
+    providerId: provider.id,
+    amountMinor: capability.priceMinor.toString(),
+    currency: capability.currency,
+    nonce: randomBytes(32).toString('base64url'),
+    expiresAt: iso(deps.ctx.clock.now() + deps.settings.challengeTtlMs),
+    payTo: provider.settlementWalletId,
+  } satisfies UnsignedChallenge);
+}

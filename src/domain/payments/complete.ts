@@ -1,0 +1,53 @@
+/**
+ * Completion of a paid call: in one database transaction the hold is captured from
+ * the buyer, the seller's settlement wallet gets the price less the fee, the platform
+ * revenue wallet gets the fee, the breaker count resets and the signed success
+ * receipt is stored. Repeating the same complete returns the same receipt.
+ */
+import { AppError } from '../../core/errors.js';
+import { feeFor } from '../../core/money.js';
+import type { Principal } from '../api-keys.js';
+import { post } from '../ledger.js';
+import { receiptView, writeReceipt, type ReceiptView } from '../receipts.js';
+import { PLATFORM_REVENUE_WALLET_ID } from '../tenants.js';
+import { recordSuccess } from './breaker.js';
+import { requireProvider, type PaymentDeps } from './deps.js';
+import { alreadyResolved, expireTransaction, isOverdue, ownTransaction } from './resolution.js';
+
+export interface CompleteInput {
+  transactionId: string;
+  /** `sha256:` and the lowercase hex SHA-256 of the exact response bytes */
+  responseHash: string;
+}
+
+export async function completeTransaction(deps: PaymentDeps, p: Principal, input: CompleteInput): Promise<ReceiptView> {
+  requireProvider(p);
+  const { ctx } = deps;
+  const out = await ctx.store.tx(async (r) => {
+    const txn = await ownTransaction(r, p, input.transactionId);
+    if (txn.status === 'succeeded') {
+      const receipt = (await r.receipts.byTransaction(txn.id)).find((x) => x.status === 'success');
+      if (receipt && receipt.responseHash === input.responseHash) return { receipt: receiptView(receipt) };
+      return { conflict: alreadyResolved(txn, 'was already completed with another responseHash') };
+    }
+    if (txn.status !== 'authorized') return { conflict: alreadyResolved(txn) };
+    const now = ctx.clock.now();
+    if (isOverdue(txn, now)) {
+      await expireTransaction(r, deps, txn);
+      return { conflict: alreadyResolved({ ...txn, status: 'expired' }, 'expired before it was completed and the buyer was refunded') };
+    }
+    const provider = await r.tenants.get(txn.providerId);
+    if (!provider?.settlementWalletId) throw new AppError('INTERNAL', `provider ${txn.providerId} has no settlement wallet`);
+    const fee = feeFor(txn.amountMinor, deps.settings.feeBps);
+    const sale = txn.amountMinor - fee;
+    const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
+    await post(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
+    if (sale > 0n) await post(r, ctx, { ...common, walletId: provider.settlementWalletId, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
+    if (fee > 0n) await post(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
+    await r.transactions.update(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
+    await recordSuccess(r, now, txn.walletId, txn.providerId);
+    return { receipt: await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', input.responseHash) };
+  });
+  if ('conflict' in out) throw out.conflict;
+  return out.receipt;
+}

@@ -1,0 +1,27 @@
+/** What the payment core is built from; GatewayConfig satisfies `PaymentSettings`. */
+import { AppError } from '../../core/errors.js';
+import type { Principal } from '../api-keys.js';
+import type { DomainContext } from '../context.js';
+import type { SigningKeys } from '../signing-keys.js';
+import type { PurchasePolicy } from './policy.js';
+
+export interface PaymentSettings {
+  /** platform fee in basis points, rounded down */
+  feeBps: number;
+  challengeTtlMs: number;
+  inFlightTtlMs: number;
+}
+
+export interface PaymentDeps {
+  ctx: DomainContext;
+  signingKeys: SigningKeys;
+  settings: PaymentSettings;
+  policy: PurchasePolicy;
+}
+
+/** The four payment routes are the seller's: only a provider key acts on them. */
+export function requireProvider(p: Principal): void {
+  if (p.tenantKind !== 'provider') {
+    throw new AppError('FORBIDDEN', 'the payment protocol routes take a provider key (the seller middleware\'s); buyers sign proofs instead');
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The buyer's workspace policies, as the payment core sees them: one hook called
+ * while a purchase is being authorized. The policies issue plugs its engine in here;
+ * until then every purchase is allowed.
+ */
+import type { Repos } from '../../store/store.js';
+import type { Wallet } from '../../store/repos/wallets.js';
+import type { Capability } from '../../store/repos/market.js';
+
+export interface Purchase {
+  workspaceId: string;
+  walletId: string;
+  wallet: Wallet;
+  capability: Capability;
+  providerId: string;
+  amountMinor: bigint;
+  currency: string;
+  now: number;
+}
+
+export interface PurchasePolicy {
+  /**
+   * Runs inside the authorization's database transaction, after the replay, frozen
+   * and breaker checks and before the balance check. Refuses by throwing AppError
+   * `POLICY_DENIED` (details.matchedRule) or `APPROVAL_REQUIRED` (extra {approvalId}).
+   *
+   * What it writes through `r` commits with the purchase; on one of those two refusals
+   * it commits too (an approval request must outlive the refusal that announces it),
+   * while nothing else of the purchase is written. Any other error rolls everything back.
+   */
+  check(r: Repos, purchase: Purchase): Promise<void>;
+}
+
+export const allowAll: PurchasePolicy = {
+  async check() {},
+};

@@ -1,0 +1,57 @@
+/** The payment core behind the four /v1/x402 routes, built once per gateway. */
+import type { Principal } from '../api-keys.js';
+import type { ReceiptView } from '../receipts.js';
+import { authorizePayment, type Authorization, type AuthorizeInput } from './authorize.js';
+import { issueChallenge, type Challenge } from './challenge.js';
+import { completeTransaction, type CompleteInput } from './complete.js';
+import type { PaymentDeps } from './deps.js';
+import { failTransaction, type FailInput } from './fail.js';
+import { VerificationKeys } from './verification-keys.js';
+import { ExpirySweeper } from './sweeper.js';
+import { BreakerService } from './breaker.js';
+import { ReceiptService } from '../receipts.js';
+import { RatingService } from '../ratings.js';
+import type { WalletService } from '../wallets.js';
+
+export class PaymentService {
+  private keys: VerificationKeys;
+
+  constructor(private deps: PaymentDeps) {
+    this.keys = new VerificationKeys(deps.ctx.store);
+  }
+
+  challenge(p: Principal, capabilityId: string): Promise<Challenge> {
+    return issueChallenge(this.deps, p, capabilityId);
+  }
+
+  authorize(p: Principal, input: AuthorizeInput): Promise<Authorization> {
+    return authorizePayment(this.deps, this.keys, p, input);
+  }
+
+  complete(p: Principal, input: CompleteInput): Promise<ReceiptView> {
+    return completeTransaction(this.deps, p, input);
+  }
+
+  fail(p: Principal, input: FailInput): Promise<ReceiptView> {
+    return failTransaction(this.deps, p, input);
+  }
+}
+
+export type { PaymentDeps, PaymentSettings } from './deps.js';
+export type { PurchasePolicy, Purchase } from './policy.js';
+export { allowAll } from './policy.js';
+export type { Challenge } from './challenge.js';
+export type { PaymentProof } from './proof.js';
+export type { Authorization } from './authorize.js';
+export { ExpirySweeper, BreakerService };
+
+/** Everything of payments, receipts, ratings and the breaker a gateway serves, from one set of deps. */
+export function paymentServices(deps: PaymentDeps, wallets: WalletService) {
+  return {
+    payments: new PaymentService(deps),
+    sweeper: new ExpirySweeper(deps),
+    receipts: new ReceiptService(deps.ctx),
+    ratings: new RatingService(deps.ctx),
+    breakers: new BreakerService(deps.ctx, wallets),
+  };
+}

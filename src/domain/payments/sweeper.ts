@@ -1,0 +1,54 @@
+/**
+ * The expiry sweeper: refunds authorized transactions that nobody completed or
+ * failed within the in-flight time. Started by the gateway; tests call `sweepOnce`
+ * with a manual clock instead of waiting.
+ */
+import type { PaymentDeps } from './deps.js';
+import { expireTransaction } from './resolution.js';
+
+/** Per database transaction, so a large backlog never holds the store for long. */
+const BATCH = 100;
+
+export class ExpirySweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private deps: Pick<PaymentDeps, 'ctx' | 'signingKeys'>) {}
+
+  /** Expires everything overdue now; returns how many transactions it refunded. */
+  async sweepOnce(): Promise<number> {
+    const { ctx } = this.deps;
+    let total = 0;
+    for (;;) {
+      // listed inside the transaction that resolves them: a complete that won the race is not listed
+      const n = await ctx.store.tx(async (r) => {
+        const due = await r.transactions.listExpired(ctx.clock.now(), BATCH);
+        for (const txn of due) await expireTransaction(r, this.deps, txn);
+        return due.length;
+      });
+      total += n;
+      if (n < BATCH) return total;
+    }
+  }
+
+  /** Sweeps every `intervalMs`; a failed sweep is reported to `onError` and retried next time. */
+  start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.running) return;
+      this.running = this.sweepOnce()
+        .catch(onError)
+        .finally(() => {
+          this.running = undefined;
+        });
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a sweep in progress, so the store can close after. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Account routes (public, on the strict per-IP rate limit): login mints a 30-day key;
+ * forgot/reset replace a password through a mailed one-time token.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { strictRateLimit } from '../plugins/rate-limit.js';
+import { MAX_PASSWORD_LENGTH } from '../../domain/passwords.js';
+
+const Email = Type.String({ minLength: 1, maxLength: 254 });
+const Password = Type.String({ maxLength: MAX_PASSWORD_LENGTH });
+const LoginBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
+const ForgotBody = Type.Object({ email: Email }, { additionalProperties: false });
+const ResetBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }), password: Password }, { additionalProperties: false });
+
+export default async function accountRoutes(app: FastifyInstance) {
+  const { accounts, config } = app.services;
+  const strict = { public: true, rateLimit: strictRateLimit(config) };
+
+  app.post<{ Body: Static<typeof LoginBody> }>('/v1/accounts/login', { config: strict, schema: { body: LoginBody } }, async (request) =>
+    accounts.login(request.body),
+  );
+
+  app.post<{ Body: Static<typeof ForgotBody> }>('/v1/accounts/password/forgot', { config: strict, schema: { body: ForgotBody } }, async (request) =>
+    accounts.forgotPassword(request.body),
+  );
+
+  app.post<{ Body: Static<typeof ResetBody> }>('/v1/accounts/password/reset', { config: strict, schema: { body: ResetBody } }, async (request) =>
+    accounts.resetPassword(request.body),
+  );
+}

@@ -1,0 +1,40 @@
+/** Purchases held for a person, and the person's decision (docs/api/policies.md § Approvals). */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
+import { approvalView } from '../../domain/approvals.js';
+
+const ListQuery = Type.Object({
+  status: Type.Optional(StringEnum(['pending', 'approved', 'denied'] as const)),
+});
+
+const ResolveBody = OptionalBody(Type.Object({
+  resolvedBy: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'who decided, for the record; default the id of the key that called' })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false }));
+
+const ApprovalParams = Type.Object({ id: Id('apr') });
+type ApprovalParams = Static<typeof ApprovalParams>;
+
+export default async function approvalRoutes(app: FastifyInstance) {
+  const { approvals } = app.services;
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>('/v1/approvals', { config: { scope: 'approvals:read' }, schema: { querystring: ListQuery } }, async (request) => ({
+    approvals: (await approvals.list(principal(request), request.query.status)).map(approvalView),
+  }));
+
+  app.get<{ Params: ApprovalParams }>('/v1/approvals/:id', { config: { scope: 'approvals:read' }, schema: { params: ApprovalParams } }, async (request) => ({
+    approval: approvalView(await approvals.get(principal(request), request.params.id)),
+  }));
+
+  for (const [action, decision] of [['approve', 'approved'], ['deny', 'denied']] as const) {
+    app.post<{ Params: ApprovalParams; Body: Static<typeof ResolveBody> }>(
+      `/v1/approvals/:id/${action}`,
+      { config: { scope: 'approvals:write' }, schema: { params: ApprovalParams, body: ResolveBody } },
+      async (request) => ({
+        approval: approvalView(await approvals.resolve(principal(request), request.params.id, decision, request.body?.resolvedBy)),
+      }),
+    );
+  }
+}

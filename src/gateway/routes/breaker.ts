@@ -1,0 +1,25 @@
+/** The seller-for-wallet breaker, seen and reset by the wallet's owner. */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { Id } from '../schemas.js';
+
+const WalletParams = Type.Object({ id: Id('wal') });
+const BreakerParams = Type.Object({ id: Id('wal'), providerId: Id('prv') });
+const ResumeBody = Type.Object({ providerId: Id('prv') }, { additionalProperties: false });
+
+export default async function breakerRoutes(app: FastifyInstance) {
+  const { breakers } = app.services;
+
+  app.post<{ Params: Static<typeof WalletParams>; Body: Static<typeof ResumeBody> }>(
+    '/v1/wallets/:id/resume-provider',
+    { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: ResumeBody } },
+    async (request) => breakers.resume(principal(request), request.params.id, request.body.providerId),
+  );
+
+  app.get<{ Params: Static<typeof BreakerParams> }>(
+    '/v1/wallets/:id/breaker/:providerId',
+    { config: { scope: 'wallets:read' }, schema: { params: BreakerParams } },
+    async (request) => breakers.get(principal(request), request.params.id, request.params.providerId),
+  );
+}

@@ -1,0 +1,50 @@
+/** Spending policies of a workspace (docs/api/policies.md; the language: docs/policy-language.md). */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { Amount, Id, IgnoredTenantIds } from '../schemas.js';
+import { policyView } from '../../domain/policies.js';
+
+/** Documents are small text; 64 KiB is hundreds of sections. */
+const MAX_DOCUMENT = 64 * 1024;
+
+const ApplyBody = Type.Object({
+  document: Type.String({
+    minLength: 1, maxLength: MAX_DOCUMENT, description: 'a policy document (docs/policy-language.md); every section becomes one policy',
+    examples: ['deny "no gambling":\n  category == "gambling"\n'],
+  }),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+
+const EvaluateBody = Type.Object({
+  walletId: Id('wal'),
+  capabilityId: Id('cap'),
+  priceMinor: Type.Optional(Amount({ description: "the price to evaluate, default the capability's current price" })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+
+const PolicyParams = Type.Object({ id: Id('pol') });
+type PolicyParams = Static<typeof PolicyParams>;
+
+export default async function policyRoutes(app: FastifyInstance) {
+  const { policies } = app.services;
+
+  app.post<{ Body: Static<typeof ApplyBody> }>('/v1/policies', { config: { scope: 'policies:write' }, schema: { body: ApplyBody } }, async (request) => ({
+    policies: (await policies.apply(principal(request), request.body.document)).map(policyView),
+  }));
+
+  app.get('/v1/policies', { config: { scope: 'policies:read' } }, async (request) => ({
+    policies: (await policies.list(principal(request))).map(policyView),
+  }));
+
+  app.post<{ Body: Static<typeof EvaluateBody> }>('/v1/policies/evaluate', { config: { scope: 'policies:read' }, schema: { body: EvaluateBody } }, async (request) => {
+    const { walletId, capabilityId, priceMinor } = request.body;
+    return policies.evaluate(principal(request), { walletId, capabilityId, ...(priceMinor !== undefined ? { priceMinor } : {}) });
+  });
+
+  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+    app.post<{ Params: PolicyParams }>(`/v1/policies/:id/${action}`, { config: { scope: 'policies:write' }, schema: { params: PolicyParams } }, async (request) => ({
+      policy: policyView(await policies.setEnabled(principal(request), request.params.id, enabled)),
+    }));
+  }
+}

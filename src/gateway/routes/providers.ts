@@ -1,0 +1,66 @@
+/**
+ * Providers: who can see which seller, the verification request, and the operator's
+ * decisions (verify, suspend, unsuspend). Rules in src/domain/providers.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { OptionalBody, StringEnum } from '../schemas.js';
+
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+type Params = Static<typeof Params>;
+
+const ListQuery = Type.Object(
+  { verification: Type.Optional(StringEnum(['requested', 'approved', 'denied'] as const, { description: 'operator only: latest request status' })) },
+  { additionalProperties: false },
+);
+
+const VerificationRequestBody = Type.Object(
+  {
+    note: Type.Optional(Type.String({ maxLength: 2000 })),
+    contact: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+const DecisionBody = Type.Object(
+  {
+    decision: StringEnum(['approved', 'denied'] as const),
+    reason: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { additionalProperties: false },
+);
+
+export default async function providerRoutes(app: FastifyInstance) {
+  const { providers } = app.services;
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/v1/providers',
+    { config: { scope: 'providers:read' }, schema: { querystring: ListQuery } },
+    async (request) => ({ providers: await providers.list(principal(request), request.query) }),
+  );
+
+  app.get<{ Params: Params }>('/v1/providers/:id', { config: { scope: 'providers:read' }, schema: { params: Params } }, async (request) => ({
+    provider: await providers.get(principal(request), request.params.id),
+  }));
+
+  app.post<{ Params: Params; Body: Static<typeof VerificationRequestBody> | null }>(
+    '/v1/providers/:id/verification-request',
+    { config: { scope: 'providers:read' }, schema: { params: Params, body: OptionalBody(VerificationRequestBody) } },
+    async (request) => ({ provider: await providers.requestVerification(principal(request), request.params.id, request.body ?? {}) }),
+  );
+
+  app.post<{ Params: Params; Body: Static<typeof DecisionBody> }>(
+    '/v1/providers/:id/verify',
+    { config: { scope: 'operator' }, schema: { params: Params, body: DecisionBody } },
+    async (request) => ({ provider: await providers.decide(principal(request), request.params.id, request.body) }),
+  );
+
+  for (const [action, suspended] of [['suspend', true], ['unsuspend', false]] as const) {
+    app.post<{ Params: Params }>(
+      `/v1/providers/:id/${action}`,
+      { config: { scope: 'operator' }, schema: { params: Params } },
+      async (request) => ({ provider: await providers.setSuspended(principal(request), request.params.id, suspended) }),
+    );
+  }
+}

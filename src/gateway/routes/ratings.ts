@@ -1,0 +1,24 @@
+/** Rating a seller, by the workspace whose wallet paid (one rating per transaction). */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { Id } from '../schemas.js';
+
+const ProviderParams = Type.Object({ id: Id('prv') });
+
+const RateBody = Type.Object({
+  transactionId: Id('txn'),
+  rating: Type.Integer({ minimum: 1, maximum: 5 }),
+  raterWalletId: Id('wal'),
+  raterAgentId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+}, { additionalProperties: false });
+
+export default async function ratingRoutes(app: FastifyInstance) {
+  const { ratings } = app.services;
+
+  app.post<{ Params: Static<typeof ProviderParams>; Body: Static<typeof RateBody> }>(
+    '/v1/providers/:id/rate',
+    { config: { scope: 'ratings:write' }, schema: { params: ProviderParams, body: RateBody } },
+    async (request) => ({ rating: await ratings.rate(principal(request), request.params.id, request.body) }),
+  );
+}

@@ -1,0 +1,171 @@
+/**
+ * The seller side of the payment protocol, free of any web framework: the table of
+ * the specification's "Payment protocol routes" in two steps.
+ *
+ *   admit(capabilityId, x-payment header)  -> answer now (402 challenge, or the gateway's
+ *                                            refusal as is) | paid call: run the handler
+ *   settle(paid call, status, exact bytes) -> complete (2xx/3xx) | fail client_error (4xx)
+ *                                            | fail provider_error (5xx, thrown)
+ *
+ * The adapters (fastify.ts, node.ts) only move bytes between their framework and these
+ * two calls; the handler never runs before `admit` says `paid`.
+ */
+import { createHash } from 'node:crypto';
+import { AgentpayClient } from '../client/index.js';
+import { AgentpayError } from '../errors.js';
+import { encodeHeader, paymentRequiredBody, RECEIPT_HEADER, type Receipt } from '../protocol.js';
+
+export interface SellerOptions {
+  /** the gateway the capability is published on (https://…) */
+  gatewayUrl: string;
+  /** a provider key with scope payments:write */
+  apiKey: string;
+  /** PEM of a CA to trust for the gateway (Node only), e.g. a local gateway's DATA_DIR/tls/ca.pem */
+  ca?: string;
+  /** the capability every paid route of this seller sells */
+  capabilityId?: string;
+  /** per route: 'GET /weather' or '/weather' (any method) -> capability id; wins over capabilityId */
+  routes?: Record<string, string>;
+  /** retries of `complete` when the gateway is unreachable or answers 5xx (default 4 tries, 250 ms doubling) */
+  completeRetry?: { attempts?: number; baseDelayMs?: number };
+  /** told about every problem the buyer cannot see (default: console.error) */
+  onError?: (error: unknown, context: { stage: 'challenge' | 'authorize' | 'complete' | 'fail'; transactionId?: string }) => void;
+  /** fetch used for the gateway (tests, proxies) */
+  fetch?: typeof fetch;
+}
+
+/** A call whose payment the gateway authorized: a hold is placed, the handler may run. */
+export interface PaidCall {
+  transactionId: string;
+  capabilityId: string;
+  walletId: string;
+  amountMinor: string;
+  currency: string;
+}
+
+/** An answer the adapter sends as is, without running the handler. */
+export interface ImmediateAnswer {
+  kind: 'answer';
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export type Admission = ImmediateAnswer | { kind: 'paid'; call: PaidCall };
+
+export interface Settlement {
+  /** headers to add to the response before sending the exact bytes that were hashed */
+  headers: Record<string, string>;
+  receipt: Receipt | null;
+}
+
+export interface SellerPayments {
+  readonly client: AgentpayClient;
+  /** The capability a request sells, or undefined for a free route. */
+  capabilityFor(method: string, routeOrPath: string): string | undefined;
+  admit(capabilityId: string, paymentHeader: string | undefined): Promise<Admission>;
+  /** `body` is exactly what will be sent; `threw` marks a handler that threw. */
+  settle(call: PaidCall, outcome: { statusCode: number; body: Uint8Array; threw?: boolean }): Promise<Settlement>;
+}
+
+/** sha256:<hex> of the exact bytes, synchronously (Node); protocol.ts has the WebCrypto one. */
+export function responseHashSync(body: Uint8Array | string): string {
+  return `sha256:${createHash('sha256').update(body).digest('hex')}`;
+}
+
+/** The body a seller answers when a handler threw: the same envelope as every error. */
+export const INTERNAL_ERROR_BODY = JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', details: {} } });
+
+const json = (status: number, value: unknown, headers: Record<string, string> = {}): ImmediateAnswer => ({
+  kind: 'answer',
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  body: Buffer.from(JSON.stringify(value)),
+});
+
+/** The gateway's refusal, passed to the buyer with the gateway's status and envelope. */
+function refusal(e: AgentpayError): ImmediateAnswer {
+  return json(e.status ?? 502, { error: { code: e.code, message: e.message, details: e.details }, ...e.body });
+}
+
+/** The gateway could not be reached: nothing was authorized, so the buyer may retry. */
+function unavailable(stage: string): ImmediateAnswer {
+  return json(503, { error: { code: 'GATEWAY_UNAVAILABLE', message: `the seller could not reach its payment gateway (${stage}); nothing was charged, retry later`, details: {} } }, { 'retry-after': '5' });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Worth retrying: the request may not have arrived, or the gateway had a moment. */
+const transient = (e: unknown) => !(e instanceof AgentpayError) || (e.status ?? 0) >= 500 || e.status === 429;
+
+export function createSellerPayments(opts: SellerOptions): SellerPayments {
+  const client = new AgentpayClient({ baseUrl: opts.gatewayUrl, apiKey: opts.apiKey, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const attempts = Math.max(1, opts.completeRetry?.attempts ?? 4);
+  const baseDelayMs = opts.completeRetry?.baseDelayMs ?? 250;
+  const report = opts.onError ?? ((error, c) => console.error(`agentpay seller: ${c.stage}${c.transactionId ? ` ${c.transactionId}` : ''} failed:`, error));
+
+  /** complete/fail are idempotent at the gateway, so retrying cannot pay twice. */
+  async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+    for (let i = 1; ; i++) {
+      try {
+        return await fn();
+      } catch (e) {
+        if (i >= attempts || !transient(e)) throw e;
+        await sleep(baseDelayMs * 2 ** (i - 1));
+      }
+    }
+  }
+
+  return {
+    client,
+
+    capabilityFor(method, routeOrPath) {
+      const routes = opts.routes ?? {};
+      return routes[`${method.toUpperCase()} ${routeOrPath}`] ?? routes[routeOrPath] ?? opts.capabilityId;
+    },
+
+    async admit(capabilityId, paymentHeader) {
+      if (!paymentHeader) {
+        try {
+          const challenge = await client.payments.challenge(capabilityId);
+          return json(402, paymentRequiredBody(challenge));
+        } catch (e) {
+          report(e, { stage: 'challenge' });
+          return e instanceof AgentpayError && e.status !== undefined && e.status < 500 ? refusal(e) : unavailable('challenge');
+        }
+      }
+      try {
+        // the header goes as received: the gateway decodes and validates it
+        const t = await client.payments.authorize({ capabilityId, payment: paymentHeader });
+        return { kind: 'paid', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency } };
+      } catch (e) {
+        if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return refusal(e);
+        report(e, { stage: 'authorize' });
+        return unavailable('authorize');
+      }
+    },
+
+    async settle(call, outcome): Promise<Settlement> {
+      const responseHash = responseHashSync(outcome.body);
+      const ok = !outcome.threw && outcome.statusCode < 400;
+      const stage = ok ? 'complete' : 'fail';
+      try {
+        const { receipt } = ok
+          ? await withRetry(() => client.payments.complete({ transactionId: call.transactionId, responseHash }))
+          : await withRetry(() => client.payments.fail({
+              transactionId: call.transactionId,
+              reason: !outcome.threw && outcome.statusCode < 500 ? 'client_error' : 'provider_error',
+              responseHash,
+              statusCode: outcome.statusCode,
+            }));
+        return { headers: { [RECEIPT_HEADER]: encodeHeader(receipt) }, receipt };
+      } catch (e) {
+        // The transaction stays authorized and durable at the gateway: a later complete
+        // (same transactionId and hash) still settles it, otherwise the sweeper refunds
+        // the buyer after inFlightTtlMs (15 minutes by default).
+        report(e, { stage, transactionId: call.transactionId });
+        return { headers: {}, receipt: null };
+      }
+    },
+  };
+}

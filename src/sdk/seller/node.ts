@@ -1,0 +1,190 @@
+/**
+ * `agentpay/seller/node`: paid node:http handlers and express routes.
+ *
+ *   http.createServer(paid((req, res) => res.end('hello'), { gatewayUrl, apiKey, capabilityId }));
+ *   app.get('/forecast', paidMiddleware({ seller, capabilityId }), (req, res) => res.json({ sunny: true }));
+ *
+ * After authorization the response is captured: whatever the handler writes (writeHead,
+ * write, end, pipe) is buffered, then hashed, completed or failed, and the same bytes are
+ * sent with the x-service-receipt header. Nothing reaches the socket before settlement.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { PAYMENT_HEADER } from '../protocol.js';
+import { createSellerPayments, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
+import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
+
+export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capabilityId?: string }) & {
+  /** answer CORS preflights and allow the given origin */
+  cors?: CorsOptions;
+};
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
+type Next = (err?: unknown) => void;
+
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
+  res.statusCode = status;
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.end(body);
+}
+
+function setHeaders(res: ServerResponse, headers: OutgoingHttpHeaders | readonly unknown[] | undefined): void {
+  if (!headers) return;
+  if (Array.isArray(headers)) {
+    // raw form: [name, value, name, value, …] or [[name, value], …]
+    const flat = (headers as unknown[]).flat() as string[];
+    for (let i = 0; i + 1 < flat.length; i += 2) res.setHeader(flat[i]!, flat[i + 1]!);
+    return;
+  }
+  for (const [k, v] of Object.entries(headers as OutgoingHttpHeaders)) if (v !== undefined) res.setHeader(k, v);
+}
+
+type Callback = (err?: Error | null) => void;
+
+interface Capture {
+  /** stops capturing and drops what was written (the handler threw) */
+  abort(): boolean;
+}
+
+/**
+ * Holds back everything the handler writes; `onEnd` gets the status and the exact bytes
+ * once the handler ends the response, and decides what goes out.
+ */
+function capture(res: ServerResponse, onEnd: (statusCode: number, body: Buffer) => void): Capture {
+  const original = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };
+  const chunks: Buffer[] = [];
+  const callbacks: Callback[] = [];
+  let ended = false;
+  const push = (chunk: unknown, encoding: unknown) => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array));
+  };
+  const stop = () => {
+    ended = true;
+    Object.assign(res, original);
+    res.once('finish', () => callbacks.forEach((f) => f()));
+  };
+
+  res.writeHead = function (statusCode: number, ...rest: unknown[]) {
+    res.statusCode = statusCode;
+    if (typeof rest[0] === 'string') res.statusMessage = rest.shift() as string;
+    setHeaders(res, rest[0] as OutgoingHttpHeaders | undefined);
+    return res;
+  } as ServerResponse['writeHead'];
+  res.flushHeaders = () => {};
+  res.write = function (chunk: unknown, encoding?: unknown, cb?: unknown) {
+    push(chunk, encoding);
+    const done = [encoding, cb].find((a) => typeof a === 'function') as Callback | undefined;
+    if (done) callbacks.push(done);
+    return true;
+  } as ServerResponse['write'];
+  res.end = function (chunk?: unknown, encoding?: unknown, cb?: unknown) {
+    push(chunk, encoding);
+    const done = [chunk, encoding, cb].find((a) => typeof a === 'function') as Callback | undefined;
+    if (done) callbacks.push(done);
+    stop();
+    onEnd(res.statusCode, Buffer.concat(chunks));
+    return res;
+  } as ServerResponse['end'];
+
+  return {
+    abort() {
+      if (ended) return false;
+      stop();
+      return true;
+    },
+  };
+}
+
+interface Guard {
+  seller: SellerPayments;
+  capabilityFor(req: IncomingMessage): string | undefined;
+  cors: CorsOptions | undefined;
+}
+
+function guardOf(opts: NodeSellerOptions): Guard {
+  const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
+  const fixed = 'seller' in opts ? opts.capabilityId : undefined;
+  return {
+    seller,
+    cors: opts.cors,
+    // express rewrites req.url under a mounted router; originalUrl is the path the buyer called
+    capabilityFor: (req) => fixed ?? seller.capabilityFor(req.method ?? 'GET', new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://x').pathname),
+  };
+}
+
+type Admitted =
+  | { state: 'free' }
+  | { state: 'answered' }
+  /** the handler may run; call `threw` if it throws before ending the response */
+  | { state: 'paid'; threw: () => void };
+
+/** Runs the protocol up to the handler: a 402, the gateway's refusal, or a paid call being captured. */
+async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promise<Admitted> {
+  const capabilityId = g.capabilityFor(req);
+  if (!capabilityId) return { state: 'free' };
+  const origin: Record<string, string> = g.cors && req.headers.origin ? { 'access-control-allow-origin': g.cors.origin ?? '*' } : {};
+  const requested = req.headers['access-control-request-method'];
+  if (g.cors && req.method === 'OPTIONS' && typeof requested === 'string') {
+    const h = req.headers['access-control-request-headers'];
+    send(res, 204, preflightHeaders(g.cors, requested, typeof h === 'string' ? h : undefined), '');
+    return { state: 'answered' };
+  }
+  const header = req.headers[PAYMENT_HEADER];
+  const admission = await g.seller.admit(capabilityId, typeof header === 'string' ? header : undefined);
+  if (admission.kind === 'answer') {
+    send(res, admission.status, { ...admission.headers, ...origin, 'access-control-expose-headers': exposeHeaders(res.getHeader('access-control-expose-headers')) }, admission.body);
+    return { state: 'answered' };
+  }
+  const call: PaidCall = admission.call;
+  const settle = async (statusCode: number, body: Buffer, threw: boolean) => {
+    const settled = await g.seller.settle(call, { statusCode, body, threw });
+    for (const [k, v] of Object.entries({ ...settled.headers, ...origin })) res.setHeader(k, v);
+    res.setHeader('access-control-expose-headers', exposeHeaders(res.getHeader('access-control-expose-headers')));
+    res.removeHeader('transfer-encoding');
+    res.setHeader('content-length', String(body.length));
+    res.statusCode = statusCode;
+    res.end(body);
+  };
+  const captured = capture(res, (statusCode, body) => void settle(statusCode, body, false).catch(() => res.destroy()));
+  return {
+    state: 'paid',
+    threw: () => {
+      // partial output of a handler that threw is dropped; the buyer gets a 500 and a refund
+      if (!captured.abort()) return;
+      res.setHeader('content-type', 'application/json; charset=utf-8');
+      void settle(500, Buffer.from(INTERNAL_ERROR_BODY), true).catch(() => res.destroy());
+    },
+  };
+}
+
+/**
+ * Express (or connect) middleware: answers 402 and refusals itself, and calls `next()`
+ * only after authorization. An error that express's error handler turns into a 5xx
+ * settles as a provider error, a 4xx as a client error.
+ */
+export function paidMiddleware(opts: NodeSellerOptions): (req: IncomingMessage, res: ServerResponse, next: Next) => void {
+  const g = guardOf(opts);
+  return (req, res, next) => {
+    admit(g, req, res).then((a) => {
+      if (a.state !== 'answered') next();
+    }, next);
+  };
+}
+
+/** Wraps a node:http handler `(req, res)` so that it runs only for paid calls. */
+export function paid(handler: Handler, opts: NodeSellerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const g = guardOf(opts);
+  return async (req, res) => {
+    const a = await admit(g, req, res);
+    if (a.state === 'answered') return;
+    try {
+      await handler(req, res);
+    } catch (e) {
+      if (a.state !== 'paid') throw e;
+      a.threw();
+    }
+  };
+}
+
+export { createSellerPayments, responseHashSync, type SellerOptions, type SellerPayments, type PaidCall } from './core.js';
+export type { CorsOptions } from './cors.js';

@@ -1,0 +1,39 @@
+import type { policies, approvals } from '../schema/index.js';
+
+export type Policy = typeof policies.$inferSelect;
+export type Approval = typeof approvals.$inferSelect;
+export type ApprovalStatus = Approval['status'];
+
+export interface PolicyRepo {
+  insert(p: Policy): Promise<void>;
+  get(id: string): Promise<Policy | undefined>;
+  /** a workspace's policies, disabled ones included, in the order they apply */
+  listByWorkspace(workspaceId: string): Promise<Policy[]>;
+  /** the enabled ones, in the order they apply */
+  listEnabled(workspaceId: string): Promise<Policy[]>;
+  update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>): Promise<void>;
+}
+
+export interface ApprovalRepo {
+  insert(a: Approval): Promise<void>;
+  get(id: string): Promise<Approval | undefined>;
+  /** newest first */
+  listByWorkspace(workspaceId: string, status?: ApprovalStatus): Promise<Approval[]>;
+  /** a wallet's approvals of a capability in one status, oldest first */
+  forPurchase(walletId: string, capabilityId: string, status: ApprovalStatus): Promise<Approval[]>;
+  /** pending -> approved or denied; false if it was no longer pending (a concurrent resolution won) */
+  resolve(id: string, patch: Pick<Approval, 'status' | 'resolvedBy' | 'resolvedAt'>): Promise<boolean>;
+  /** marks an approved, unused approval used; false if it was used already */
+  use(id: string, usedAt: number): Promise<boolean>;
+}
+
+/**
+ * What was spent, read from the ledger: the amounts of purchases authorized (held) in
+ * [from, to), less what of them was given back (refunded or released). A purchase
+ * counts on the day it was authorized, whether still held or captured since.
+ */
+export interface SpendRepo {
+  byWallet(walletId: string, from: number, to: number): Promise<bigint>;
+  /** over every wallet of the workspace */
+  byWorkspace(workspaceId: string, from: number, to: number): Promise<bigint>;
+}

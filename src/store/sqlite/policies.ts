@@ -1,0 +1,63 @@
+import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { policies, approvals } from '../schema/index.js';
+import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
+
+type Db = BetterSQLite3Database;
+
+const applyOrder = [asc(policies.createdAt), asc(policies.ordinal), asc(policies.id)];
+
+export class SqlitePolicies implements PolicyRepo {
+  constructor(private db: Db) {}
+  async insert(p: Policy) { this.db.insert(policies).values(p).run(); }
+  async get(id: string) { return this.db.select().from(policies).where(eq(policies.id, id)).get(); }
+  async listByWorkspace(workspaceId: string) {
+    return this.db.select().from(policies).where(eq(policies.workspaceId, workspaceId)).orderBy(...applyOrder).all();
+  }
+  async listEnabled(workspaceId: string) {
+    return this.db.select().from(policies).where(and(eq(policies.workspaceId, workspaceId), eq(policies.enabled, true))).orderBy(...applyOrder).all();
+  }
+  async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { this.db.update(policies).set(patch).where(eq(policies.id, id)).run(); }
+}
+
+export class SqliteApprovals implements ApprovalRepo {
+  constructor(private db: Db) {}
+  async insert(a: Approval) { this.db.insert(approvals).values(a).run(); }
+  async get(id: string) { return this.db.select().from(approvals).where(eq(approvals.id, id)).get(); }
+  async listByWorkspace(workspaceId: string, status?: ApprovalStatus) {
+    const where = status ? and(eq(approvals.workspaceId, workspaceId), eq(approvals.status, status)) : eq(approvals.workspaceId, workspaceId);
+    return this.db.select().from(approvals).where(where).orderBy(desc(approvals.createdAt), desc(sql`rowid`)).all();
+  }
+  async forPurchase(walletId: string, capabilityId: string, status: ApprovalStatus) {
+    return this.db.select().from(approvals)
+      .where(and(eq(approvals.walletId, walletId), eq(approvals.capabilityId, capabilityId), eq(approvals.status, status)))
+      .orderBy(asc(approvals.createdAt), asc(sql`rowid`)).all();
+  }
+  async resolve(id: string, patch: Pick<Approval, 'status' | 'resolvedBy' | 'resolvedAt'>) {
+    return this.db.update(approvals).set(patch).where(and(eq(approvals.id, id), eq(approvals.status, 'pending'))).run().changes > 0;
+  }
+  async use(id: string, usedAt: number) {
+    return this.db.update(approvals).set({ usedAt })
+      .where(and(eq(approvals.id, id), eq(approvals.status, 'approved'), isNull(approvals.usedAt))).run().changes > 0;
+  }
+}
+
+/** Holds placed in the window, plus the (negative) refunds and releases of those same holds. */
+export class SqliteSpend implements SpendRepo {
+  constructor(private db: Db) {}
+  private spent(walletFilter: ReturnType<typeof sql>, from: number, to: number): bigint {
+    const row = this.db.get<{ spent: bigint | number }>(sql`
+      SELECT coalesce(sum(h.hold_minor), 0) + coalesce(sum(r.hold_minor), 0) AS spent
+      FROM ledger_entries h
+      LEFT JOIN ledger_entries r
+        ON r.transaction_id = h.transaction_id AND r.wallet_id = h.wallet_id AND r.type IN ('refund', 'release')
+      WHERE ${walletFilter} AND h.type = 'hold' AND h.created_at >= ${from} AND h.created_at < ${to}`);
+    return BigInt(row?.spent ?? 0);
+  }
+  async byWallet(walletId: string, from: number, to: number) {
+    return this.spent(sql`h.wallet_id = ${walletId}`, from, to);
+  }
+  async byWorkspace(workspaceId: string, from: number, to: number) {
+    return this.spent(sql`h.wallet_id IN (SELECT id FROM wallets WHERE tenant_id = ${workspaceId})`, from, to);
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Signup, login, whoami and profiles, against a real in-process gateway that echoes
+ * signup tokens (devEchoTokens), as `agentpay dev --dev-echo-tokens` does.
+ */
+import { statSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { cli, json, tempDir } from './helpers.js';
+
+let t: TestGateway;
+let ca: string;
+let gw: string[];
+
+beforeAll(async () => {
+  t = await startTestGateway({ config: { devEchoTokens: true } });
+  ca = join(t.dataDir, 'tls', 'ca.pem');
+  gw = ['--base-url', t.baseUrl, '--ca', ca];
+});
+afterAll(() => t.close());
+
+const profiles = (configDir: string) => JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
+
+describe('agentpay login --api-key', () => {
+  it('checks the key, saves it as a 0600 profile, and later commands use it without flags', async () => {
+    const configDir = tempDir();
+    const r = await cli(['login', ...gw, '--api-key', t.creds.workspace.apiKey, '--profile', 'dev', '--json'], { configDir });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(json(r).whoami.tenant.id).toBe(t.creds.workspace.id);
+    expect(statSync(join(configDir, 'config.json')).mode & 0o777).toBe(0o600);
+    expect(profiles(configDir)).toEqual({ current: 'dev', profiles: { dev: { baseUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, ca } } });
+
+    const me = await cli(['whoami', '--json'], { configDir });
+    expect(me.exitCode, me.stderr).toBe(0);
+    expect(json(me)).toMatchObject({ tenant: { id: t.creds.workspace.id, kind: 'workspace' }, baseUrl: t.baseUrl, profile: 'dev' });
+
+    const shown = json(await cli(['config', '--json'], { configDir }));
+    expect(shown.current).toBe('dev');
+    expect(shown.profiles[0]).toMatchObject({ name: 'dev', baseUrl: t.baseUrl, current: true });
+    expect(shown.profiles[0].apiKey).not.toBe(t.creds.workspace.apiKey); // masked
+    expect(t.creds.workspace.apiKey.startsWith(shown.profiles[0].apiKey.slice(0, 10))).toBe(true);
+  });
+
+  it('refuses a wrong key with exit 4 and saves nothing', async () => {
+    const configDir = tempDir();
+    const r = await cli(['login', ...gw, '--api-key', 'ap_w_notarealkeynotarealkeynotareal'], { configDir });
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toContain('error UNAUTHORIZED');
+    const cfg = await cli(['config', '--json'], { configDir });
+    expect(json(cfg).profiles).toEqual([]);
+  });
+
+  it('lets flags beat the environment, and the environment beat the profile', async () => {
+    const configDir = tempDir();
+    await cli(['login', ...gw, '--api-key', t.creds.workspace.apiKey], { configDir });
+    const env = { AGENTPAY_API_KEY: t.creds.provider.apiKey };
+    expect(json(await cli(['whoami', '--json'], { configDir, env })).tenant.id).toBe(t.creds.provider.id);
+    expect(json(await cli(['whoami', '--json', '--api-key', t.creds.operatorKey], { configDir, env })).tenant.kind).toBe('operator');
+    expect(json(await cli(['whoami', '--json'], { configDir })).tenant.id).toBe(t.creds.workspace.id);
+  });
+
+  it('refuses an unknown --profile with a next step', async () => {
+    const configDir = tempDir();
+    const r = await cli(['whoami', '--profile', 'nope'], { configDir });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('error PROFILE_NOT_FOUND: no profile named "nope"');
+    expect(r.stderr).toContain('Try:');
+  });
+
+  it('fails TLS with exit 3 and a next step when the CA is not trusted', async () => {
+    const r = await cli(['whoami', '--base-url', t.baseUrl, '--api-key', t.creds.workspace.apiKey], { configDir: tempDir() });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toMatch(/^error TLS_FAILED: /);
+    expect(r.stderr).toContain('Try: trust the gateway');
+  });
+});
+
+describe('agentpay signup', () => {
+  it('starts and verifies with the echoed token, saves the new key as the current profile', async () => {
+    const configDir = tempDir();
+    const r = await cli(
+      ['signup', ...gw, '--kind', 'workspace', '--name', 'Acme Research', '--email', 'ops@acme.test', '--password', 'correct horse battery', '--json'],
+      { configDir },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = json(r);
+    expect(out.signup).toMatchObject({ kind: 'workspace', email: 'ops@acme.test' });
+    expect(out.verified.tenant).toMatchObject({ kind: 'workspace', id: expect.stringMatching(/^wsp_/) });
+    expect(out.verified.apiKey.key).toMatch(/^ap_w_/);
+    expect(out.profile.name).toBe('default');
+
+    const me = json(await cli(['whoami', '--json'], { configDir }));
+    expect(me.tenant).toMatchObject({ id: out.verified.tenant.id, name: 'Acme Research' });
+
+    // the account logs in by email for a fresh key, saved under another profile
+    const login = await cli(['login', ...gw, '--email', 'ops@acme.test', '--password', 'correct horse battery', '--profile', 'acme', '--json'], { configDir });
+    expect(login.exitCode, login.stderr).toBe(0);
+    expect(json(login)).toMatchObject({ whoami: { tenant: { id: out.verified.tenant.id } }, profile: { name: 'acme' }, expiresAt: expect.any(String) });
+    expect(profiles(configDir).current).toBe('acme');
+  });
+
+  it('verifies an existing signup with --signup-id and --token; a provider gets its settlement wallet', async () => {
+    const configDir = tempDir();
+    const started = await t.client().signup.start({ kind: 'provider', name: 'Weather Co', email: 'api@weather.test', password: 'sunny days ahead', website: 'https://weather.test' });
+    const r = await cli(['signup', ...gw, '--signup-id', started.signup.id, '--token', started.token!, '--json'], { configDir });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(json(r).verified.tenant).toMatchObject({ kind: 'provider', id: expect.stringMatching(/^prv_/), walletId: expect.stringMatching(/^wal_/) });
+  });
+
+  it('without a terminal, a missing value is an error naming the flag (no prompt, no hang)', async () => {
+    const r = await cli(['signup', ...gw, '--kind', 'workspace', '--name', 'No Email'], { configDir: tempDir() });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^error USAGE: --email is required \(there is no terminal to ask on\)/);
+  });
+
+  it('a wrong token is refused by the gateway (exit 1)', async () => {
+    const started = await t.client().signup.start({ kind: 'workspace', name: 'Typo Ltd', email: 'typo@x.test', password: 'long enough password' });
+    const r = await cli(['signup', ...gw, '--signup-id', started.signup.id, '--token', 'wrong-token'], { configDir: tempDir() });
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toMatch(/^error [A-Z_]+: /);
+  });
+});

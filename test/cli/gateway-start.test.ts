@@ -1,0 +1,60 @@
+/**
+ * `agentpay gateway start`: production mode by default, config from flags over a JSON
+ * file, checked once before anything listens, and no dev credentials.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { cli, json, startGatewayProcess, tempDir } from './helpers.js';
+
+const configDir = tempDir();
+
+describe('agentpay gateway start', () => {
+  it('starts in production mode from a config file, prints the ready line without dev keys, and stops on SIGTERM', async () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const file = join(dir, 'agentpay.json');
+    // the file asks for port 4402 and no plain listener; the --port flag wins over the file
+    writeFileSync(file, JSON.stringify({ port: 4402, httpPort: null, dataDir, feeBps: 250, rateLimit: { max: 100 } }));
+    const gw = await startGatewayProcess(['gateway', 'start', '--config', file, '--port', '0', '--json'], { configDir, cwd: dir });
+    try {
+      expect(gw.ready).toEqual({ baseUrl: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/), httpUrl: null, caCertPath: join(dataDir, 'tls', 'ca.pem'), dataDir });
+      expect(gw.ready.baseUrl).not.toBe('https://127.0.0.1:4402');
+      expect(existsSync(join(dataDir, 'dev-credentials.json'))).toBe(false);
+      const health = await new AgentpayClient({ baseUrl: gw.ready.baseUrl, ca: readFileSync(gw.ready.caCertPath!, 'utf8') }).platform.health();
+      expect(health.status).toBe('ok');
+    } finally {
+      const stopped = await gw.stop();
+      expect(stopped.exitCode).toBe(0);
+    }
+    expect(existsSync(join(dataDir, 'gateway.json'))).toBe(false);
+  });
+
+  it('names the bad setting of a config file and starts nothing (exit 2)', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ feeBps: '300' }));
+    const r = await cli(['gateway', 'start', '--config', file, '--data-dir', join(dir, 'data'), '--json'], { configDir, cwd: dir });
+    expect(r.exitCode).toBe(2);
+    expect(json(r).error).toMatchObject({ code: 'CONFIG_INVALID', message: `${file}: feeBps must be an integer` });
+    writeFileSync(file, JSON.stringify({ rateLimits: {} }));
+    const unknown = await cli(['gateway', 'start', '--config', file, '--data-dir', join(dir, 'data')], { configDir, cwd: dir });
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain('rateLimits is not a setting');
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('refuses --no-tls without --trust-proxy, and --dev-echo-tokens in production mode', async () => {
+    const dir = tempDir();
+    const noTls = await cli(['gateway', 'start', '--no-tls', '--port', '0', '--data-dir', join(dir, 'data')], { configDir, cwd: dir });
+    expect(noTls.exitCode).toBe(2);
+    expect(noTls.stderr).toContain('--no-tls');
+    expect(noTls.stderr).toContain('--trust-proxy');
+    const echo = await cli(['gateway', 'start', '--dev-echo-tokens', '--port', '0', '--data-dir', join(dir, 'data')], { configDir, cwd: dir });
+    expect(echo.exitCode).toBe(2);
+    expect(echo.stderr).toContain('--dev-echo-tokens is refused in production mode');
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Running the built `agentpay` binary (dist/ is compiled by the global setup) as a
+ * child process, the way people and scripts run it: stdin not a terminal, stdout
+ * piped, a private AGENTPAY_CONFIG_DIR, and no AGENTPAY_* variables from outside.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+
+export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+
+export const tempDir = (prefix = 'agentpay-cli-') => mkdtempSync(join(tmpdir(), prefix));
+
+export interface CliOptions {
+  configDir: string;
+  env?: Record<string, string>;
+  cwd?: string;
+  /** text on stdin */
+  input?: string;
+}
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cleanEnv(configDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('AGENTPAY_')) env[k] = v;
+  // production: oclif skips looking for a TypeScript loader and runs dist/ as users do
+  return { ...env, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: configDir, ...extra };
+}
+
+export async function cli(args: string[], opts: CliOptions): Promise<CliResult> {
+  const r = await execa(process.execPath, [BIN, ...args], {
+    env: cleanEnv(opts.configDir, opts.env),
+    extendEnv: false,
+    cwd: opts.cwd ?? opts.configDir,
+    reject: false,
+    ...(opts.input !== undefined ? { input: opts.input } : { stdin: 'ignore' as const }),
+    timeout: 60_000,
+  });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+/** Parses stdout as JSON, failing with the whole output when it is not. */
+export function json<T = any>(r: CliResult): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON (exit ${r.exitCode}):\n${r.stdout}\nstderr:\n${r.stderr}`);
+  }
+}
+
+export interface ReadyLine {
+  baseUrl: string;
+  httpUrl: string | null;
+  caCertPath: string | null;
+  dataDir: string;
+  operatorKey?: string;
+  workspace?: { id: string; apiKey: string };
+  provider?: { id: string; apiKey: string; walletId: string };
+}
+
+export interface GatewayProcess {
+  ready: ReadyLine;
+  pid: number;
+  /** SIGTERM to this process only; resolves to its exit code and full stdout */
+  stop(): Promise<{ exitCode: number | undefined; stdout: string; stderr: string }>;
+}
+
+/** Starts `agentpay <args>` (dev or gateway start with --json) and waits for its ready line. */
+export async function startGatewayProcess(args: string[], opts: CliOptions): Promise<GatewayProcess> {
+  const proc: ResultPromise = execa(process.execPath, [BIN, ...args], {
+    env: cleanEnv(opts.configDir, opts.env),
+    extendEnv: false,
+    cwd: opts.cwd ?? opts.configDir,
+    reject: false,
+    stdin: 'ignore',
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const firstLine = new Promise<string>((res, rej) => {
+    const rl = createInterface({ input: proc.stdout! });
+    rl.once('line', (line) => {
+      rl.close();
+      res(line);
+    });
+    void proc.then((r) => rej(new Error(`agentpay ${args.join(' ')} exited ${r.exitCode} before it was ready:\n${stderr}`)));
+  });
+  const line = await firstLine;
+  return {
+    ready: JSON.parse(line) as ReadyLine,
+    pid: proc.pid!,
+    async stop() {
+      proc.kill('SIGTERM');
+      const r = await proc;
+      return { exitCode: r.exitCode, stdout, stderr };
+    },
+  };
+}
