@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { ensureDevCredentials } from '../src/dev/bootstrap.js';
 import { startGateway } from '../src/gateway/server.js';
 import { ready, serve } from './lib/ipc.js';
@@ -29,6 +30,25 @@ let handshakes = 0;
 gw.app.server.on('secureConnection', () => handshakes++);
 
 const usage = new UsageMeter();
+// commits: how many, how long (fsync included), how many transactions each carried
+const commits = { count: 0, ms: 0, maxMs: 0, savepoints: 0 };
+const rawExec = gw.store.raw.exec.bind(gw.store.raw);
+gw.store.raw.exec = ((sql: string) => {
+  if (sql === 'SAVEPOINT tx') commits.savepoints++;
+  if (sql !== 'COMMIT') return rawExec(sql);
+  const t = performance.now();
+  const out = rawExec(sql);
+  const ms = performance.now() - t;
+  commits.count++;
+  commits.ms += ms;
+  commits.maxMs = Math.max(commits.maxMs, ms);
+  return out;
+}) as typeof gw.store.raw.exec;
+const takeCommits = () => {
+  const c = { commits: commits.count, transactions: commits.savepoints, meanCommitMs: commits.count ? Math.round((commits.ms / commits.count) * 100) / 100 : 0, maxCommitMs: Math.round(commits.maxMs * 100) / 100 };
+  Object.assign(commits, { count: 0, ms: 0, maxMs: 0, savepoints: 0 });
+  return c;
+};
 let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
@@ -38,7 +58,7 @@ async function stop(): Promise<void> {
 }
 
 serve({
-  usage: () => ({ ...usage.take(), tlsHandshakes: handshakes }),
+  usage: () => ({ ...usage.take(), tlsHandshakes: handshakes, ...takeCommits() }),
   stop: async () => {
     await stop();
     setImmediate(() => process.exit(0));

@@ -19,6 +19,7 @@
  *   --max-seconds S         (default 20)  --latency-seconds S    (default 15, per route)
  *   --rate R                open-loop rate instead of half the measured max
  *   --out PATH              (default bench/results/latest.json)
+ *   --profile               V8 CPU profiles of the gateway and the seller in bench/results/profiles/
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -49,6 +50,7 @@ const { values: flags } = parseArgs({
     'latency-seconds': { type: 'string' },
     rate: { type: 'string' },
     out: { type: 'string' },
+    profile: { type: 'boolean' },
   },
 });
 
@@ -73,6 +75,7 @@ const cfg = {
   latencySeconds: num('latency-seconds', 15),
   rate: (flags.rate ?? process.env.BENCH_RATE) !== undefined ? num('rate', 1) : undefined,
   out: resolve(opt('out', join(here, 'results', 'latest.json'))),
+  profile: flags.profile ?? process.env.BENCH_PROFILE === '1',
 };
 if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must be node or sdk');
 
@@ -86,13 +89,18 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-function spawn(name: string, script: string, env: Record<string, string> = {}): Child {
-  const c = new Child(name, join(here, script), env);
+function spawn(name: string, script: string, env: Record<string, string> = {}, profile = false): Child {
+  // one profile per thread (tsx's loader has its own), named by V8 with the pid: the main thread's is the big one
+  const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${join(here, 'results', 'profiles', script.replace('.ts', ''))}`] : [];
+  const c = new Child(name, join(here, script), env, profiling);
   children.push(c);
   return c;
 }
 
 const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
+
+/** The gateway's own meter also counts its commits (bench/gateway.ts). */
+type GatewayUsage = Usage & { commits: number; transactions: number; meanCommitMs: number; maxCommitMs: number; tlsHandshakes: number };
 
 interface PhaseResult {
   name: string;
@@ -107,7 +115,9 @@ interface PhaseResult {
   dropped: number;
   callsPerSecond: number;
   latency: LatencySummary;
-  cpu: { gateway: Usage; seller: Usage; buyers: Usage[] };
+  cpu: { gateway: GatewayUsage; seller: Usage; buyers: Usage[] };
+  /** CPU milliseconds each process spent per completed call: stable even when other work shares the machine */
+  cpuMsPerCall: { gateway: number; seller: number; buyers: number };
 }
 
 async function main() {
@@ -115,7 +125,7 @@ async function main() {
   log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs`);
 
   // ---- gateway, and what the bench buys ----
-  const gateway = spawn('gateway', 'gateway.ts');
+  const gateway = spawn('gateway', 'gateway.ts', {}, cfg.profile);
   const g = (await gateway.ready) as unknown as { baseUrl: string; ca: string; creds: DevCredentials; pid: number };
   log(`gateway pid ${gateway.pid} at ${g.baseUrl}`);
   const provider = new AgentpayClient({ baseUrl: g.baseUrl, apiKey: g.creds.provider.apiKey, ca: g.ca });
@@ -143,7 +153,7 @@ async function main() {
     BENCH_PROVIDER_KEY: g.creds.provider.apiKey,
     BENCH_CA: g.ca,
     BENCH_CAPABILITY_ID: capability.id,
-  });
+  }, cfg.profile);
   const sellerUrl = ((await seller.ready) as { url: string }).url;
   log(`seller pid ${seller.pid} at ${sellerUrl}`);
   const buyers = Array.from({ length: cfg.buyers }, (_, i) => spawn(`buyer ${i + 1}`, 'buyer.ts'));
@@ -159,7 +169,7 @@ async function main() {
     await Promise.all([gateway, seller, ...buyers].map((c) => c.request('usage'))); // start the meters
     const each = 'rate' in load ? { rate: load.rate / buyers.length } : { concurrency: Math.max(1, Math.round(load.concurrency / buyers.length)) };
     const results = await Promise.all(buyers.map((b) => b.request<RunResult>('run', { paid: route === 'paid', durationMs, ...each })));
-    const [gwUsage, sellerUsage, ...buyerUsage] = await Promise.all([gateway, seller, ...buyers].map((c) => c.request<Usage>('usage')));
+    const [gwUsage, sellerUsage, ...buyerUsage] = (await Promise.all([gateway, seller, ...buyers].map((c) => c.request<Usage>('usage')))) as [GatewayUsage, ...Usage[]];
     const completed = results.reduce((a, r) => a + r.completed, 0);
     if (route === 'paid') paidCompleted.total += completed;
     const elapsedMs = Math.max(...results.map((r) => r.elapsedMs));
@@ -176,10 +186,17 @@ async function main() {
       callsPerSecond: Math.round((completed / elapsedMs) * 1000),
       latency: summarize(results.flatMap((r) => r.latencies)),
       cpu: { gateway: gwUsage!, seller: sellerUsage!, buyers: buyerUsage },
+      cpuMsPerCall: {
+        gateway: perCall(gwUsage!, completed),
+        seller: perCall(sellerUsage!, completed),
+        buyers: perCall({ cpuMs: buyerUsage.reduce((a, u) => a + u.cpuMs, 0) }, completed),
+      },
     };
     const lat = p.latency;
     log(`${name}: ${p.completed} calls in ${p.seconds}s = ${p.callsPerSecond}/s, p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms, errors ${p.errors}${p.dropped ? `, dropped ${p.dropped}` : ''}`
-      + ` | CPU cores: gateway ${gwUsage!.cpuCores}, seller ${sellerUsage!.cpuCores}, buyers ${buyerUsage.map((u) => u.cpuCores).join('+')}`);
+      + ` | CPU ms/call: gateway ${p.cpuMsPerCall.gateway}, seller ${p.cpuMsPerCall.seller}, buyers ${p.cpuMsPerCall.buyers}`
+      + ` | CPU cores: gateway ${gwUsage!.cpuCores}, seller ${sellerUsage!.cpuCores}, buyers ${buyerUsage.map((u) => u.cpuCores).join('+')}`
+      + ` | gateway commits ${gwUsage!.commits} (${gwUsage!.transactions} tx, mean ${gwUsage!.meanCommitMs} ms, max ${gwUsage!.maxCommitMs} ms)`);
     for (const e of p.errorSamples) log(`  error: ${e}`);
     return p;
   }
@@ -253,6 +270,7 @@ agentpay bench (${cfg.buyer} buyer, ${cfg.buyers} buyer process(es), ${cfg.walle
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
+const perCall = (u: Pick<Usage, 'cpuMs'>, calls: number) => (calls ? Math.round((u.cpuMs / calls) * 1000) / 1000 : 0);
 const pad = (ms: number) => `${ms.toFixed(2)} ms`.padStart(10);
 const pick = (l: LatencySummary) => ({ p50Ms: l.p50Ms, p99Ms: l.p99Ms, count: l.count });
 

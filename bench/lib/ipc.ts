@@ -43,9 +43,9 @@ export class Child {
   readonly proc: ChildProcess;
   readonly ready: Promise<Record<string, unknown>>;
 
-  constructor(readonly name: string, script: string, env: Record<string, string> = {}) {
+  constructor(readonly name: string, script: string, env: Record<string, string> = {}, nodeArgs: string[] = []) {
     // every child runs TypeScript through tsx, like the parent
-    this.proc = fork(script, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.proc = fork(script, [], { execArgv: ['--import', 'tsx', ...nodeArgs], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.ready = new Promise((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`${name} (pid ${this.proc.pid}) exited with ${code} before it was ready`));
       this.proc.once('exit', onExit);

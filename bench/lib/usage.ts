@@ -6,6 +6,8 @@ export interface Usage {
   cpuCores: number;
   /** share of wall time the event loop was busy */
   eventLoopUtilization: number;
+  /** user + system CPU milliseconds */
+  cpuMs: number;
   wallMs: number;
 }
 
@@ -22,6 +24,7 @@ export class UsageMeter {
     this.cpu = process.cpuUsage();
     this.elu = performance.eventLoopUtilization();
     this.t = performance.now();
-    return { cpuCores: Math.round(((cpu.user + cpu.system) / 1000 / wallMs) * 100) / 100, eventLoopUtilization: Math.round(elu.utilization * 100) / 100, wallMs: Math.round(wallMs) };
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    return { cpuCores: Math.round((cpuMs / wallMs) * 100) / 100, eventLoopUtilization: Math.round(elu.utilization * 100) / 100, cpuMs: Math.round(cpuMs), wallMs: Math.round(wallMs) };
   }
 }

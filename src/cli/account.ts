@@ -79,7 +79,8 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
   }
   if (!token) {
     // a local gateway has no mail server: it appends each message to DATA_DIR/outbox.jsonl
-    const outbox = conn.dataDir ? { outbox: outboxPath(conn.dataDir) } : {};
+    const local = conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local');
+    const outbox = local ? { outbox: outboxPath(conn.dataDir!) } : {};
     if (!canPrompt()) return { signup: record ?? (await client.signup.get(signupId)).signup, ...outbox };
     const where = outbox.outbox ? `in ${outbox.outbox}` : record ? `sent to ${record.email}` : 'from the email';
     token = await askText({ flag: '--token', message: `Verification token (${where})`, validate: notEmpty });

@@ -78,5 +78,6 @@ export function approvalFields(a: Approval): string {
     ['created', a.createdAt],
     ['resolved by', a.resolvedBy],
     ['resolved', a.resolvedAt],
+    ['used', a.usedAt],
   ]);
 }

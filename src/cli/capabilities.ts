@@ -94,6 +94,7 @@ async function addressOf(o: PublishOptions, base: Partial<PublishCapabilityInput
   if (usesPackage(o)) {
     const args = (o.packageArgs ?? (await askText({ flag: '--package-args', message: 'npx arguments, e.g. -y @acme/tool@1.2.3', validate: notEmpty }))).split(/\s+/).filter(Boolean);
     const version = await askText({ flag: '--package-version', message: 'Exact package version, e.g. 1.2.3', value: o.packageVersion, validate: notEmpty });
+    // only npx is approved; another launcher is the gateway's to refuse, naming the field
     return { address: { kind: 'package', command: (o.packageCommand ?? 'npx') as 'npx', args, version } };
   }
   if (base.address) return { address: base.address };

@@ -56,6 +56,8 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
 
   if (flags['data-dir']) {
     const local = localConnection(resolve(cwd, flags['data-dir']), as);
+    // asking for a data dir means its gateway: never fall through to another source's URL
+    if (!local.baseUrl && !flags['base-url']) throw gatewayNotRunning(local.dataDir);
     conn.dataDir = local.dataDir;
     layers.push({ source: 'data-dir', ...local });
   }
@@ -80,12 +82,20 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
     layers.push({ source: 'local', ...local });
   }
 
-  for (const field of ['baseUrl', 'apiKey', 'ca'] as const) {
+  for (const field of ['baseUrl', 'apiKey'] as const) {
     const layer = layers.find((l) => l[field]);
     if (layer) {
       conn[field] = layer[field]!;
       conn.sources[field] = layer.source;
     }
+  }
+  // A CA replaces the system's trusted roots, so a saved or local one only goes with its own
+  // gateway URL; a CA given by flag or env applies to whatever gateway is used.
+  const urlLayer = layers.find((l) => l.baseUrl);
+  const caLayer = layers.find((l) => l.ca && (l.source === 'flag' || l.source === 'env' || l === urlLayer));
+  if (caLayer) {
+    conn.ca = caLayer.ca!;
+    conn.sources.ca = caLayer.source;
   }
   return conn;
 }

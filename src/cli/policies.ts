@@ -9,7 +9,8 @@ import { parseMinor } from '../core/money.js';
 import { lintPolicyDocument, type PolicyParseError } from '../domain/policy/parser.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { Policy, PolicyEvaluation } from '../sdk/types.js';
-import { usageError } from './errors.js';
+import { AgentpayError } from '../sdk/errors.js';
+import { CliError, usageError } from './errors.js';
 import { renderFields, renderTable } from './output.js';
 
 /** A policy document's text; a missing file is a usage error naming it. */
@@ -20,8 +21,22 @@ export function readPolicyFile(file: string): string {
   return readFileSync(path, 'utf8');
 }
 
+/** The parser's message without its leading position, which the `file:line:col:` form carries. */
+const withoutPosition = (message: string) => message.replace(/^(document: )?line \d+, column \d+: /, '');
+
 export async function applyPolicies(client: AgentpayClient, file: string): Promise<{ policies: Policy[] }> {
-  return client.policies.apply(readPolicyFile(file));
+  try {
+    return await client.policies.apply(readPolicyFile(file));
+  } catch (e) {
+    // a refused document: point at the place in the file, as lint does
+    if (e instanceof AgentpayError && e.code === 'VALIDATION_FAILED' && typeof e.details.line === 'number') {
+      throw new CliError(e.code, `${file}:${e.details.line}:${String(e.details.column)}: ${withoutPosition(e.message)}; nothing was applied`, {
+        tryNext: `find every error at once, offline: agentpay policies lint ${file}`,
+        details: { ...e.details, file },
+      });
+    }
+    throw e;
+  }
 }
 
 export async function setEnabled(client: AgentpayClient, id: string, enabled: boolean): Promise<{ policy: Policy }> {
@@ -57,9 +72,7 @@ export const lintFailed = (report: LintReport) => report.files.some((f) => !f.ok
 
 /** Compiler-style lines, `file:line:col: message`, which editors and CI annotate. */
 export function lintDiagnostics(report: LintReport): string[] {
-  // the parser's message starts with "line N, column M: " for gateway replies; here the position leads the line
-  const what = (e: PolicyParseError) => e.message.replace(/^line \d+, column \d+: /, '');
-  return report.files.flatMap((f) => f.errors.map((e) => `${f.file}:${e.line}:${e.column}: ${what(e)}`));
+  return report.files.flatMap((f) => f.errors.map((e) => `${f.file}:${e.line}:${e.column}: ${withoutPosition(e.message)}`));
 }
 
 /** What a person sees on stdout: "ok" for a clean run, else a count. */
@@ -121,11 +134,13 @@ export function evaluationText(e: PolicyEvaluation): string {
     ['decision', DECISION_TEXT[e.decision] ?? e.decision],
     ['rule', e.matchedRule ? `${e.matchedRule.rule} (${e.matchedRule.policyId})` : 'none matched'],
     ['reason', e.reason],
+    ...(e.approvalId ? ([['approval', e.approvalId]] as const) : []),
   ]);
   const steps = renderTable(e.steps, [
     { header: 'POLICY', get: (s) => s.policyId },
     { header: 'TYPE', get: (s) => s.policyType },
     { header: 'RESULT', get: (s) => s.result },
+    { header: 'RULE', get: (s) => s.rule },
   ], '(no enabled policies)');
   return `${head}\n\nsteps, in the order the gateway evaluates them:\n${steps}`;
 }

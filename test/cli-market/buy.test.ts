@@ -74,9 +74,9 @@ describe('agentpay buy', () => {
     await expectLedgerConsistent(t.workspace, a.walletId);
   });
 
-  it('passes on the gateway refusal INSUFFICIENT_FUNDS with exit 1 and charges nothing', async () => {
+  it('buys by URL with no API key (the agent key pays); INSUFFICIENT_FUNDS is exit 1 and charges nothing', async () => {
     const a = await agent('50');
-    const r = await cli.run(buyArgs(a, `${seller.url}/forecast`, '--method', 'post', '--data', '{}'));
+    const r = await cli.run(buyArgs(a, `${seller.url}/forecast`, '--method', 'post', '--data', '{}'), { key: '' });
     expect(r.exitCode).toBe(1);
     expect(errorOf(r)).toMatchObject({ code: 'INSUFFICIENT_FUNDS' });
     expect(await balance(a.walletId)).toBe('50');

@@ -54,13 +54,10 @@ describe('agentpay publish', () => {
     expect(await myCapabilityIds()).toContain(out.capability.id);
   });
 
-  it('publishes each fixture file: a REST endpoint, an MCP tool at a URL, and a pinned npx package', async () => {
+  it('publishes fixture files as they are: a REST endpoint and a pinned npx package', async () => {
     const rest = await cli.json<PublishedCapability>(['publish', '--file', fixture('rest-summarize')], { key: provider });
-    expect(rest.capability).toMatchObject({ name: 'Summarize text', protocol: 'rest', priceMinor: '25' });
+    expect(rest.capability).toMatchObject({ name: 'Summarize text', protocol: 'rest', priceMinor: '25', tags: ['summarization', 'nlp'] });
     expect(rest.version.endpoint).toBe('https://summarize.example.com/v1/summarize');
-
-    const mcp = await cli.json<PublishedCapability>(['publish', '--file', fixture('mcp-weather')], { key: provider });
-    expect(mcp.capability).toMatchObject({ protocol: 'mcp', toolName: 'get_forecast', priceMinor: '5', latencyP50Ms: 300 });
 
     const pkg = await cli.json<PublishedCapability>(['publish', '--file', fixture('package-pdf-tools')], { key: provider });
     expect(pkg.version).toMatchObject({ endpoint: null, version: '2.4.1', address: { kind: 'package', command: 'npx', args: ['-y', '@example/pdf-tools-mcp@2.4.1'] } });
@@ -68,7 +65,8 @@ describe('agentpay publish', () => {
 
   it('lets flags override the file, and builds a package address from the --package flags', async () => {
     const out = await cli.json<PublishedCapability>(['publish', '--file', fixture('mcp-weather'), '--price', '7', '--name', 'Weather, cheaper'], { key: provider });
-    expect(out.capability).toMatchObject({ name: 'Weather, cheaper', priceMinor: '7', toolName: 'get_forecast' });
+    expect(out.capability).toMatchObject({ name: 'Weather, cheaper', priceMinor: '7', protocol: 'mcp', toolName: 'get_forecast', latencyP50Ms: 300 });
+    expect(out.version.address).toEqual({ kind: 'url', url: 'https://weather.example.com/mcp' });
 
     const pkg = await cli.json<PublishedCapability>([
       'publish', '--name', 'PDF tools', '--description', 'Extracts PDF text', '--protocol', 'mcp', '--tool-name', 'extract',
@@ -87,15 +85,12 @@ describe('agentpay publish', () => {
   });
 
   it('names the missing flag instead of prompting when there is no terminal (exit 2)', async () => {
-    const noName = await cli.run(['publish', '--description', 'x', '--protocol', 'rest', '--price', '5', '--category', 'text', '--endpoint', 'https://x.example.com'], { key: provider });
-    expect(noName.exitCode).toBe(2);
-    expect(errorOf(noName)).toMatchObject({ code: 'USAGE', details: { flag: '--name' } });
-
     const noAddress = await cli.run(['publish', ...restFlags('No address').slice(0, -2)], { key: provider });
     expect(noAddress.exitCode).toBe(2);
     expect(errorOf(noAddress).message).toContain('--endpoint');
 
     const noTool = await cli.run(['publish', ...restFlags('No tool').map((a) => (a === 'rest' ? 'mcp' : a))], { key: provider });
+    expect(noTool.exitCode).toBe(2);
     expect(errorOf(noTool)).toMatchObject({ code: 'USAGE', details: { flag: '--tool-name' } });
   });
 

@@ -6,7 +6,7 @@ import { statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cli, json, tempDir } from './helpers.js';
+import { cli, json, removeTempDirs, tempDir } from './helpers.js';
 
 let t: TestGateway;
 let ca: string;
@@ -17,7 +17,10 @@ beforeAll(async () => {
   ca = join(t.dataDir, 'tls', 'ca.pem');
   gw = ['--base-url', t.baseUrl, '--ca', ca];
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  removeTempDirs();
+});
 
 const profiles = (configDir: string) => JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
 

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
-import { cli, json, startGatewayProcess, tempDir, type GatewayProcess, type ReadyLine } from './helpers.js';
+import { cli, json, startGatewayProcess, removeTempDirs, tempDir, type GatewayProcess, type ReadyLine } from './helpers.js';
 
 const configDir = tempDir();
 const dataDir = join(tempDir(), 'data');
@@ -20,6 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await dev?.stop();
+  removeTempDirs();
 });
 
 const run = (args: string[]) => cli([...args, '--data-dir', dataDir, '--json'], { configDir });

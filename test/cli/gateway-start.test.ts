@@ -2,13 +2,13 @@
  * `agentpay gateway start`: production mode by default, config from flags over a JSON
  * file, checked once before anything listens, and no dev credentials.
  */
-import { existsSync, writeFileSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
-import { cli, json, startGatewayProcess, tempDir } from './helpers.js';
+import { cli, json, startGatewayProcess, removeTempDirs, tempDir } from './helpers.js';
 
+afterAll(removeTempDirs);
 const configDir = tempDir();
 
 describe('agentpay gateway start', () => {

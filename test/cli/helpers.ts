@@ -3,7 +3,7 @@
  * child process, the way people and scripts run it: stdin not a terminal, stdout
  * piped, a private AGENTPAY_CONFIG_DIR, and no AGENTPAY_* variables from outside.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,7 +12,16 @@ import { execa, type ResultPromise } from 'execa';
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
-export const tempDir = (prefix = 'agentpay-cli-') => mkdtempSync(join(tmpdir(), prefix));
+const made: string[] = [];
+export function tempDir(prefix = 'agentpay-cli-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+/** Removes every directory tempDir() made in this test file; call it from afterAll. */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
 
 export interface CliOptions {
   configDir: string;

@@ -5,13 +5,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConnection } from '../../src/cli/client.js';
 import { CliError, describeError, EXIT } from '../../src/cli/errors.js';
 import { renderTable } from '../../src/cli/output.js';
 import { saveProfile } from '../../src/cli/profile.js';
 import { AgentpayError } from '../../src/sdk/errors.js';
-import { tempDir } from './helpers.js';
+import { removeTempDirs, tempDir } from './helpers.js';
 
 /** a data dir as `agentpay dev` leaves it while running (this process stands in for the gateway) */
 function devDataDir(dir: string, baseUrl: string): string {
@@ -25,6 +25,8 @@ function devDataDir(dir: string, baseUrl: string): string {
   return dir;
 }
 
+afterAll(removeTempDirs);
+
 describe('resolveConnection', () => {
   const cwd = tempDir();
   const env = { AGENTPAY_CONFIG_DIR: tempDir(), AGENTPAY_BASE_URL: 'https://env:1', AGENTPAY_API_KEY: 'ap_w_env' };
@@ -32,8 +34,17 @@ describe('resolveConnection', () => {
 
   it('takes each field from flags, then env, then the profile', () => {
     const c = resolveConnection({ 'api-key': 'ap_w_flag' }, { env, cwd });
-    expect(c).toMatchObject({ baseUrl: 'https://env:1', apiKey: 'ap_w_flag', ca: '/profile-ca.pem', profile: 'saved' });
-    expect(c.sources).toEqual({ baseUrl: 'env', apiKey: 'flag', ca: 'profile' });
+    expect(c).toMatchObject({ baseUrl: 'https://env:1', apiKey: 'ap_w_flag', profile: 'saved' });
+    expect(c.sources).toEqual({ baseUrl: 'env', apiKey: 'flag' });
+    const fromProfile = resolveConnection({}, { env: { AGENTPAY_CONFIG_DIR: env.AGENTPAY_CONFIG_DIR }, cwd });
+    expect(fromProfile).toMatchObject({ baseUrl: 'https://profile:1', apiKey: 'ap_w_profile', ca: '/profile-ca.pem' });
+  });
+
+  it("uses a saved CA only with its own gateway's URL (a CA replaces the system roots); a CA flag applies to any", () => {
+    const c = resolveConnection({}, { env, cwd });
+    expect(c.baseUrl).toBe('https://env:1');
+    expect(c.ca).toBeUndefined();
+    expect(resolveConnection({ ca: 'my-ca.pem' }, { env, cwd }).ca).toBe(join(cwd, 'my-ca.pem'));
   });
 
   it('falls back to a local ./.agentpay dev gateway last, with the --as key', () => {
@@ -48,6 +59,12 @@ describe('resolveConnection', () => {
     const dir = devDataDir(tempDir(), 'https://datadir:1');
     const c = resolveConnection({ 'data-dir': dir, as: 'operator' }, { env, cwd });
     expect(c).toMatchObject({ baseUrl: 'https://datadir:1', apiKey: 'ap_o_op', dataDir: dir });
+  });
+
+  it('with --data-dir of a stopped gateway, says so rather than using another source\'s URL', () => {
+    const dir = devDataDir(tempDir(), 'https://stopped:1');
+    writeFileSync(join(dir, 'gateway.json'), JSON.stringify({ baseUrl: 'https://stopped:1', httpUrl: null, pid: 2 ** 22 + 1 })); // no such process
+    expect(() => resolveConnection({ 'data-dir': dir }, { env, cwd })).toThrow(/no gateway is running on the data dir/);
   });
 
   it('refuses a named profile that does not exist, unless saving one (login, signup)', () => {

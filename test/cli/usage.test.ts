@@ -1,7 +1,7 @@
 /** The CLI without a gateway: help, usage errors, exit codes and next steps. */
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
-import { cli, json, tempDir } from './helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cli, json, removeTempDirs, tempDir } from './helpers.js';
 
 /** a loopback port nothing listens on */
 async function closedPort(): Promise<number> {
@@ -12,6 +12,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+afterAll(removeTempDirs);
 const configDir = tempDir();
 const run = (...args: string[]) => cli(args, { configDir });
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cli, json, tempDir } from './helpers.js';
+import { cli, json, removeTempDirs, tempDir } from './helpers.js';
 
 let t: TestGateway;
 const configDir = tempDir();
@@ -19,7 +19,10 @@ beforeAll(async () => {
   t = await startTestGateway();
   env = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), AGENTPAY_API_KEY: t.creds.workspace.apiKey };
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  removeTempDirs();
+});
 
 const run = (...args: string[]) => cli(args, { configDir, env, cwd: work });
 

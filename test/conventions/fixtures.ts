@@ -9,6 +9,7 @@ import { DEFAULT_SCOPES } from '../../src/domain/scopes.js';
 import type { AgentpayClient } from '../../src/sdk/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { purchaseReceipt } from '../payments/helpers.js';
+import { heldApproval } from '../policies/helpers.js';
 import {
   bodyFor, devKey, devTenant, fillPath, hasBody, needsKey, pathParams, tenantKindFor, type RouteEntry, type TenantKind,
 } from '../helpers/matrix.js';
@@ -76,6 +77,20 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
       const ctx = t.gw.services.ctx;
       const issued = await t.gw.store.tx((r) => issueKey(r, ctx, { id: owner.id, kind: owner.kind }, { name: 'matrix fixture' }));
       return { id: issued.record.id };
+    },
+  },
+  '/v1/policies/:id': {
+    owner: 'workspace',
+    async create(_t, owner) {
+      const { policies } = await owner.client.policies.apply('deny "matrix":\n  category == "matrix-never"\n');
+      return { id: policies[0]!.id };
+    },
+  },
+  // a pending approval: a real purchase held by an "approval: always" policy
+  '/v1/approvals/:id': {
+    owner: 'workspace',
+    async create(t, owner) {
+      return { id: await heldApproval(t, owner) };
     },
   },
   '/v1/wallets/:id': {

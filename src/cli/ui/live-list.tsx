@@ -5,8 +5,8 @@
  * bound to a key, each behind a y/n confirmation. `q` quits. The data source and the
  * actions are plain async functions, so the list knows nothing of HTTP.
  */
-import { Box, Text, useApp, useInput } from 'ink';
-import { useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
+import { Box, Text, useApp, useInput, type Key } from 'ink';
+import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
 
 export interface LiveAction<T> {
   /** the key that starts it, e.g. "a" */
@@ -131,7 +131,7 @@ export function LiveList<T>(props: LiveListProps<T>): ReactNode {
     }
   };
 
-  useInput((input, key) => {
+  const onKey = (input: string, key: Key) => {
     if (confirming) {
       if (input === 'y' || input === 'Y') {
         setConfirming(undefined);
@@ -156,7 +156,12 @@ export function LiveList<T>(props: LiveListProps<T>): ReactNode {
         setConfirming({ action, item: current });
       }
     }
-  });
+  };
+  // ink re-subscribes a changed handler only after the render is on screen: a stable
+  // handler reading the latest one through a ref acts on what the person sees
+  const latestOnKey = useRef(onKey);
+  latestOnKey.current = onKey;
+  useInput(useCallback((input: string, key: Key) => latestOnKey.current(input, key), []));
 
   const help = ['↑/↓ or j/k move', ...actions.map((a) => `${a.key} ${a.label}`), 'q quit'].join(' · ');
   return (

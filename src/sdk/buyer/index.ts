@@ -73,9 +73,28 @@ export interface Purchase<T = unknown> {
   response: PaidResponse;
 }
 
+/** How `fetchWithApproval` waits for a person's decision on a held purchase. */
+export interface ApprovalWaitOptions {
+  /** a client whose key holds approvals:read (the agent preset does): it reads the approval's status */
+  approvals: AgentpayClient;
+  /** how often to look, default 2000 ms */
+  pollMs?: number;
+  /** how long to wait for a decision, default 10 minutes; then APPROVAL_REQUIRED is thrown as it came */
+  timeoutMs?: number;
+  /** stops the wait (CANCELLED; nothing charged); default: init.signal */
+  signal?: AbortSignal;
+  /** told the approval id once the purchase is held, e.g. to ask a person */
+  onPending?: (approvalId: string) => void;
+}
+
 export interface Buyer {
   readonly walletId: string;
   fetch(input: string | URL | Request, init?: BuyerRequestInit): Promise<PaidResponse>;
+  /**
+   * fetch; if a policy holds the purchase for a person (APPROVAL_REQUIRED), wait for the
+   * decision and, once approved, retry once. A denial throws APPROVAL_DENIED.
+   */
+  fetchWithApproval(input: string | URL | Request, init: BuyerRequestInit | undefined, wait: ApprovalWaitOptions): Promise<PaidResponse>;
   /** fetch, then read the body (JSON or text) */
   buy<T = unknown>(input: string | URL | Request, init?: BuyerRequestInit): Promise<Purchase<T>>;
 }
@@ -232,9 +251,63 @@ export function createBuyer(opts: BuyerOptions): Buyer {
     return Object.assign(out, { receipt, challenge });
   }
 
+  /** Resolves with the approval once a person decided; throws CANCELLED on abort, or the held error on timeout. */
+  async function decisionOn(approvalId: string, held: AgentpayError, wait: ApprovalWaitOptions, signal: AbortSignal | undefined) {
+    const pollMs = wait.pollMs ?? 2000;
+    const deadline = Date.now() + (wait.timeoutMs ?? 10 * 60_000);
+    for (;;) {
+      if (signal?.aborted) throw cancelled();
+      const { approval } = await wait.approvals.approvals.get(approvalId, signal ? { signal } : {}).catch((e: unknown) => {
+        throw isAbort(e) || signal?.aborted ? cancelled() : e;
+      });
+      if (approval.status !== 'pending') return approval;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new AgentpayError('APPROVAL_REQUIRED', `approval ${approvalId} is still pending after ${wait.timeoutMs ?? 600_000} ms; ask a person to decide, then retry once`, {
+          status: held.status, details: held.details, body: held.body,
+        });
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(pollMs, left));
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  async function fetchWithApproval(input: string | URL | Request, init: BuyerRequestInit = {}, wait: ApprovalWaitOptions): Promise<PaidResponse> {
+    const { maxPriceMinor, ...rest } = init;
+    // read a Request or streamed body once, so the retry can send it again
+    const req = await replayable(input, rest);
+    const again = () => payingFetch(req.url, { ...req.init, ...(maxPriceMinor !== undefined ? { maxPriceMinor } : {}) });
+    let held: AgentpayError;
+    try {
+      return await again();
+    } catch (e) {
+      if (!(e instanceof AgentpayError) || e.code !== 'APPROVAL_REQUIRED') throw e;
+      held = e;
+    }
+    const approvalId = String(held.body.approvalId ?? held.details.approvalId ?? '');
+    if (!approvalId) throw held;
+    wait.onPending?.(approvalId);
+    const approval = await decisionOn(approvalId, held, wait, wait.signal ?? rest.signal ?? undefined);
+    if (approval.status === 'denied') {
+      throw new AgentpayError('APPROVAL_DENIED', `a person denied this purchase (approval ${approvalId}${approval.resolvedBy ? `, by ${approval.resolvedBy}` : ''}); nothing was charged. Do not retry`, {
+        details: { approvalId, ...(approval.resolvedBy ? { resolvedBy: approval.resolvedBy } : {}) },
+        body: { approval },
+      });
+    }
+    return again(); // approved: the one retry it covers
+  }
+
   return {
     walletId: opts.walletId,
     fetch: payingFetch,
+    fetchWithApproval,
     async buy<T = unknown>(input: string | URL | Request, init?: BuyerRequestInit): Promise<Purchase<T>> {
       const response = await payingFetch(input, init);
       const text = await response.text();
