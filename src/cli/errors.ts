@@ -130,6 +130,21 @@ function tryForGateway(e: AgentpayError): string | undefined {
       return 'fund the wallet (sandbox): agentpay wallets fund WALLET_ID --amount MINOR_UNITS';
     case 'WALLET_FROZEN':
       return 'unfreeze it: agentpay wallets unfreeze WALLET_ID';
+    case 'CAPABILITY_NOT_FOUND':
+      return 'find one with: agentpay search QUERY (your own: agentpay capabilities list)';
+    case 'PROVIDER_NOT_FOUND':
+      return 'list the providers this key can see: agentpay providers list';
+    case 'POLICY_DENIED':
+      return 'a workspace policy refuses it: see them with agentpay policies list, and dry-run a purchase with agentpay policies test';
+    case 'APPROVAL_REQUIRED':
+      return 'a person must approve it first: agentpay approvals (or approvals list, then approvals approve APPROVAL_ID); then retry once';
+    case 'WALLET_PROVIDER_PAUSED':
+      return 'after three seller errors in a row the seller is paused for this wallet; resume it: agentpay wallets resume-provider WALLET_ID --provider PROVIDER_ID';
+    case 'CHALLENGE_EXPIRED':
+    case 'REPLAY_DETECTED':
+      return 'call the seller again for a new price quote';
+    case 'INVALID_CURSOR':
+      return 'start from the first page (no --after), then pass the nextCursor each page prints';
     case 'NOT_SUPPORTED':
       return 'this gateway has no rail for that; development shortcuts work on a sandbox gateway: npx agentpay dev';
     case 'RATE_LIMITED':

@@ -124,11 +124,22 @@ export function verifyBytes(publicKey: KeyObject | string, message: Uint8Array, 
   if (isSmallOrderEncoding(signature.subarray(0, 32))) return false;
   try {
     const key = typeof publicKey === 'string' ? parsePublicKeyPem(publicKey) : publicKey;
-    if (isSmallOrderEncoding(rawPublicKey(key.type === 'private' ? createPublicKey(key) : key))) return false;
+    if (isSmallOrderKey(key)) return false;
     return nodeVerify(null, message, key, signature);
   } catch {
     return false;
   }
+}
+
+/** Whether a key's point is of small order; remembered per KeyObject (exporting it costs more than the verify). */
+const smallOrder = new WeakMap<KeyObject, boolean>();
+function isSmallOrderKey(key: KeyObject): boolean {
+  let known = smallOrder.get(key);
+  if (known === undefined) {
+    known = isSmallOrderEncoding(rawPublicKey(key.type === 'private' ? createPublicKey(key) : key));
+    smallOrder.set(key, known);
+  }
+  return known;
 }
 
 /** Signs an object's canonical form (without `signature`/`signingKeyId`); returns base64. */

@@ -22,6 +22,14 @@ export const ID_PREFIX = {
   passwordReset: 'pwr',
   rating: 'rtg',
   verificationRequest: 'vrq',
+  // rails (src/domain/rails): top-ups, deposits, payouts, destinations, events, reconciliations, sandbox references
+  topup: 'top',
+  deposit: 'dep',
+  payout: 'pay',
+  payoutDestination: 'dst',
+  railEvent: 'evt',
+  reconciliation: 'rec',
+  sandboxRef: 'sbx',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -27,6 +27,9 @@ import ratingRoutes from './routes/ratings.js';
 import breakerRoutes from './routes/breaker.js';
 import policyRoutes from './routes/policies.js';
 import approvalRoutes from './routes/approvals.js';
+import railRoutes from './routes/rails.js';
+import payoutRoutes from './routes/payouts.js';
+import sandboxRoutes from './routes/sandbox.js';
 
 export interface BuildAppOptions {
   services: Services;
@@ -74,5 +77,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(breakerRoutes);
   await app.register(policyRoutes);
   await app.register(approvalRoutes);
+  await app.register(railRoutes);
+  await app.register(payoutRoutes);
+  await app.register(sandboxRoutes);
   return app;
 }

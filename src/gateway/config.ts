@@ -1,4 +1,6 @@
 /** Gateway configuration, validated once at boot. */
+import type { RailsConfig } from '../domain/rails/config.js';
+
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
   /** platform fee in basis points; 300 = 3% */
@@ -23,6 +25,8 @@ export interface GatewayConfig {
   inFlightTtlMs: number;
   /** how often the expiry sweeper looks for such transactions */
   sweepIntervalMs: number;
+  /** rail adapters and their settings (src/domain/rails/config.ts); default: sandbox adapters in sandbox mode, none in production */
+  rails?: RailsConfig;
 }
 
 export const DEFAULT_CONFIG: GatewayConfig = {

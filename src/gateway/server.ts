@@ -14,6 +14,7 @@ import { randomIds, type IdGenerator } from '../core/ids.js';
 import { privateKeyDir } from '../domain/signing-keys.js';
 import { OutboxMailer, outboxPath } from '../domain/mailer.js';
 import { ensurePlatform } from '../domain/tenants.js';
+import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
@@ -51,6 +52,10 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const host = opts.host ?? '127.0.0.1';
   const config = resolveConfig(opts.config);
+  // the sandbox processor signs its webhooks with a secret kept in the data directory
+  if (config.mode === 'sandbox' && (config.rails?.adapters ?? 'sandbox') === 'sandbox' && !config.rails?.webhookSecret) {
+    config.rails = { ...config.rails, webhookSecret: ensureWebhookSecret(dataDir) };
+  }
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
@@ -90,6 +95,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       httpUrl = `http://${host}:${(p.address() as AddressInfo).port}`;
     }
     services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'));
+    services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'));
     const baseUrl = `${tls ? 'https' : 'http'}://${host}:${port}`;
     return {
       app,
@@ -101,6 +107,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       dataDir,
       async close() {
         await services.sweeper.stop();
+        await services.rails.jobs.stop();
         if (plain) {
           const p: http.Server = plain;
           p.closeAllConnections?.();

@@ -15,6 +15,7 @@ import type { RatingService } from '../domain/ratings.js';
 import { PolicyEngine } from '../domain/policy-engine.js';
 import { PolicyService } from '../domain/policies.js';
 import { ApprovalService } from '../domain/approvals.js';
+import { railServices, type RailServices } from '../domain/rails/service.js';
 import type { GatewayConfig } from './config.js';
 
 export interface Services {
@@ -36,6 +37,7 @@ export interface Services {
   breakers: BreakerService;
   policies: PolicyService;
   approvals: ApprovalService;
+  rails: RailServices;
 }
 
 export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
@@ -58,5 +60,6 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     ...paymentServices({ ctx, signingKeys, settings: config, policy: policyEngine }, wallets),
     policies: new PolicyService(ctx, policyEngine),
     approvals: new ApprovalService(ctx),
+    rails: railServices(ctx, config, wallets),
   };
 }

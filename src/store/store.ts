@@ -14,6 +14,7 @@ import type { SigningKeyRepo } from './repos/platform.js';
 import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
 import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
+import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
 
 export interface Repos {
   tenants: TenantRepo;
@@ -35,6 +36,12 @@ export interface Repos {
   policies: PolicyRepo;
   approvals: ApprovalRepo;
   spend: SpendRepo;
+  railTransactions: RailTransactionRepo;
+  depositAddresses: DepositAddressRepo;
+  payoutDestinations: PayoutDestinationRepo;
+  railEvents: RailEventRepo;
+  reconciliations: ReconciliationRepo;
+  sandboxObjects: SandboxObjectRepo;
 }
 
 export interface Store {

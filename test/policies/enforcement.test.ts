@@ -65,6 +65,7 @@ describe('allow policies', () => {
       expect(e.details).toEqual({ allowPolicyIds: [policy!.id] });
     }
     await buy(s, stable, ws.buyer);
+    expect(ledgerBalance(t, ws.buyer.walletId)).toEqual({ balance: 100000n - 100n, held: 0n });
     expectLedgerConsistent(t);
   });
 });
@@ -96,6 +97,28 @@ describe('budget policies', () => {
     expectLedgerConsistent(t);
   });
 
+  it('fit up to the ceiling exactly, and get the amount of a refunded purchase back at once', async () => {
+    const ws = await workspaceWithAgent(t, '5000');
+    await ws.client.policies.apply('budget:\n  per agent 1000 per day\n');
+    const s = await newSeller(t);
+    const big = await s.publish({ priceMinor: '600' });
+    const small = await s.publish({ priceMinor: '400' });
+
+    await buy(s, big, ws.buyer); // 600
+    await refusedWith('POLICY_DENIED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId); // 1200 > 1000
+    const open = await authorizeCall(s.client, small, ws.buyer); // exactly 1000: allowed, still open
+    const full = await refusedWith('POLICY_DENIED', () => authorizeCall(s.client, small, ws.buyer), ws.buyer.walletId);
+    expect(full.details).toMatchObject({ spentMinor: '1000', limitMinor: '1000', amountMinor: '400' });
+
+    // the open call fails: its hold is refunded, and its 400 are spendable again today
+    await s.client.payments.fail({ transactionId: open.transactionId, reason: 'provider_error' });
+    await buy(s, small, ws.buyer);
+    expect(ledgerBalance(t, ws.buyer.walletId)).toEqual({ balance: 5000n - 600n - 400n, held: 0n });
+    const after = await refusedWith('POLICY_DENIED', () => authorizeCall(s.client, small, ws.buyer), ws.buyer.walletId);
+    expect(after.details).toMatchObject({ spentMinor: '1000' });
+    expectLedgerConsistent(t);
+  });
+
   it('start again on the next UTC calendar day', async () => {
     const ws = await workspaceWithAgent(t);
     await ws.client.policies.apply('budget:\n  per agent 1000 per day\n');
@@ -106,6 +129,7 @@ describe('budget policies', () => {
     await refusedWith('POLICY_DENIED', () => authorizeCall(s.client, cap, ws.buyer), ws.buyer.walletId);
     clock.set(Date.UTC(2026, 4, 21, 0, 0, 0));
     await buy(s, cap, ws.buyer);
+    expect(ledgerBalance(t, ws.buyer.walletId)).toEqual({ balance: 100000n - 1200n, held: 0n });
     expectLedgerConsistent(t);
   });
 
@@ -343,6 +367,8 @@ describe('POST /v1/policies/evaluate', () => {
     expect(await ws.client.policies.evaluate({ walletId, capabilityId: cap })).toMatchObject({ decision: 'allow', approvalId });
     expect(await ws.client.policies.evaluate({ walletId, capabilityId: cap })).toMatchObject({ decision: 'allow', approvalId });
     await buy(s, cap, ws.buyer);
+    expect(ledgerBalance(t, walletId)).toEqual({ balance: 100000n - 1500n, held: 0n });
+    expectLedgerConsistent(t);
   });
 
   it("refuses another tenant's wallet (404 WALLET_NOT_FOUND) and an unknown capability (404 CAPABILITY_NOT_FOUND)", async () => {

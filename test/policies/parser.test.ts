@@ -185,6 +185,17 @@ describe('parsePolicyDocument: malformed documents', () => {
     expect(rejection('deny:\n  tags "x"\n').message).toContain('Did you mean "tag"?');
     expect(rejection('deny:\n  per agent 5 per day\n').message).toContain('belong in a budget section');
   });
+
+  it('says where to find the ids a capability or provider rule needs', () => {
+    expect(rejection('deny:\n  capability == "summarizer"\n').message).toContain('Capability is matched by id; find ids with agentpay search or POST /v1/discovery/search');
+    expect(rejection('deny:\n  provider == "acme"\n').message).toContain('Provider is matched by id; find ids with agentpay providers list or GET /v1/providers');
+  });
+
+  it('says what it found where a rule was expected under a header', () => {
+    expect(rejection('allow:\n  always\ndeny:\n').message).toBe('line 4, column 1: expected an indented rule under the header on line 3, found the end of the document');
+    expect(rejection('deny:\nallow:\n  always\n').message).toBe('line 2, column 1: expected an indented rule under the header on line 1, found another section header');
+    expect(rejection('deny:  # nothing yet\n\n# later\n').message).toBe('line 2, column 1: expected an indented rule under the header on line 1, found the end of the document');
+  });
 });
 
 describe('lintPolicyDocument', () => {

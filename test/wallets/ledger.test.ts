@@ -47,12 +47,12 @@ describe('a balance read (SqliteLedger.last)', () => {
     const ro = new Database(dbPath, { readonly: true });
     try {
       ro.defaultSafeIntegers(true);
-      const queries: { sql: string; params: unknown[] }[] = [];
-      const db = drizzle(ro, { logger: { logQuery: (sql, params) => void queries.push({ sql, params }) } });
-      await new SqliteLedger(db).last('wal_any');
+      const queries: string[] = [];
+      const prepare = ro.prepare.bind(ro);
+      (ro as unknown as { prepare: (sql: string) => unknown }).prepare = (sql: string) => (queries.push(sql), prepare(sql));
+      await new SqliteLedger(drizzle(ro)).last('wal_any');
       expect(queries).toHaveLength(1);
-      const { sql, params } = queries[0]!;
-      const plan = (ro.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as never[])) as { detail: string }[]).map((p) => p.detail);
+      const plan = (prepare(`EXPLAIN QUERY PLAN ${queries[0]!}`).all('wal_any') as { detail: string }[]).map((p) => p.detail);
       expect(plan.join('\n')).toMatch(/^SEARCH ledger_entries USING INDEX ledger_wallet_seq \(wallet_id=\?\)$/m);
       expect(plan.filter((d) => /\bSCAN\b|TEMP B-TREE/.test(d)), plan.join('\n')).toEqual([]);
     } finally {

@@ -20,6 +20,11 @@ const ID_PREFIX: Partial<Record<TextField, { prefix: string; what: string }>> = 
   provider: { prefix: 'prv_', what: 'a provider id' },
   wallet: { prefix: 'wal_', what: 'a wallet id' },
 };
+/** Where to find the ids a field is matched by (commands of docs/cli.md, routes of the spec). */
+const ID_HINT: Partial<Record<TextField, string>> = {
+  capability: 'capability is matched by id; find ids with agentpay search or POST /v1/discovery/search',
+  provider: 'provider is matched by id; find ids with agentpay providers list or GET /v1/providers',
+};
 const PROTOCOLS = ['rest', 'mcp'];
 const CONDITION_START = 'a condition: price, capability, provider, category, protocol, agent, wallet, tag, always, "not" or "("';
 const KEYWORDS = ['price', 'tag', 'always', 'not', 'and', 'or', 'in', ...TEXT_FIELDS];
@@ -215,7 +220,7 @@ function text(c: Cursor, field: TextField | 'tag'): string {
   if (t.value === '') c.fail(`a non-empty ${field === 'tag' ? 'tag' : `${field} value`}`);
   if (field === 'protocol' && !PROTOCOLS.includes(t.value)) c.fail('"rest" or "mcp"', wordHint({ ...t, type: 'word', text: t.value }, PROTOCOLS));
   const id = field === 'tag' ? undefined : ID_PREFIX[field];
-  if (id && !t.value.startsWith(id.prefix)) c.fail(`${id.what} such as "${id.prefix}…"`, field === 'provider' || field === 'capability' ? `${field} is matched by id; find ids with agentpay discovery or GET /v1/${field === 'provider' ? 'providers' : 'capabilities'}` : undefined);
+  if (id && field !== 'tag' && !t.value.startsWith(id.prefix)) c.fail(`${id.what} such as "${id.prefix}…"`, ID_HINT[field]);
   c.next();
   return t.value;
 }
@@ -371,7 +376,7 @@ function analyse(text: string): { sections: ParsedSection[]; errors: PolicyParse
     if (!d.type) return; // the header's error is reported; its rules cannot be typed
     if (d.rules.length === 0) {
       const nextLine = drafts[k + 1]?.firstLine;
-      errors.push(new PolicyParseError({ line: d.headerLine + 1, column: 1 }, `an indented rule under the header on line ${d.headerLine}`, nextLine === d.headerLine + 1 ? 'another section header' : nextLine === undefined && d.headerLine === lines.length ? 'the end of the document' : undefined));
+      errors.push(new PolicyParseError({ line: d.headerLine + 1, column: 1 }, `an indented rule under the header on line ${d.headerLine}`, nextLine === d.headerLine + 1 ? 'another section header' : nextLine === undefined ? 'the end of the document' : undefined));
       return;
     }
     const rules: (ConditionRule | CeilingRule)[] = [];

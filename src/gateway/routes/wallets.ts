@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 import { walletView } from '../../domain/wallets.js';
-import { AppError } from '../../core/errors.js';
 
 const WalletParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 type WalletParams = Static<typeof WalletParams>;
@@ -21,8 +20,8 @@ const FundBody = Type.Object({
   ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
-// The rail routes' bodies as the specification gives them, so that amounts and enums are
-// checked (400) before the 501 that answers until a rail provider is connected.
+// The rail routes' bodies as the specification gives them; amounts and enums are checked
+// (400) before anything, also where no rail provides the route (501).
 const TopupBody = Type.Object({
   amountMinor: Amount(),
   asset: Type.Optional(StringEnum(['USD', 'USDC'] as const)),
@@ -36,10 +35,6 @@ const DepositAddressBody = OptionalBody(Type.Object({
   ...IgnoredTenantIds,
 }, { additionalProperties: false }));
 const FaucetBody = OptionalBody(Type.Object({ address: Type.Optional(Type.String({ maxLength: 200 })), ...IgnoredTenantIds }, { additionalProperties: false }));
-
-const notYet = (what: string) => async () => {
-  throw new AppError('NOT_SUPPORTED', `${what} needs a connected rail provider, and this gateway has none yet`);
-};
 
 export default async function walletRoutes(app: FastifyInstance) {
   const { wallets } = app.services;
@@ -79,17 +74,24 @@ export default async function walletRoutes(app: FastifyInstance) {
     }));
   }
 
-  // Rails arrive with the money-in-and-out work; until then these answer 501 after the usual checks.
-  const railRoute = (path: string, what: string, body: TSchema) =>
-    app.post<{ Params: WalletParams }>(path, { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body } }, async (request) => {
-      await wallets.get(principal(request), request.params.id);
-      return notYet(what)();
-    });
-  railRoute('/v1/wallets/:id/topup', 'top-ups', TopupBody);
-  railRoute('/v1/wallets/:id/deposit-address', 'USDC deposit addresses', DepositAddressBody);
-  railRoute('/v1/wallets/:id/faucet', 'the testnet faucet', FaucetBody);
-  app.get<{ Params: WalletParams }>('/v1/wallets/:id/deposit-addresses', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) => {
-    await wallets.get(principal(request), request.params.id);
-    return { addresses: [] };
-  });
+  // Money in through the rails (src/domain/rails): 501 NOT_SUPPORTED where no adapter provides it.
+  const { rails } = app.services;
+  app.post<{ Params: WalletParams; Body: Static<typeof TopupBody> }>(
+    '/v1/wallets/:id/topup',
+    { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: TopupBody } },
+    async (request) => rails.topUps.create(principal(request), request.params.id, request.body),
+  );
+  app.post<{ Params: WalletParams; Body: Static<typeof DepositAddressBody> }>(
+    '/v1/wallets/:id/deposit-address',
+    { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: DepositAddressBody } },
+    async (request) => rails.deposits.address(principal(request), request.params.id, request.body ?? {}),
+  );
+  app.get<{ Params: WalletParams }>('/v1/wallets/:id/deposit-addresses', { config: { scope: 'wallets:read' }, schema: { params: WalletParams } }, async (request) =>
+    rails.deposits.addresses(principal(request), request.params.id),
+  );
+  app.post<{ Params: WalletParams; Body: Static<typeof FaucetBody> }>(
+    '/v1/wallets/:id/faucet',
+    { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: FaucetBody } },
+    async (request) => rails.deposits.faucet(principal(request), request.params.id, request.body ?? {}),
+  );
 }

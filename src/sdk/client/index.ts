@@ -19,6 +19,8 @@ import { AuthApi } from './auth.js';
 import { KeysApi } from './keys.js';
 import { PoliciesApi } from './policies.js';
 import { ApprovalsApi } from './approvals.js';
+import { RailApi, SandboxApi } from './rails.js';
+import { PayoutsApi } from './payouts.js';
 
 export class AgentpayClient {
   readonly http: HttpClient;
@@ -36,6 +38,9 @@ export class AgentpayClient {
   readonly keys: KeysApi;
   readonly policies: PoliciesApi;
   readonly approvals: ApprovalsApi;
+  readonly rail: RailApi;
+  readonly sandbox: SandboxApi;
+  readonly payouts: PayoutsApi;
 
   constructor(opts: ClientOptions) {
     this.http = new HttpClient(opts);
@@ -53,9 +58,14 @@ export class AgentpayClient {
     this.keys = new KeysApi(this.http);
     this.policies = new PoliciesApi(this.http);
     this.approvals = new ApprovalsApi(this.http);
+    this.rail = new RailApi(this.http);
+    this.sandbox = new SandboxApi(this.http);
+    this.payouts = new PayoutsApi(this.http);
   }
 }
 
 export { HttpClient, toError, type ClientOptions, type RawResponse, type RequestOptions } from './http.js';
 export { AgentpayError } from '../errors.js';
 export type * from '../types.js';
+export type * from './rails.js';
+export type * from './payouts.js';

@@ -2,10 +2,10 @@
  * The seller side of the payment protocol, free of any web framework: the table of
  * the specification's "Payment protocol routes" in two steps.
  *
- *   admit(capabilityId, x-payment header)  -> answer now (402 challenge, or the gateway's
+ *   admit(capabilityId, payment)           -> answer now (402 challenge, or the gateway's
  *                                            refusal as is) | paid call: run the handler
- *   settle(paid call, status, exact bytes) -> complete (2xx/3xx) | fail client_error (4xx)
- *                                            | fail provider_error (5xx, thrown)
+ *   settle(paid call, outcome, exact bytes) -> complete (2xx/3xx) | fail client_error (4xx)
+ *                                            | fail provider_error (5xx, thrown, MCP isError)
  *
  * The adapters (fastify.ts, node.ts) only move bytes between their framework and these
  * two calls; the handler never runs before `admit` says `paid`.
@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
-import { encodeHeader, paymentRequiredBody, RECEIPT_HEADER, type Receipt } from '../protocol.js';
+import { encodeHeader, paymentRequiredBody, RECEIPT_HEADER, type PaymentProof, type Receipt } from '../protocol.js';
 
 export interface SellerOptions {
   /** the gateway the capability is published on (https://…) */
@@ -59,13 +59,25 @@ export interface Settlement {
   receipt: Receipt | null;
 }
 
+/**
+ * How the handler ended. `body` is exactly what will be sent (and hashed). HTTP adapters give
+ * `statusCode` (2xx/3xx complete, 4xx client_error, 5xx provider_error); `threw` (handler threw)
+ * and `isError` (an MCP tool error result) fail as provider_error.
+ */
+export interface SettleOutcome {
+  body: Uint8Array;
+  statusCode?: number;
+  threw?: boolean;
+  isError?: boolean;
+}
+
 export interface SellerPayments {
   readonly client: AgentpayClient;
   /** The capability a request sells, or undefined for a free route. */
   capabilityFor(method: string, routeOrPath: string): string | undefined;
-  admit(capabilityId: string, paymentHeader: string | undefined): Promise<Admission>;
-  /** `body` is exactly what will be sent; `threw` marks a handler that threw. */
-  settle(call: PaidCall, outcome: { statusCode: number; body: Uint8Array; threw?: boolean }): Promise<Settlement>;
+  /** `payment`: the x-payment header as received, or the proof object (MCP `_meta`); absent: unpaid. */
+  admit(capabilityId: string, payment: string | Record<string, unknown> | undefined): Promise<Admission>;
+  settle(call: PaidCall, outcome: SettleOutcome): Promise<Settlement>;
 }
 
 /** sha256:<hex> of the exact bytes, synchronously (Node); protocol.ts has the WebCrypto one. */
@@ -124,8 +136,8 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       return routes[`${method.toUpperCase()} ${routeOrPath}`] ?? routes[routeOrPath] ?? opts.capabilityId;
     },
 
-    async admit(capabilityId, paymentHeader) {
-      if (!paymentHeader) {
+    async admit(capabilityId, payment) {
+      if (!payment) {
         try {
           const challenge = await client.payments.challenge(capabilityId);
           return json(402, paymentRequiredBody(challenge));
@@ -135,8 +147,8 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
         }
       }
       try {
-        // the header goes as received: the gateway decodes and validates it
-        const t = await client.payments.authorize({ capabilityId, payment: paymentHeader });
+        // the payment goes as received: the gateway decodes and validates it
+        const t = await client.payments.authorize({ capabilityId, payment: payment as PaymentProof | string });
         return { kind: 'paid', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency } };
       } catch (e) {
         if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return refusal(e);
@@ -147,16 +159,18 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
 
     async settle(call, outcome): Promise<Settlement> {
       const responseHash = responseHashSync(outcome.body);
-      const ok = !outcome.threw && outcome.statusCode < 400;
+      const status = outcome.statusCode ?? 200;
+      const providerError = outcome.threw === true || outcome.isError === true || status >= 500;
+      const ok = !providerError && status < 400;
       const stage = ok ? 'complete' : 'fail';
       try {
         const { receipt } = ok
           ? await withRetry(() => client.payments.complete({ transactionId: call.transactionId, responseHash }))
           : await withRetry(() => client.payments.fail({
               transactionId: call.transactionId,
-              reason: !outcome.threw && outcome.statusCode < 500 ? 'client_error' : 'provider_error',
+              reason: providerError ? 'provider_error' : 'client_error',
               responseHash,
-              statusCode: outcome.statusCode,
+              ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),
             }));
         return { headers: { [RECEIPT_HEADER]: encodeHeader(receipt) }, receipt };
       } catch (e) {

@@ -4,3 +4,4 @@ export * from './platform.js';
 export * from './market.js';
 export * from './payments.js';
 export * from './policies.js';
+export * from './rails.js';

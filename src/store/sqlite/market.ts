@@ -5,13 +5,14 @@ import type {
   Capability, CapabilityRepo, DiscoverableFilter, CapabilityVersion, CapabilityVersionRepo, CapabilitySearchRepo,
   VerificationRequest, VerificationRequestRepo, Rating, RatingRepo,
 } from '../repos/market.js';
+import { statementsFor } from './statements.js';
 
 type Db = BetterSQLite3Database;
 
 export class SqliteCapabilities implements CapabilityRepo {
   constructor(private db: Db) {}
   async insert(c: Capability) { this.db.insert(capabilities).values(c).run(); }
-  async get(id: string) { return this.db.select().from(capabilities).where(eq(capabilities.id, id)).get(); }
+  async get(id: string) { return statementsFor(this.db, capabilities).first({ id }); }
   async update(id: string, patch: Partial<Capability>) { this.db.update(capabilities).set(patch).where(eq(capabilities.id, id)).run(); }
   async listByProvider(providerId: string) {
     return this.db.select().from(capabilities).where(eq(capabilities.providerId, providerId)).orderBy(asc(capabilities.createdAt), asc(capabilities.id)).all();

@@ -2,16 +2,18 @@ import { and, asc, desc, eq, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { transactions, receipts, breakers } from '../schema/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo } from '../repos/payments.js';
+import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
 
 export class SqliteTransactions implements TransactionRepo {
-  constructor(private db: Db) {}
-  async insert(t: Transaction) { this.db.insert(transactions).values(t).run(); }
-  async get(id: string) { return this.db.select().from(transactions).where(eq(transactions.id, id)).get(); }
-  async byNonce(nonce: string) { return this.db.select().from(transactions).where(eq(transactions.nonce, nonce)).get(); }
+  private readonly s: TableStatements<typeof transactions>;
+  constructor(private db: Db) { this.s = statementsFor(db, transactions); }
+  async insert(t: Transaction) { this.s.insert(t); }
+  async get(id: string) { return this.s.first({ id }); }
+  async byNonce(nonce: string) { return this.s.first({ nonce }); }
   async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {
-    this.db.update(transactions).set(patch).where(eq(transactions.id, id)).run();
+    this.s.update({ id }, patch);
   }
   async listExpired(now: number, limit: number) {
     return this.db.select().from(transactions).where(and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now)))
@@ -20,9 +22,10 @@ export class SqliteTransactions implements TransactionRepo {
 }
 
 export class SqliteReceipts implements ReceiptRepo {
-  constructor(private db: Db) {}
-  async insert(r: Receipt) { this.db.insert(receipts).values(r).run(); }
-  async get(id: string) { return this.db.select().from(receipts).where(eq(receipts.id, id)).get(); }
+  private readonly s: TableStatements<typeof receipts>;
+  constructor(private db: Db) { this.s = statementsFor(db, receipts); }
+  async insert(r: Receipt) { this.s.insert(r); }
+  async get(id: string) { return this.s.first({ id }); }
   async byTransaction(transactionId: string) {
     return this.db.select().from(receipts).where(eq(receipts.transactionId, transactionId)).orderBy(asc(receipts.timestamp), asc(receipts.id)).all();
   }
@@ -37,10 +40,9 @@ export class SqliteReceipts implements ReceiptRepo {
 }
 
 export class SqliteBreakers implements BreakerRepo {
-  constructor(private db: Db) {}
-  async get(walletId: string, providerId: string) {
-    return this.db.select().from(breakers).where(and(eq(breakers.walletId, walletId), eq(breakers.providerId, providerId))).get();
-  }
+  private readonly s: TableStatements<typeof breakers>;
+  constructor(private db: Db) { this.s = statementsFor(db, breakers); }
+  async get(walletId: string, providerId: string) { return this.s.first({ walletId, providerId }); }
   async put(b: Breaker) {
     this.db.insert(breakers).values(b).onConflictDoUpdate({
       target: [breakers.walletId, breakers.providerId],

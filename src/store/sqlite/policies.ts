@@ -2,20 +2,23 @@ import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { policies, approvals } from '../schema/index.js';
 import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
+import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
 
 const applyOrder = [asc(policies.createdAt), asc(policies.ordinal), asc(policies.id)];
 
 export class SqlitePolicies implements PolicyRepo {
-  constructor(private db: Db) {}
+  private readonly s: TableStatements<typeof policies>;
+  constructor(private db: Db) { this.s = statementsFor(db, policies); }
   async insert(p: Policy) { this.db.insert(policies).values(p).run(); }
   async get(id: string) { return this.db.select().from(policies).where(eq(policies.id, id)).get(); }
   async listByWorkspace(workspaceId: string) {
     return this.db.select().from(policies).where(eq(policies.workspaceId, workspaceId)).orderBy(...applyOrder).all();
   }
   async listEnabled(workspaceId: string) {
-    return this.db.select().from(policies).where(and(eq(policies.workspaceId, workspaceId), eq(policies.enabled, true))).orderBy(...applyOrder).all();
+    // the same order as applyOrder, on the hot path of every authorization
+    return this.s.all({ workspaceId, enabled: true }, 'ORDER BY "created_at", "ordinal", "id"');
   }
   async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { this.db.update(policies).set(patch).where(eq(policies.id, id)).run(); }
 }

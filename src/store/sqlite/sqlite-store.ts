@@ -9,6 +9,7 @@ import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
+import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for throwaway stores. */
@@ -39,6 +40,7 @@ export class SqliteStore implements Store {
   private batchScheduled = false;
   /** the most transactions one commit carries */
   private readonly maxBatch: number;
+  private readonly savepoint: Record<'open' | 'release' | 'rollback', Database.Statement>;
 
   constructor(opts: SqliteStoreOptions) {
     this.maxBatch = opts.maxBatch ?? 64;
@@ -50,6 +52,8 @@ export class SqliteStore implements Store {
     this.raw.defaultSafeIntegers(true);
     this.db = drizzle(this.raw);
     migrate(this.db, { migrationsFolder: migrationsDir() });
+    // prepared once: exec() parses its SQL on every call, twice per transaction
+    this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
     this.repos = {
       tenants: new SqliteTenants(this.db),
       signups: new SqliteSignups(this.db),
@@ -70,6 +74,12 @@ export class SqliteStore implements Store {
       policies: new SqlitePolicies(this.db),
       approvals: new SqliteApprovals(this.db),
       spend: new SqliteSpend(this.db),
+      railTransactions: new SqliteRailTransactions(this.db),
+      depositAddresses: new SqliteDepositAddresses(this.db),
+      payoutDestinations: new SqlitePayoutDestinations(this.db),
+      railEvents: new SqliteRailEvents(this.db),
+      reconciliations: new SqliteReconciliations(this.db),
+      sandboxObjects: new SqliteSandboxObjects(this.db),
     };
   }
 
@@ -117,14 +127,14 @@ export class SqliteStore implements Store {
       return;
     }
     for (const job of batch) {
-      this.raw.exec('SAVEPOINT tx');
+      this.savepoint.open.run();
       try {
         const value = await job.fn(this.repos);
-        this.raw.exec('RELEASE tx');
+        this.savepoint.release.run();
         outcomes.push({ ok: true, value });
       } catch (error) {
-        this.raw.exec('ROLLBACK TO tx');
-        this.raw.exec('RELEASE tx');
+        this.savepoint.rollback.run();
+        this.savepoint.release.run();
         outcomes.push({ ok: false, error });
       }
     }

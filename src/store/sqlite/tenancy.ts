@@ -2,13 +2,15 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema/index.js';
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
+import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
 
 export class SqliteTenants implements TenantRepo {
-  constructor(private db: Db) {}
-  async insert(t: Tenant) { this.db.insert(tenants).values(t).run(); }
-  async get(id: string) { return this.db.select().from(tenants).where(eq(tenants.id, id)).get(); }
+  private readonly s: TableStatements<typeof tenants>;
+  constructor(private db: Db) { this.s = statementsFor(db, tenants); }
+  async insert(t: Tenant) { this.s.insert(t); }
+  async get(id: string) { return this.s.first({ id }); }
   async update(id: string, patch: Partial<Omit<Tenant, 'id' | 'kind'>>) { this.db.update(tenants).set(patch).where(eq(tenants.id, id)).run(); }
   async listByKind(kind: TenantKind) { return this.db.select().from(tenants).where(eq(tenants.kind, kind)).orderBy(tenants.createdAt).all(); }
 }
@@ -39,10 +41,11 @@ export class SqlitePasswordResets implements PasswordResetRepo {
 }
 
 export class SqliteApiKeys implements ApiKeyRepo {
-  constructor(private db: Db) {}
-  async insert(k: ApiKey) { this.db.insert(apiKeys).values(k).run(); }
-  async get(id: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get(); }
-  async byHash(hash: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).get(); }
+  private readonly s: TableStatements<typeof apiKeys>;
+  constructor(private db: Db) { this.s = statementsFor(db, apiKeys); }
+  async insert(k: ApiKey) { this.s.insert(k); }
+  async get(id: string) { return this.s.first({ id }); }
+  async byHash(hash: string) { return this.s.first({ keyHash: hash }); }
   async listByTenant(tenantId: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(apiKeys.createdAt).all(); }
   async update(id: string, patch: Partial<Pick<ApiKey, 'revokedAt' | 'lastUsedAt' | 'name'>>) { this.db.update(apiKeys).set(patch).where(eq(apiKeys.id, id)).run(); }
 }

@@ -1,0 +1,84 @@
+/**
+ * Payout destinations: where a provider's payouts go, one per asset and chain (a USD
+ * bank account reference serves bank_transfer and ach; a USDC address on Base serves
+ * usdc_base). The first registration is usable at once. A change freezes payouts on
+ * that asset's rails for the cooldown (24 h), whatever the address, and raises a
+ * `payout_destination.changed` event: a stolen key cannot redirect money unnoticed.
+ * The same address in another letter case is not a change. Bank destinations are
+ * external account references (`ext_…`), never account numbers.
+ */
+import { AppError, forbidden, validationError } from '../../core/errors.js';
+import type { PayoutDestination } from '../../store/repos/rails.js';
+import type { Principal } from '../api-keys.js';
+import type { DomainContext } from '../context.js';
+import { recordEvent } from './events.js';
+import { destinationView, railsOf } from './views.js';
+
+export interface DestinationInput {
+  destination: string;
+  asset?: 'USD' | 'USDC';
+  chain?: 'base';
+}
+
+const EXT_REF = /^ext_[A-Za-z0-9_-]{1,100}$/;
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** asset, chain and the destination checked against its form */
+export function parseDestination(input: DestinationInput): { asset: PayoutDestination['asset']; chain: string; destination: string } {
+  const destination = input.destination.trim();
+  const asset = input.asset ?? (destination.startsWith('0x') ? 'USDC' : 'USD');
+  if (asset === 'USD') {
+    if (input.chain !== undefined) throw validationError('chain', 'is only for USDC destinations; a USD bank destination has no chain');
+    if (!EXT_REF.test(destination)) {
+      throw validationError('destination', 'must be an external bank account reference "ext_…" for USD; bank account numbers never go through agentpay: link the account with your bank provider and register its ext_ reference');
+    }
+    return { asset, chain: '', destination };
+  }
+  if (!EVM_ADDRESS.test(destination)) throw validationError('destination', 'must be a 0x address of 40 hex digits for USDC on base');
+  return { asset, chain: input.chain ?? 'base', destination };
+}
+
+export class PayoutDestinationService {
+  constructor(private ctx: DomainContext, private settings: { destinationCooldownMs: number }) {}
+
+  private ownerOnly(p: Principal, providerId: string, what: string): void {
+    // refused before any lookup: nothing about another tenant is disclosed
+    if (p.tenantKind !== 'provider' || p.tenantId !== providerId) throw forbidden(`only provider ${providerId} itself can ${what}`);
+  }
+
+  async register(p: Principal, providerId: string, input: DestinationInput) {
+    this.ownerOnly(p, providerId, 'register its payout destination');
+    const { asset, chain, destination } = parseDestination(input);
+    const normalized = destination.toLowerCase();
+    return this.ctx.store.tx(async (r) => {
+      const now = this.ctx.clock.now();
+      const current = await r.payoutDestinations.current(providerId, asset, chain);
+      if (current && current.normalized === normalized) return { destination: destinationView(current, now), changed: false };
+      const row: PayoutDestination = {
+        id: this.ctx.ids.next('payoutDestination'), providerId, asset, chain, destination, normalized, createdAt: now,
+        usableAt: current ? now + this.settings.destinationCooldownMs : now,
+      };
+      await r.payoutDestinations.insert(row);
+      if (current) {
+        await recordEvent(r, this.ctx, providerId, 'payout_destination.changed', {
+          asset, chain: chain || null, rails: railsOf(row), previous: current.destination, destination,
+          payoutsFrozenUntil: new Date(row.usableAt).toISOString(),
+        });
+      }
+      return { destination: destinationView(row, now), changed: true };
+    });
+  }
+
+  /** The current destination of each asset and chain; the provider itself or the operator. */
+  async list(p: Principal, providerId: string) {
+    if (p.tenantKind !== 'operator') this.ownerOnly(p, providerId, 'read its payout destinations');
+    return this.ctx.store.read(async (r) => {
+      if (p.tenantKind === 'operator') {
+        const t = await r.tenants.get(providerId);
+        if (!t || t.kind !== 'provider') throw new AppError('PROVIDER_NOT_FOUND', `provider ${providerId} not found`, { id: providerId });
+      }
+      const now = this.ctx.clock.now();
+      return { destinations: (await r.payoutDestinations.listCurrent(providerId)).map((d) => destinationView(d, now)) };
+    });
+  }
+}

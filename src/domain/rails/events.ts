@@ -1,0 +1,46 @@
+/**
+ * Events a tenant reads at GET /v1/events: alerts about money movement on its account.
+ * Types:
+ *   payout_destination.changed  a payout destination changed; payouts on its rails wait
+ *   payout.returned             a payout came back and was re-credited
+ *   deposit.held                a USDC deposit is held until the price is back in band
+ *   reconciliation.shortfall    (operator) obligations exceed what the rails hold; payouts paused
+ *   reconciliation.recovered    (operator) covered again; payouts resumed
+ * Recorded in the same transaction as the change they announce.
+ */
+import { AppError } from '../../core/errors.js';
+import { iso } from '../../core/clock.js';
+import type { Repos } from '../../store/store.js';
+import type { RailEvent } from '../../store/repos/rails.js';
+import type { DomainContext } from '../context.js';
+import type { Principal } from '../api-keys.js';
+
+export const EVENT_TYPES = [
+  'payout_destination.changed', 'payout.returned', 'deposit.held', 'reconciliation.shortfall', 'reconciliation.recovered',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
+  const e: RailEvent = { id: ctx.ids.next('railEvent'), tenantId, type, data, createdAt: ctx.clock.now() };
+  await r.railEvents.insert(e);
+  return e;
+}
+
+export const eventView = (e: RailEvent) => ({ id: e.id, type: e.type, createdAt: iso(e.createdAt), data: e.data });
+
+export class EventService {
+  constructor(private ctx: DomainContext) {}
+
+  /** The caller's events, newest first; `nextCursor` only when the page came back full. */
+  async list(p: Principal, q: { type?: EventType; limit?: number; after?: string }) {
+    const limit = q.limit ?? 50;
+    return this.ctx.store.read(async (r) => {
+      if (q.after !== undefined) {
+        const at = await r.railEvents.get(q.after);
+        if (!at || at.tenantId !== p.tenantId) throw new AppError('INVALID_CURSOR', `after: ${q.after} is not an event of yours; pass a nextCursor you were given`, { field: 'after' });
+      }
+      const events = await r.railEvents.list(p.tenantId, { ...(q.type ? { type: q.type } : {}), ...(q.after ? { before: q.after } : {}), limit });
+      return { events: events.map(eventView), ...(events.length === limit ? { nextCursor: events.at(-1)!.id } : {}) };
+    });
+  }
+}

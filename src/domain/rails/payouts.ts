@@ -1,0 +1,240 @@
+/**
+ * Payouts from a provider's settlement wallet to its registered destination.
+ *
+ * A payout is checked (destination usable, payouts not paused by reconciliation,
+ * screening, pricing for USDC, funds), then in one transaction the wallet is debited
+ * (`payout` entry) and the payout recorded as `submitted`; only then is the rail asked
+ * to send it. It later becomes `confirmed`, or `returned` with a new `payout_return`
+ * entry re-crediting the wallet. If the rail refuses the submission the payout is
+ * `failed`, re-credited at once, and the request answers 503 TREASURY_UNAVAILABLE.
+ *
+ * Idempotency: with an `idempotency-key`, the same key and body answer the first
+ * payout (however many times, however concurrently: the key is unique per provider and
+ * checked inside the debiting transaction); the same key with another body is 409
+ * CONFLICT. A failed payout frees its key, so retrying later with it is a new attempt.
+ */
+import { createHash } from 'node:crypto';
+import { AppError, forbidden, validationError } from '../../core/errors.js';
+import { canonicalize } from '../../core/canonical-json.js';
+import { parseMinor } from '../../core/money.js';
+import type { Repos } from '../../store/store.js';
+import type { RailTransaction } from '../../store/repos/rails.js';
+import type { Principal } from '../api-keys.js';
+import type { DomainContext } from '../context.js';
+import { balanceOf, post } from '../ledger.js';
+import type { WalletService } from '../wallets.js';
+import { RAIL_ASSET, RailUnavailable, type Rail } from './adapters.js';
+import type { RailsSettings } from './config.js';
+import { recordEvent } from './events.js';
+import { formatPrice, inBand, usdToUsdcUnits } from './pricing.js';
+import type { RailRegistry } from './registry.js';
+import { payoutView } from './views.js';
+
+export interface PayoutInput {
+  walletId: string;
+  amountMinor: unknown;
+  rail: Rail;
+  destination?: string;
+  treasuryProviderId?: string;
+}
+
+export type PayoutResult = { payout: ReturnType<typeof payoutView>; replayed: boolean };
+
+const unavailable = (service: string, message: string, details: Record<string, unknown> = {}) =>
+  new AppError('TREASURY_UNAVAILABLE', `${message}; payouts on this rail are paused, retry later`, { service, ...details });
+
+export class PayoutService {
+  constructor(
+    private ctx: DomainContext,
+    private registry: RailRegistry,
+    private wallets: WalletService,
+    private settings: Pick<RailsSettings, 'priceBandBps'>,
+  ) {}
+
+  private replay(existing: RailTransaction, requestHash: string, key: string): PayoutResult {
+    if (existing.requestHash !== requestHash) {
+      throw new AppError('CONFLICT', `idempotency-key ${JSON.stringify(key)} was used for a different payout request; use a new key for a new payout`, { payoutId: existing.id });
+    }
+    return { payout: payoutView(existing), replayed: true };
+  }
+
+  async create(p: Principal, input: PayoutInput, idempotencyKey?: string): Promise<PayoutResult> {
+    if (p.tenantKind !== 'provider') throw forbidden('payouts are made with a provider key, from its settlement wallet');
+    const amount = parseMinor(input.amountMinor, 'amountMinor');
+    const requestHash = createHash('sha256').update(canonicalize({
+      walletId: input.walletId, amountMinor: amount.toString(), rail: input.rail,
+      destination: input.destination ?? null, treasuryProviderId: input.treasuryProviderId ?? null,
+    })).digest('hex');
+    if (idempotencyKey !== undefined) {
+      const existing = await this.ctx.store.read((r) => r.railTransactions.byIdempotencyKey(p.tenantId, idempotencyKey));
+      if (existing) return this.replay(existing, requestHash, idempotencyKey);
+    }
+
+    const wallet = await this.wallets.get(p, input.walletId);
+    if (wallet.ownerType !== 'settlement') throw validationError('walletId', 'must be your settlement wallet (tenant.walletId)');
+    const adapter = this.registry.payoutProvider(input.rail, input.treasuryProviderId);
+    const { asset, chain } = RAIL_ASSET[input.rail];
+
+    const check = async (r: Repos) => {
+      const dest = await r.payoutDestinations.current(p.tenantId, asset, chain);
+      if (!dest) {
+        throw validationError('destination', `no ${asset} payout destination is registered for ${input.rail}; register one with PUT /v1/providers/${p.tenantId}/payout-destination`);
+      }
+      if (input.destination !== undefined && input.destination.trim().toLowerCase() !== dest.normalized) {
+        throw validationError('destination', `is not your registered ${input.rail} destination; register it first (a change freezes payouts for 24 hours), or omit it`);
+      }
+      const now = this.ctx.clock.now();
+      if (now < dest.usableAt) {
+        throw new AppError('DESTINATION_COOLING_DOWN', `the ${asset} payout destination changed recently; payouts on ${input.rail} resume at ${new Date(dest.usableAt).toISOString()}`, {
+          rail: input.rail, asset, usableAt: new Date(dest.usableAt).toISOString(),
+        });
+      }
+      if ((await r.reconciliations.latest())?.status === 'shortfall') {
+        throw new AppError('COVERAGE_SHORTFALL', 'payouts are paused: reconciliation found the rails holding less than the platform owes; retry later', {});
+      }
+      const w = (await r.wallets.get(wallet.id))!;
+      if (w.frozen) throw new AppError('WALLET_FROZEN', `wallet ${w.id} is frozen; unfreeze it to pay out`, { walletId: w.id });
+      const b = await balanceOf(r, w.id);
+      if (b.availableMinor < amount) {
+        throw new AppError('INSUFFICIENT_FUNDS', `the payout of ${amount} exceeds the available balance ${b.availableMinor} of wallet ${w.id}`, {
+          walletId: w.id, availableMinor: b.availableMinor.toString(),
+        });
+      }
+      return dest;
+    };
+    // refusals first, before the slow outside checks
+    const dest = await this.ctx.store.read(check);
+
+    // screening and pricing are outside services: never inside a store transaction
+    const screening = this.registry.screening;
+    if (!screening) throw unavailable('screening', 'no sanctions screening service is configured');
+    let verdict: 'clear' | 'sanctioned';
+    try {
+      verdict = await screening.screen(dest.destination);
+    } catch (e) {
+      if (e instanceof RailUnavailable) throw unavailable(e.service, e.message);
+      throw e;
+    }
+    if (verdict === 'sanctioned') {
+      throw new AppError('SANCTIONED_ADDRESS', `sanctions screening blocked the destination ${dest.destination}; no money moved`, { destination: dest.destination });
+    }
+    let railAmount = amount;
+    let priceMicros: bigint | null = null;
+    if (asset === 'USDC') {
+      const pricing = this.registry.pricing;
+      if (!pricing) throw unavailable('pricing', 'no USDC price feed is configured');
+      try {
+        priceMicros = await pricing.usdcPriceMicros();
+      } catch (e) {
+        if (e instanceof RailUnavailable) throw unavailable(e.service, e.message);
+        throw e;
+      }
+      if (!inBand(priceMicros, this.settings.priceBandBps)) {
+        throw unavailable('pricing', `USDC is at ${formatPrice(priceMicros)} USD, outside ±${this.settings.priceBandBps / 100}% of 1 USD`, { usdcPrice: formatPrice(priceMicros) });
+      }
+      railAmount = usdToUsdcUnits(amount, priceMicros);
+    }
+
+    const created = await this.ctx.store.tx(async (r): Promise<{ replay: PayoutResult } | { row: RailTransaction }> => {
+      if (idempotencyKey !== undefined) {
+        const existing = await r.railTransactions.byIdempotencyKey(p.tenantId, idempotencyKey);
+        if (existing) return { replay: this.replay(existing, requestHash, idempotencyKey) };
+      }
+      const d = await check(r);
+      const now = this.ctx.clock.now();
+      const row: RailTransaction = {
+        id: this.ctx.ids.next('payout'), kind: 'payout', tenantId: p.tenantId, walletId: wallet.id, treasuryProviderId: adapter.info.id,
+        rail: input.rail, state: 'submitted', railAmountMinor: railAmount, railCurrency: asset, usdAmountMinor: amount, externalRef: null,
+        counterparty: d.destination, priceMicros, reason: null, idempotencyKey: idempotencyKey ?? null, requestHash,
+        hostedUrl: null, expectedBy: null, createdAt: now, updatedAt: now, settledAt: null,
+      };
+      await r.railTransactions.insert(row);
+      await post(r, this.ctx, { walletId: wallet.id, type: 'payout', amountMinor: -amount, currency: 'USD', reference: `payout:${row.id}`, memo: `payout on ${input.rail}` });
+      return { row };
+    });
+    if ('replay' in created) return created.replay;
+    return { payout: payoutView(await this.submit(created.row)), replayed: false };
+  }
+
+  /**
+   * Hands a submitted payout to its rail (idempotent at the rail: the payout id is the key).
+   * A rail that refuses makes it `failed` and re-credits the wallet (503 TREASURY_UNAVAILABLE).
+   */
+  async submit(t: RailTransaction): Promise<RailTransaction> {
+    const adapter = this.registry.find(t.treasuryProviderId);
+    try {
+      if (!adapter?.payouts) throw new RailUnavailable('payouts', `payout provider ${t.treasuryProviderId} is no longer configured`);
+      const sent = await adapter.payouts.submit({ payoutId: t.id, rail: t.rail as Rail, destination: t.counterparty!, amountMinor: t.railAmountMinor, asset: t.railCurrency });
+      const patch = { externalRef: sent.externalRef, expectedBy: sent.expectedBy, updatedAt: this.ctx.clock.now() };
+      await this.ctx.store.tx((r) => r.railTransactions.update(t.id, patch));
+      return { ...t, ...patch };
+    } catch (e) {
+      if (!(e instanceof RailUnavailable)) throw e; // unknown outcome: stays submitted, the rail job submits it again
+      await this.reverse(t, 'failed', `submission refused: ${e.message}`);
+      throw unavailable(e.service, e.message, { payoutId: t.id });
+    }
+  }
+
+  /** submitted -> failed or returned, re-crediting the wallet with a new entry, once. */
+  private async reverse(t: RailTransaction, state: 'failed' | 'returned', reason: string): Promise<boolean> {
+    return this.ctx.store.tx(async (r) => {
+      const now = this.ctx.clock.now();
+      const patch = { state, reason, updatedAt: now, settledAt: now, ...(state === 'failed' ? { idempotencyKey: null } : {}) };
+      if (!(await r.railTransactions.transition(t.id, ['submitted'], patch))) return false;
+      await post(r, this.ctx, {
+        walletId: t.walletId, type: 'payout_return', amountMinor: t.usdAmountMinor!, currency: 'USD', reference: `payout:${t.id}`,
+        memo: state === 'returned' ? `payout returned: ${reason}` : `payout not sent: ${reason}`,
+      });
+      if (state === 'returned') {
+        await recordEvent(r, this.ctx, t.tenantId, 'payout.returned', { payoutId: t.id, amountMinor: t.usdAmountMinor!.toString(), rail: t.rail, reason });
+      }
+      return true;
+    });
+  }
+
+  /** Follows one submitted payout at its rail: confirmed, returned, or still on its way. */
+  async follow(t: RailTransaction): Promise<RailTransaction['state']> {
+    if (t.state !== 'submitted') return t.state;
+    if (t.externalRef === null) {
+      await this.submit(t).catch(() => undefined);
+      return 'submitted';
+    }
+    const rec = await this.registry.find(t.treasuryProviderId)?.payouts?.status(t.externalRef);
+    if (!rec || rec.state === 'submitted') return 'submitted';
+    if (rec.state === 'returned') {
+      await this.reverse(t, 'returned', rec.reason ?? 'returned by the rail');
+      return 'returned';
+    }
+    const now = this.ctx.clock.now();
+    await this.ctx.store.tx((r) => r.railTransactions.transition(t.id, ['submitted'], { state: 'confirmed', updatedAt: now, settledAt: now }));
+    return 'confirmed';
+  }
+
+  /** Follows every submitted payout; returns how many changed state. */
+  async followAll(): Promise<number> {
+    const open = await this.ctx.store.read((r) => r.railTransactions.listByState('payout', ['submitted'], 500));
+    let n = 0;
+    for (const t of open) if ((await this.follow(t)) !== 'submitted') n += 1;
+    return n;
+  }
+
+  async get(p: Principal, id: string) {
+    return this.ctx.store.read(async (r) => {
+      const t = await r.railTransactions.get(id);
+      if (!t || t.kind !== 'payout' || (t.tenantId !== p.tenantId && p.tenantKind !== 'operator')) throw new AppError('NOT_FOUND', `payout ${id} not found`, { id });
+      return payoutView(t);
+    });
+  }
+
+  async list(p: Principal, q: { limit?: number; after?: string }) {
+    const limit = q.limit ?? 50;
+    return this.ctx.store.read(async (r) => {
+      if (q.after !== undefined) {
+        const at = await r.railTransactions.get(q.after);
+        if (!at || at.tenantId !== p.tenantId || at.kind !== 'payout') throw new AppError('INVALID_CURSOR', `after: ${q.after} is not a payout of yours; pass a nextCursor you were given`, { field: 'after' });
+      }
+      const rows = await r.railTransactions.listByTenant(p.tenantId, { kind: 'payout', limit, ...(q.after ? { before: q.after } : {}) });
+      return { payouts: rows.map(payoutView), ...(rows.length === limit ? { nextCursor: rows.at(-1)!.id } : {}) };
+    });
+  }
+}

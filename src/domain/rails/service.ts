@@ -1,0 +1,69 @@
+/**
+ * Everything of the rails a gateway serves, built once from its configuration: the
+ * adapters that run (sandbox, none, or a deployment's own), and the services over them.
+ */
+import { randomBytes } from 'node:crypto';
+import type { DomainContext } from '../context.js';
+import type { WalletService } from '../wallets.js';
+import type { RailAdapters } from './adapters.js';
+import { resolveRails, type RailsConfig, type RailsSettings } from './config.js';
+import { DepositService } from './deposits.js';
+import { PayoutDestinationService } from './destinations.js';
+import { EventService } from './events.js';
+import { RailJobs } from './jobs.js';
+import { PayoutService } from './payouts.js';
+import { Reconciler } from './reconciliation.js';
+import { RailRegistry } from './registry.js';
+import { sandboxAdapters } from './sandbox/adapters.js';
+import { SandboxControls } from './sandbox/controls.js';
+import { TopUpService } from './topups.js';
+import { RailTransactionService } from './transactions.js';
+
+export interface RailServices {
+  settings: RailsSettings;
+  registry: RailRegistry;
+  topUps: TopUpService;
+  deposits: DepositService;
+  destinations: PayoutDestinationService;
+  payouts: PayoutService;
+  transactions: RailTransactionService;
+  events: EventService;
+  reconciler: Reconciler;
+  jobs: RailJobs;
+  sandbox: SandboxControls;
+}
+
+export function railServices(ctx: DomainContext, config: { mode: 'sandbox' | 'production'; rails?: RailsConfig }, wallets: WalletService): RailServices {
+  const settings = resolveRails(config.rails, config.mode);
+  let adapters: RailAdapters | null = null;
+  if (settings.adapters === 'sandbox') {
+    adapters = sandboxAdapters(ctx, {
+      // a gateway without a data directory (tests building the app alone) gets a throwaway secret
+      webhookSecret: settings.webhookSecret ?? `whsec_${randomBytes(24).toString('base64url')}`,
+      webhookToleranceMs: settings.webhookToleranceMs,
+      sanctioned: settings.sandbox.sanctioned,
+      topUpLimitMinor: settings.sandbox.topUpLimitMinor,
+      usdcConfirmMs: settings.sandbox.usdcConfirmMs,
+    });
+  } else if (settings.adapters !== 'none') {
+    adapters = settings.adapters;
+  }
+  const registry = new RailRegistry(adapters);
+  const topUps = new TopUpService(ctx, registry, wallets);
+  const deposits = new DepositService(ctx, registry, wallets, settings);
+  const payouts = new PayoutService(ctx, registry, wallets, settings);
+  const reconciler = new Reconciler(ctx, registry, { sandbox: config.mode === 'sandbox', priceBandBps: settings.priceBandBps });
+  return {
+    settings,
+    registry,
+    topUps,
+    deposits,
+    destinations: new PayoutDestinationService(ctx, settings),
+    payouts,
+    transactions: new RailTransactionService(ctx),
+    events: new EventService(ctx),
+    reconciler,
+    jobs: new RailJobs({ clock: ctx.clock, deposits, payouts, reconciler }, settings),
+    sandbox: new SandboxControls(ctx, registry, { topUps, deposits, payouts }),
+  };
+}

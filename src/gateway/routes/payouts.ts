@@ -1,0 +1,72 @@
+/**
+ * Payouts and payout destinations (src/domain/rails/payouts.ts, destinations.ts).
+ * docs/api/rails.md.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { principal } from '../plugins/auth.js';
+import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
+
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+type Params = Static<typeof Params>;
+
+const DestinationBody = Type.Object({
+  destination: Type.String({ minLength: 1, maxLength: 200, examples: ['ext_bank_account_0001'], description: 'ext_… for bank rails, a 0x address for USDC' }),
+  asset: Type.Optional(StringEnum(['USD', 'USDC'] as const)),
+  chain: Type.Optional(StringEnum(['base'] as const)),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+
+const PayoutBody = Type.Object({
+  walletId: Type.String({ minLength: 1, maxLength: 100 }),
+  amountMinor: Amount(),
+  rail: StringEnum(['bank_transfer', 'ach', 'usdc_base'] as const),
+  destination: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  treasuryProviderId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+
+const PayoutHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })),
+});
+
+const ListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+}, { additionalProperties: false });
+
+export default async function payoutRoutes(app: FastifyInstance) {
+  const { rails } = app.services;
+
+  app.put<{ Params: Params; Body: Static<typeof DestinationBody> }>(
+    '/v1/providers/:id/payout-destination',
+    { config: { scope: 'payouts:write' }, schema: { params: Params, body: DestinationBody } },
+    async (request) => rails.destinations.register(principal(request), request.params.id, request.body),
+  );
+
+  app.get<{ Params: Params }>(
+    '/v1/providers/:id/payout-destinations',
+    { config: { scope: 'payouts:write' }, schema: { params: Params } },
+    async (request) => rails.destinations.list(principal(request), request.params.id),
+  );
+
+  app.post<{ Body: Static<typeof PayoutBody>; Headers: Static<typeof PayoutHeaders> }>(
+    '/v1/payouts',
+    { config: { scope: 'payouts:write' }, schema: { body: PayoutBody, headers: PayoutHeaders } },
+    async (request, reply) => {
+      const { payout, replayed } = await rails.payouts.create(principal(request), request.body, request.headers['idempotency-key']);
+      if (replayed) void reply.header('idempotent-replayed', 'true');
+      return { payout };
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/v1/payouts',
+    { config: { scope: 'payouts:write' }, schema: { querystring: ListQuery } },
+    async (request) => rails.payouts.list(principal(request), request.query),
+  );
+
+  app.get<{ Params: Params }>('/v1/payouts/:id', { config: { scope: 'payouts:write' }, schema: { params: Params } }, async (request) => ({
+    payout: await rails.payouts.get(principal(request), request.params.id),
+  }));
+}

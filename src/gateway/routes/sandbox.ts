@@ -1,0 +1,72 @@
+/**
+ * Sandbox controls: drive the simulated processor, chain and bank by hand
+ * (src/domain/rails/sandbox/controls.ts). They exist on every gateway and answer 501
+ * NOT_SUPPORTED where the sandbox adapters do not run. Record controls act on the
+ * caller's own records; world settings are the operator's. docs/api/rails.md.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { parseMinor } from '../../core/money.js';
+import { principal } from '../plugins/auth.js';
+import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
+
+const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+type Params = Static<typeof Params>;
+
+const ReasonBody = OptionalBody(Type.Object({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...IgnoredTenantIds }, { additionalProperties: false }));
+type ReasonBody = Static<typeof ReasonBody>;
+
+const DepositBody = Type.Object({
+  address: Type.String({ minLength: 1, maxLength: 100, examples: ['0x0000000000000000000000000000000000000001'] }),
+  amountMinor: Amount({ description: 'USDC base units (6 decimals): "1000000" is 1 USDC' }),
+  from: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+
+const SettingsBody = Type.Object({
+  usdcPrice: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'USD per USDC, e.g. "0.994"' })),
+  screeningDown: Type.Optional(Type.Boolean()),
+  pricingDown: Type.Optional(Type.Boolean()),
+  payoutsDown: Type.Optional(Type.Boolean()),
+  sanction: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
+  unsanction: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
+  treasuryShortfallMinor: Type.Optional(Amount()),
+}, { additionalProperties: false });
+
+export default async function sandboxRoutes(app: FastifyInstance) {
+  const controls = app.services.rails.sandbox;
+
+  for (const [action, outcome] of [['confirm', 'succeeded'], ['decline', 'declined']] as const) {
+    app.post<{ Params: Params; Body: ReasonBody }>(
+      `/v1/sandbox/topups/:id/${action}`,
+      { config: { scope: 'wallets:write' }, schema: { params: Params, body: ReasonBody } },
+      async (request) => controls.settleTopUp(principal(request), request.params.id, outcome, request.body?.reason),
+    );
+  }
+
+  for (const [action, outcome] of [['confirm', 'confirmed'], ['return', 'returned']] as const) {
+    app.post<{ Params: Params; Body: ReasonBody }>(
+      `/v1/sandbox/payouts/:id/${action}`,
+      { config: { scope: 'payouts:write' }, schema: { params: Params, body: ReasonBody } },
+      async (request) => controls.settlePayout(principal(request), request.params.id, outcome, request.body?.reason),
+    );
+  }
+
+  app.post<{ Body: Static<typeof DepositBody> }>(
+    '/v1/sandbox/deposits',
+    { config: { scope: 'wallets:write' }, schema: { body: DepositBody } },
+    async (request) => controls.deposit(principal(request), request.body),
+  );
+
+  app.get('/v1/sandbox/settings', { config: { scope: 'operator' } }, async () => ({ settings: await controls.settings() }));
+
+  app.post<{ Body: Static<typeof SettingsBody> }>(
+    '/v1/sandbox/settings',
+    { config: { scope: 'operator' }, schema: { body: SettingsBody } },
+    async (request) => {
+      const { treasuryShortfallMinor, ...rest } = request.body;
+      const patch = { ...rest, ...(treasuryShortfallMinor !== undefined ? { treasuryShortfallMinor: parseMinor(treasuryShortfallMinor, 'treasuryShortfallMinor', { allowZero: true }) } : {}) };
+      return { settings: await controls.updateSettings(patch) };
+    },
+  );
+}

@@ -1,0 +1,209 @@
+/**
+ * The buyer's side of the payment protocol, free of any transport: what the REST buyer
+ * (index.ts, over fetch and headers) and the MCP buyer (../mcp/buyer.ts, over tool calls
+ * and `_meta`) both do with a challenge, a proof and a receipt.
+ *
+ *   verifiedChallenge(answer) -> the challenge, checked against the platform key (or null:
+ *                                not the protocol's payment-required answer)
+ *   signProof(challenge)      -> refuses a price above the ceiling and an expired quote
+ *                                (nothing signed), else the signed proof
+ *   verifiedReceipt(receipt, bytes, challenge) -> checked against the platform key, the
+ *                                challenge paid and the exact bytes received
+ *   withApproval(attempt)     -> an attempt held by APPROVAL_REQUIRED waits for a person,
+ *                                then runs once more (or throws APPROVAL_DENIED)
+ *
+ * Runs in Node, browsers and edge runtimes: no Node imports.
+ */
+import { AgentpayClient } from '../client/index.js';
+import { AgentpayError } from '../errors.js';
+import { isPriceChallenge, isReceipt, responseHash, type PaymentProof, type PriceChallenge, type Receipt, type UnsignedPaymentProof } from '../protocol.js';
+import { signObject, verifyObject } from '../signing.js';
+
+/** Signs the canonical proof (without `signature`) with the agent's key; returns base64 ed25519. */
+export type ProofSigner = (proof: UnsignedPaymentProof) => Promise<string> | string;
+
+export interface PayerOptions {
+  /** the gateway that issues challenges and receipt keys */
+  gatewayUrl: string;
+  /** PEM of a CA to trust for the gateway (Node only) */
+  ca?: string;
+  /** the agent wallet that pays */
+  walletId: string;
+  /** the agent's ed25519 private key (PKCS#8 PEM), registered on the wallet by its public half */
+  privateKeyPem?: string;
+  /** or a signer, e.g. backed by a KMS or a hardware key */
+  signer?: ProofSigner;
+  /** the most this buyer pays for one call, in minor units; no limit when absent */
+  maxPriceMinor?: string | bigint;
+  /** clock for the expiry check (tests) */
+  now?: () => number;
+}
+
+/** How a purchase held for a person's approval is waited on. */
+export interface ApprovalWaitOptions {
+  /** a client whose key holds approvals:read (the agent preset does): it reads the approval's status */
+  approvals: AgentpayClient;
+  /** how often to look, default 2000 ms */
+  pollMs?: number;
+  /** how long to wait for a decision, default 10 minutes; then APPROVAL_REQUIRED is thrown as it came */
+  timeoutMs?: number;
+  /** stops the wait (CANCELLED; nothing charged); default: the call's signal */
+  signal?: AbortSignal;
+  /** told the approval id once the purchase is held, e.g. to ask a person */
+  onPending?: (approvalId: string) => void;
+}
+
+export interface Payer {
+  readonly walletId: string;
+  /**
+   * The challenge of a seller's payment-required answer (`{error: {code: "PAYMENT_REQUIRED"}, challenge}`),
+   * verified against the platform key; null when the answer is not the protocol's.
+   * Throws INVALID_CHALLENGE for a malformed or unsigned one.
+   */
+  verifiedChallenge(answer: unknown): Promise<PriceChallenge | null>;
+  /** Refuses PRICE_ABOVE_CLIENT_LIMIT and CHALLENGE_EXPIRED (nothing signed), else signs the proof. */
+  signProof(challenge: PriceChallenge, opts?: { maxPriceMinor?: string | bigint | undefined; signal?: AbortSignal | undefined }): Promise<PaymentProof>;
+  /**
+   * A receipt that arrived with a paid answer, checked against the platform key, the challenge
+   * paid and the exact bytes received; null when none came. Throws INVALID_RECEIPT.
+   */
+  verifiedReceipt(receipt: unknown, bytes: Uint8Array, challenge: PriceChallenge): Promise<Receipt | null>;
+  /** Runs `attempt`; if a policy holds it for a person, waits for the decision and runs it once more. */
+  withApproval<T>(attempt: () => Promise<T>, wait: ApprovalWaitOptions, signal?: AbortSignal): Promise<T>;
+}
+
+export function cancelled(): AgentpayError {
+  return new AgentpayError('CANCELLED', 'the purchase was cancelled before the payment proof was sent; nothing was charged');
+}
+
+export function isAbort(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as { name?: string }).name === 'AbortError';
+}
+
+export function ceilingOf(v: string | bigint | undefined, field: string): bigint | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === 'bigint') return v;
+  if (!/^(0|[1-9][0-9]*)$/.test(v)) throw new AgentpayError('VALIDATION_FAILED', `${field}: must be a string of integer minor units, e.g. "500"`, { details: { field } });
+  return BigInt(v);
+}
+
+export function createPayer(opts: PayerOptions): Payer {
+  if (!opts.privateKeyPem && !opts.signer) throw new AgentpayError('VALIDATION_FAILED', 'createBuyer: pass privateKeyPem (the agent key) or a signer', { details: { field: 'privateKeyPem' } });
+  const gateway = new AgentpayClient({ baseUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
+  const now = opts.now ?? Date.now;
+  const defaultCeiling = ceilingOf(opts.maxPriceMinor, 'maxPriceMinor');
+  const sign: ProofSigner = opts.signer ?? ((proof) => signObject(opts.privateKeyPem!, proof as unknown as Record<string, unknown>));
+
+  // Platform keys by id: one lookup per key, ever (old receipt keys stay retrievable after rotation).
+  const keys = new Map<string, Promise<string | null>>();
+  const platformKey = (keyId: string): Promise<string | null> => {
+    let p = keys.get(keyId);
+    if (!p) {
+      p = gateway.platform.receiptKey(keyId).then(
+        (k) => k.publicKeyPem,
+        (e) => {
+          keys.delete(keyId); // a network failure is not remembered
+          if (e instanceof AgentpayError && e.status === 404) return null;
+          throw e;
+        },
+      );
+      keys.set(keyId, p);
+    }
+    return p;
+  };
+
+  /** Resolves with the approval once a person decided; throws CANCELLED on abort, or the held error on timeout. */
+  async function decisionOn(approvalId: string, held: AgentpayError, wait: ApprovalWaitOptions, signal: AbortSignal | undefined) {
+    const pollMs = wait.pollMs ?? 2000;
+    const deadline = Date.now() + (wait.timeoutMs ?? 10 * 60_000);
+    for (;;) {
+      if (signal?.aborted) throw cancelled();
+      const { approval } = await wait.approvals.approvals.get(approvalId, signal ? { signal } : {}).catch((e: unknown) => {
+        throw isAbort(e) || signal?.aborted ? cancelled() : e;
+      });
+      if (approval.status !== 'pending') return approval;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new AgentpayError('APPROVAL_REQUIRED', `approval ${approvalId} is still pending after ${wait.timeoutMs ?? 600_000} ms; ask a person to decide, then retry once`, {
+          status: held.status, details: held.details, body: held.body,
+        });
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(pollMs, left));
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  return {
+    walletId: opts.walletId,
+
+    async verifiedChallenge(answer) {
+      const b = answer as { error?: { code?: unknown }; challenge?: unknown } | null | undefined;
+      if (!b || typeof b !== 'object' || (b.error?.code !== 'PAYMENT_REQUIRED' && b.challenge === undefined)) return null;
+      const c = b.challenge;
+      if (!isPriceChallenge(c)) throw new AgentpayError('INVALID_CHALLENGE', 'the seller asked for payment without a well-formed price challenge; nothing was signed', { status: 402, body: { challenge: c } });
+      const pem = await platformKey(c.signingKeyId);
+      if (!pem || !(await verifyObject(pem, c as unknown as Record<string, unknown>))) {
+        throw new AgentpayError('INVALID_CHALLENGE', `the price challenge is not signed by this gateway's platform key ${c.signingKeyId}; nothing was signed`, { status: 402, body: { challenge: c } });
+      }
+      return c;
+    },
+
+    async signProof(challenge, { maxPriceMinor, signal } = {}) {
+      const ceiling = maxPriceMinor !== undefined ? ceilingOf(maxPriceMinor, 'maxPriceMinor') : defaultCeiling;
+      if (ceiling !== undefined && BigInt(challenge.amountMinor) > ceiling) {
+        throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above this buyer's limit of ${ceiling}; nothing was signed. Raise maxPriceMinor or choose another capability`, {
+          details: { amountMinor: challenge.amountMinor, currency: challenge.currency, maxPriceMinor: String(ceiling), capabilityId: challenge.capabilityId },
+        });
+      }
+      if (!(Date.parse(challenge.expiresAt) > now())) {
+        throw new AgentpayError('CHALLENGE_EXPIRED', `the seller's quote expired at ${challenge.expiresAt}; nothing was signed. Call again for a new one`, { details: { expiresAt: challenge.expiresAt } });
+      }
+      if (signal?.aborted) throw cancelled();
+      const unsigned: UnsignedPaymentProof = { version: 1, challenge, walletId: opts.walletId, signedAt: new Date(now()).toISOString() };
+      const proof: PaymentProof = { ...unsigned, signature: await sign(unsigned) };
+      if (signal?.aborted) throw cancelled(); // last moment: nothing has left this process yet
+      return proof;
+    },
+
+    async verifiedReceipt(r, bytes, challenge) {
+      if (r === null || r === undefined) return null;
+      const bad = (why: string) => new AgentpayError('INVALID_RECEIPT', `the seller's receipt ${why}`, { body: { receipt: r } });
+      if (!isReceipt(r)) throw bad('is not a receipt');
+      const pem = await platformKey(r.signingKeyId);
+      if (!pem || !(await verifyObject(pem, r as unknown as Record<string, unknown>))) throw bad(`is not signed by the platform key ${r.signingKeyId}`);
+      if (r.consumerId !== opts.walletId || r.capabilityId !== challenge.capabilityId || r.providerId !== challenge.providerId) throw bad('is for another wallet, capability or seller');
+      if (r.amount.amountMinor !== challenge.amountMinor || r.amount.currency !== challenge.currency) throw bad('names another amount than the challenge paid');
+      if (r.responseHash !== null && r.responseHash !== undefined && r.responseHash !== (await responseHash(bytes))) throw bad('does not cover the bytes received (responseHash mismatch)');
+      if (r.status === 'success' && !r.responseHash) throw bad('of a successful call has no responseHash');
+      return r;
+    },
+
+    async withApproval(attempt, wait, signal) {
+      let held: AgentpayError;
+      try {
+        return await attempt();
+      } catch (e) {
+        if (!(e instanceof AgentpayError) || e.code !== 'APPROVAL_REQUIRED') throw e;
+        held = e;
+      }
+      const approvalId = String(held.body.approvalId ?? held.details.approvalId ?? '');
+      if (!approvalId) throw held;
+      wait.onPending?.(approvalId);
+      const approval = await decisionOn(approvalId, held, wait, wait.signal ?? signal);
+      if (approval.status === 'denied') {
+        throw new AgentpayError('APPROVAL_DENIED', `a person denied this purchase (approval ${approvalId}${approval.resolvedBy ? `, by ${approval.resolvedBy}` : ''}); nothing was charged. Do not retry`, {
+          details: { approvalId, ...(approval.resolvedBy ? { resolvedBy: approval.resolvedBy } : {}) },
+          body: { approval },
+        });
+      }
+      return attempt(); // approved: the one retry it covers
+    },
+  };
+}

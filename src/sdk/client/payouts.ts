@@ -1,0 +1,72 @@
+/** Payouts and payout destinations of a provider. docs/api/rails.md. */
+import type { HttpClient } from './http.js';
+import type { Rail } from './rails.js';
+
+export interface Payout {
+  id: string;
+  walletId: string;
+  providerId: string;
+  amountMinor: string;
+  currency: 'USD';
+  rail: Rail;
+  destination: string;
+  treasuryProviderId: string;
+  status: 'submitted' | 'confirmed' | 'returned' | 'failed';
+  railAmountMinor: string;
+  railCurrency: 'USD' | 'USDC';
+  usdcPrice: string | null;
+  externalRef: string | null;
+  expectedBy: string | null;
+  reason: string | null;
+  createdAt: string;
+  updatedAt: string;
+  settledAt: string | null;
+}
+
+export interface PayoutDestination {
+  id: string;
+  providerId: string;
+  asset: 'USD' | 'USDC';
+  chain: string | null;
+  destination: string;
+  rails: Rail[];
+  createdAt: string;
+  usableAt: string;
+  usable: boolean;
+}
+
+export interface PayoutInput {
+  walletId: string;
+  amountMinor: string;
+  rail: Rail;
+  destination?: string;
+  treasuryProviderId?: string;
+}
+
+const p = (id: string) => `/v1/providers/${encodeURIComponent(id)}`;
+
+export class PayoutsApi {
+  constructor(private http: HttpClient) {}
+
+  /**
+   * Pays out from the settlement wallet. Always idempotent: without `idempotencyKey` a
+   * random one is made, so keep and pass the same key to retry safely.
+   */
+  async create(input: PayoutInput, opts: { idempotencyKey?: string } = {}): Promise<Payout> {
+    const key = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
+    return (await this.http.request<{ payout: Payout }>('POST', '/v1/payouts', { body: input, headers: { 'idempotency-key': key } })).payout;
+  }
+  list(opts: { limit?: number; after?: string } = {}): Promise<{ payouts: Payout[]; nextCursor?: string }> {
+    return this.http.request('GET', '/v1/payouts', { query: { ...opts } });
+  }
+  async get(id: string): Promise<Payout> {
+    return (await this.http.request<{ payout: Payout }>('GET', `/v1/payouts/${encodeURIComponent(id)}`)).payout;
+  }
+  /** Registers the destination of its asset; a change freezes payouts on that asset's rails for 24 hours. */
+  setDestination(providerId: string, input: { destination: string; asset?: 'USD' | 'USDC'; chain?: 'base' }): Promise<{ destination: PayoutDestination; changed: boolean }> {
+    return this.http.request('PUT', `${p(providerId)}/payout-destination`, { body: input });
+  }
+  async destinations(providerId: string): Promise<PayoutDestination[]> {
+    return (await this.http.request<{ destinations: PayoutDestination[] }>('GET', `${p(providerId)}/payout-destinations`)).destinations;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Money in and the rails: rail providers, top-ups, USDC deposit addresses, the testnet
+ * faucet, rail transactions, events, and the sandbox controls. docs/api/rails.md.
+ */
+import type { HttpClient } from './http.js';
+import type { Payout } from './payouts.js';
+
+export type Rail = 'bank_transfer' | 'ach' | 'usdc_base';
+
+export interface RailProvider {
+  id: string;
+  name: string;
+  adapterType: string;
+  status: 'operational' | 'degraded' | 'down';
+  roles: ('funding' | 'payout')[];
+  currencies: ('USD' | 'USDC')[];
+  rails: Rail[];
+  topUps: boolean;
+  depositAddresses: boolean;
+  faucet: boolean;
+}
+
+export interface TopUpIntent {
+  externalRef: string;
+  status: 'pending' | 'confirmed' | 'declined';
+  amountMinor: string;
+  currency: 'USD' | 'USDC';
+  hostedUrl?: string;
+  clientSecret?: string;
+  declineReason?: string;
+  /** the rail transaction (`top_…`) */
+  transactionId: string;
+  walletId: string;
+  treasuryProviderId: string;
+  createdAt: string;
+}
+
+export interface DepositAddress {
+  address: string;
+  chain: string;
+  asset: string;
+  walletId: string;
+  treasuryProviderId: string;
+  createdAt: string;
+}
+
+export interface RailTransaction {
+  id: string;
+  kind: 'topup' | 'deposit' | 'payout';
+  direction: 'in' | 'out';
+  walletId: string;
+  treasuryProviderId: string;
+  rail: Rail | null;
+  state: 'pending' | 'held' | 'submitted' | 'confirmed' | 'returned' | 'declined' | 'failed';
+  /** minor units of railCurrency: USD cents or USDC base units (6 decimals) */
+  railAmountMinor: string;
+  railCurrency: 'USD' | 'USDC';
+  /** the USD amount of the top-up, deposit (once priced) or payout */
+  usdAmountMinor: string | null;
+  /** USD it moved on the wallet and still moves: + in, - out, "0" when nothing moved or it came back */
+  creditedMinor: string;
+  usdcPrice: string | null;
+  externalRef: string | null;
+  counterparty: string | null;
+  reason: string | null;
+  createdAt: string;
+  updatedAt: string;
+  settledAt: string | null;
+}
+
+export interface RailEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: Record<string, unknown>;
+}
+
+export interface SandboxSettings {
+  usdcPrice: string;
+  screeningDown: boolean;
+  pricingDown: boolean;
+  payoutsDown: boolean;
+  sanctioned: string[];
+  treasuryShortfallMinor: string;
+}
+
+export interface WebhookDelivery {
+  body: string;
+  headers: Record<string, string>;
+}
+
+const w = (id: string) => `/v1/wallets/${encodeURIComponent(id)}`;
+
+export class RailApi {
+  constructor(private http: HttpClient) {}
+
+  providers(): Promise<{ sandbox: boolean; providers: RailProvider[] }> {
+    return this.http.request('GET', '/v1/rail/providers');
+  }
+  /** Every deposit, top-up and payout on the caller's wallets, newest first. */
+  transactions(opts: { kind?: RailTransaction['kind']; walletId?: string; limit?: number; after?: string } = {}): Promise<{ transactions: RailTransaction[]; nextCursor?: string }> {
+    return this.http.request('GET', '/v1/rail/transactions', { query: { ...opts } });
+  }
+  /** The caller's events (alerts), newest first. */
+  events(opts: { type?: string; limit?: number; after?: string } = {}): Promise<{ events: RailEvent[]; nextCursor?: string }> {
+    return this.http.request('GET', '/v1/events', { query: { ...opts } });
+  }
+  /** A top-up intent; the wallet is credited when the processor confirms. */
+  async topUp(walletId: string, input: { amountMinor: string; asset?: 'USD' | 'USDC'; treasuryProviderId?: string }): Promise<TopUpIntent> {
+    return (await this.http.request<{ intent: TopUpIntent }>('POST', `${w(walletId)}/topup`, { body: input })).intent;
+  }
+  /** The wallet's USDC deposit address (made on first call; the same one afterwards). */
+  async depositAddress(walletId: string, input: { asset?: 'USDC'; chain?: 'base'; treasuryProviderId?: string } = {}): Promise<DepositAddress> {
+    return (await this.http.request<{ address: DepositAddress }>('POST', `${w(walletId)}/deposit-address`, { body: input })).address;
+  }
+  async depositAddresses(walletId: string): Promise<DepositAddress[]> {
+    return (await this.http.request<{ addresses: DepositAddress[] }>('GET', `${w(walletId)}/deposit-addresses`)).addresses;
+  }
+  /** Testnets only: test USDC to the wallet's deposit address (DEPOSIT_HELD while the price is out of band). */
+  async faucet(walletId: string, input: { address?: string } = {}): Promise<RailTransaction> {
+    return (await this.http.request<{ transaction: RailTransaction }>('POST', `${w(walletId)}/faucet`, { body: input })).transaction;
+  }
+  /** The operator: reconcile the ledger with the rails now. */
+  async reconcile(): Promise<Record<string, unknown>> {
+    return (await this.http.request<{ reconciliation: Record<string, unknown> }>('POST', '/v1/rail/reconcile')).reconciliation;
+  }
+}
+
+/** Sandbox gateways only: drive the simulated processor, chain and bank. */
+export class SandboxApi {
+  constructor(private http: HttpClient) {}
+
+  /** The payer completes a top-up: the processor's signed webhook is delivered (and returned). */
+  confirmTopUp(transactionId: string): Promise<{ transaction: RailTransaction; webhook: WebhookDelivery }> {
+    return this.http.request('POST', `/v1/sandbox/topups/${encodeURIComponent(transactionId)}/confirm`);
+  }
+  declineTopUp(transactionId: string, reason?: string): Promise<{ transaction: RailTransaction; webhook: WebhookDelivery }> {
+    return this.http.request('POST', `/v1/sandbox/topups/${encodeURIComponent(transactionId)}/decline`, reason ? { body: { reason } } : {});
+  }
+  /** USDC (base units) arrives at one of your deposit addresses on the sandbox chain. */
+  async deposit(address: string, amountMinor: string, from?: string): Promise<RailTransaction> {
+    return (await this.http.request<{ transaction: RailTransaction }>('POST', '/v1/sandbox/deposits', { body: { address, amountMinor, ...(from ? { from } : {}) } })).transaction;
+  }
+  confirmPayout(payoutId: string): Promise<{ payout: Payout }> {
+    return this.http.request('POST', `/v1/sandbox/payouts/${encodeURIComponent(payoutId)}/confirm`);
+  }
+  returnPayout(payoutId: string, reason?: string): Promise<{ payout: Payout }> {
+    return this.http.request('POST', `/v1/sandbox/payouts/${encodeURIComponent(payoutId)}/return`, reason ? { body: { reason } } : {});
+  }
+  /** The operator: price, outages, screening list, treasury shortfall. */
+  async settings(): Promise<SandboxSettings> {
+    return (await this.http.request<{ settings: SandboxSettings }>('GET', '/v1/sandbox/settings')).settings;
+  }
+  async update(patch: Partial<Omit<SandboxSettings, 'sanctioned'>> & { sanction?: string[]; unsanction?: string[] }): Promise<SandboxSettings> {
+    return (await this.http.request<{ settings: SandboxSettings }>('POST', '/v1/sandbox/settings', { body: patch })).settings;
+  }
+}

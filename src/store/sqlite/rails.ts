@@ -1,0 +1,125 @@
+import { and, asc, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects } from '../schema/index.js';
+import type {
+  DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
+  RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
+} from '../repos/rails.js';
+
+type Db = BetterSQLite3Database;
+
+/** rows inserted before the row with this id (insertion order = newest first paging) */
+const beforeRow = (table: string, id: string) => sql`rowid < (SELECT rowid FROM ${sql.identifier(table)} WHERE id = ${id})`;
+
+export class SqliteRailTransactions implements RailTransactionRepo {
+  constructor(private db: Db) {}
+  async insert(t: RailTransaction) { this.db.insert(railTransactions).values(t).run(); }
+  async get(id: string) { return this.db.select().from(railTransactions).where(eq(railTransactions.id, id)).get(); }
+  async byExternalRef(treasuryProviderId: string, externalRef: string) {
+    return this.db.select().from(railTransactions)
+      .where(and(eq(railTransactions.treasuryProviderId, treasuryProviderId), eq(railTransactions.externalRef, externalRef))).get();
+  }
+  async byIdempotencyKey(tenantId: string, key: string) {
+    return this.db.select().from(railTransactions).where(and(eq(railTransactions.tenantId, tenantId), eq(railTransactions.idempotencyKey, key))).get();
+  }
+  async transition(id: string, fromStates: readonly RailTransaction['state'][], patch: RailTransactionPatch) {
+    return this.db.update(railTransactions).set(patch).where(and(eq(railTransactions.id, id), inArray(railTransactions.state, [...fromStates]))).run().changes > 0;
+  }
+  async update(id: string, patch: RailTransactionPatch) { this.db.update(railTransactions).set(patch).where(eq(railTransactions.id, id)).run(); }
+  async listByTenant(tenantId: string, opts: { kind?: RailTransactionKind; walletId?: string; before?: string; limit: number }) {
+    const conds: SQL[] = [eq(railTransactions.tenantId, tenantId)];
+    if (opts.kind) conds.push(eq(railTransactions.kind, opts.kind));
+    if (opts.walletId) conds.push(eq(railTransactions.walletId, opts.walletId));
+    if (opts.before) conds.push(beforeRow('rail_transactions', opts.before));
+    return this.db.select().from(railTransactions).where(and(...conds)).orderBy(desc(sql`rowid`)).limit(opts.limit).all();
+  }
+  async listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number) {
+    return this.db.select().from(railTransactions).where(and(eq(railTransactions.kind, kind), inArray(railTransactions.state, [...states])))
+      .orderBy(asc(sql`rowid`)).limit(limit).all();
+  }
+  async listByKind(kind: RailTransactionKind) {
+    return this.db.select().from(railTransactions).where(eq(railTransactions.kind, kind)).orderBy(asc(sql`rowid`)).all();
+  }
+}
+
+export class SqliteDepositAddresses implements DepositAddressRepo {
+  constructor(private db: Db) {}
+  async insert(a: DepositAddress) { this.db.insert(depositAddresses).values(a).run(); }
+  async get(address: string) { return this.db.select().from(depositAddresses).where(eq(depositAddresses.address, address)).get(); }
+  async find(walletId: string, chain: string, asset: string, treasuryProviderId: string) {
+    return this.db.select().from(depositAddresses).where(and(
+      eq(depositAddresses.walletId, walletId), eq(depositAddresses.chain, chain), eq(depositAddresses.asset, asset),
+      eq(depositAddresses.treasuryProviderId, treasuryProviderId),
+    )).get();
+  }
+  async listByWallet(walletId: string) {
+    return this.db.select().from(depositAddresses).where(eq(depositAddresses.walletId, walletId)).orderBy(asc(sql`rowid`)).all();
+  }
+}
+
+export class SqlitePayoutDestinations implements PayoutDestinationRepo {
+  constructor(private db: Db) {}
+  async insert(d: PayoutDestination) { this.db.insert(payoutDestinations).values(d).run(); }
+  async current(providerId: string, asset: PayoutDestination['asset'], chain: string) {
+    return this.db.select().from(payoutDestinations)
+      .where(and(eq(payoutDestinations.providerId, providerId), eq(payoutDestinations.asset, asset), eq(payoutDestinations.chain, chain)))
+      .orderBy(desc(sql`rowid`)).limit(1).get();
+  }
+  async listCurrent(providerId: string) {
+    const all = this.db.select().from(payoutDestinations).where(eq(payoutDestinations.providerId, providerId)).orderBy(desc(sql`rowid`)).all();
+    const seen = new Set<string>();
+    return all.filter((d) => {
+      const k = `${d.asset}:${d.chain}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    }).reverse();
+  }
+}
+
+export class SqliteRailEvents implements RailEventRepo {
+  constructor(private db: Db) {}
+  async insert(e: RailEvent) { this.db.insert(railEvents).values(e).run(); }
+  async get(id: string) { return this.db.select().from(railEvents).where(eq(railEvents.id, id)).get(); }
+  async list(tenantId: string, opts: { type?: string; before?: string; limit: number }) {
+    const conds: SQL[] = [eq(railEvents.tenantId, tenantId)];
+    if (opts.type) conds.push(eq(railEvents.type, opts.type));
+    if (opts.before) conds.push(beforeRow('rail_events', opts.before));
+    return this.db.select().from(railEvents).where(and(...conds)).orderBy(desc(sql`rowid`)).limit(opts.limit).all();
+  }
+}
+
+export class SqliteReconciliations implements ReconciliationRepo {
+  constructor(private db: Db) {}
+  async insert(r: Reconciliation) { this.db.insert(reconciliations).values(r).run(); }
+  async latest() { return this.db.select().from(reconciliations).orderBy(desc(sql`rowid`)).limit(1).get(); }
+  async ledgerTotals(): Promise<LedgerTotals> {
+    // every wallet's balance is its newest entry's running sum (ledger_wallet_seq)
+    const bal = this.db.get<{ s: bigint | number | null }>(sql`
+      SELECT sum(e.balance_after) AS s FROM ledger_entries e
+      WHERE e.seq = (SELECT max(seq) FROM ledger_entries x WHERE x.wallet_id = e.wallet_id)`);
+    const rows = this.db.all<{ type: string; s: bigint | number }>(sql`SELECT type, sum(amount_minor) AS s FROM ledger_entries GROUP BY type`);
+    return { balancesMinor: BigInt(bal?.s ?? 0), byType: Object.fromEntries(rows.map((r) => [r.type, BigInt(r.s)])) };
+  }
+}
+
+export class SqliteSandboxObjects implements SandboxObjectRepo {
+  constructor(private db: Db) {}
+  async get(kind: string, id: string) {
+    return this.db.select().from(sandboxObjects).where(and(eq(sandboxObjects.kind, kind), eq(sandboxObjects.id, id))).get();
+  }
+  async put(kind: string, id: string, data: Record<string, unknown>, updatedAt: number) {
+    const existing = await this.get(kind, id);
+    if (existing) {
+      this.db.update(sandboxObjects).set({ data, updatedAt }).where(and(eq(sandboxObjects.kind, kind), eq(sandboxObjects.id, id))).run();
+      return { ...existing, data, updatedAt };
+    }
+    const last = this.db.get<{ s: bigint | number | null }>(sql`SELECT max(seq) AS s FROM sandbox_objects WHERE kind = ${kind}`);
+    const row = { kind, id, seq: Number(last?.s ?? 0) + 1, data, updatedAt };
+    this.db.insert(sandboxObjects).values(row).run();
+    return row;
+  }
+  async list(kind: string, afterSeq = 0) {
+    return this.db.select().from(sandboxObjects).where(and(eq(sandboxObjects.kind, kind), gt(sandboxObjects.seq, afterSeq))).orderBy(asc(sandboxObjects.seq)).all();
+  }
+}

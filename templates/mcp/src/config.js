@@ -1,0 +1,36 @@
+/**
+ * The server's settings, from the environment. Every missing or malformed value is named,
+ * with where to get it, so a misconfigured server fails at start and not at the first sale.
+ */
+import { readFileSync } from 'node:fs';
+import { paidTools } from './tools.js';
+
+const HELP = {
+  AGENTPAY_GATEWAY_URL: 'the gateway your capabilities are published on, e.g. https://127.0.0.1:4402 (agentpay dev prints it)',
+  AGENTPAY_PROVIDER_KEY: 'a provider API key with payments:write (agentpay dev prints one)',
+  AGENTPAY_CAPABILITIES: 'the JSON printed by npm run capabilities:publish, e.g. {"text_stats":"cap_…","top_words":"cap_…"}',
+};
+
+export function configFromEnv(env = process.env) {
+  const missing = Object.keys(HELP).filter((k) => !env[k]);
+  if (missing.length) throw new Error(missing.map((k) => `${k} is not set: ${HELP[k]}`).join('\n'));
+  let capabilities;
+  try {
+    capabilities = JSON.parse(env.AGENTPAY_CAPABILITIES);
+  } catch {
+    throw new Error(`AGENTPAY_CAPABILITIES is not JSON: ${HELP.AGENTPAY_CAPABILITIES}`);
+  }
+  const unsold = Object.keys(paidTools).filter((name) => typeof capabilities?.[name] !== 'string' || !capabilities[name]);
+  if (unsold.length) throw new Error(`AGENTPAY_CAPABILITIES has no capability id for ${unsold.join(', ')}: ${HELP.AGENTPAY_CAPABILITIES}`);
+  const port = env.PORT === undefined ? 3000 : Number(env.PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number from 0 to 65535; got ${JSON.stringify(env.PORT)}`);
+  return {
+    gatewayUrl: env.AGENTPAY_GATEWAY_URL,
+    apiKey: env.AGENTPAY_PROVIDER_KEY,
+    capabilities,
+    // only for a gateway with a private CA, such as agentpay dev's DATA_DIR/tls/ca.pem
+    ca: env.AGENTPAY_CA ? readFileSync(env.AGENTPAY_CA, 'utf8') : undefined,
+    host: env.HOST ?? '127.0.0.1',
+    port,
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * The MCP server: each paid tool of src/tools.js registered with agentpay's registerPaidTool
+ * (it runs only after the gateway authorized the buyer's payment, and its result carries a
+ * signed receipt), plus a free `pricing` tool. createHttpServer serves it over streamable HTTP.
+ */
+import http from 'node:http';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { registerPaidTool } from 'agentpay/mcp/seller';
+import { PRICE_MINOR, SERVER_NAME } from './capabilities.js';
+import { paidTools } from './tools.js';
+
+/** `seller`: one createSellerPayments(...) for every tool; `capabilities`: capability id by tool name. */
+export function createMcpServer({ seller, capabilities }) {
+  const server = new McpServer({ name: SERVER_NAME, version: '0.1.0' });
+  for (const [name, tool] of Object.entries(paidTools)) {
+    const { description, inputSchema, outputSchema, run } = tool;
+    registerPaidTool(server, name, { seller, capabilityId: capabilities[name], description, inputSchema, outputSchema }, async (args) => {
+      const result = run(args);
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    });
+  }
+  server.registerTool('pricing', { description: 'Free: what each paid tool of this server costs per call, and the capability it sells.' }, async () => {
+    const pricing = {
+      currency: 'USD',
+      tools: Object.keys(paidTools).map((name) => ({ name, priceMinor: PRICE_MINOR, capabilityId: capabilities[name] })),
+    };
+    return { content: [{ type: 'text', text: JSON.stringify(pricing) }], structuredContent: pricing };
+  });
+  return server;
+}
+
+const json = (res, status, body) => {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+};
+
+/**
+ * A node:http server (not yet listening) with the MCP endpoint at POST /mcp and GET /health.
+ * Stateless streamable HTTP: each request gets its own McpServer and transport (cheap), so
+ * any number of server processes can sit behind a load balancer.
+ */
+export function createHttpServer({ seller, capabilities }) {
+  return http.createServer((req, res) => {
+    const { pathname } = new URL(req.url ?? '/', 'http://localhost');
+    if (pathname === '/health') return json(res, 200, { ok: true });
+    if (pathname !== '/mcp') return json(res, 404, { error: 'not found: the MCP endpoint is POST /mcp' });
+    if (req.method !== 'POST') {
+      return json(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'this stateless server answers POST /mcp only' }, id: null });
+    }
+    const server = createMcpServer({ seller, capabilities });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    server
+      .connect(transport)
+      .then(() => transport.handleRequest(req, res))
+      .catch((e) => {
+        console.error('mcp request failed:', e);
+        if (!res.headersSent) json(res, 500, { jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null });
+      });
+  });
+}

@@ -1,0 +1,77 @@
+/**
+ * The MCP server over streamable HTTP on 127.0.0.1, without a gateway: what a client sees
+ * before any payment. (A real purchase is `npm run e2e`.)
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createSellerPayments } from 'agentpay/mcp/seller';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PRICE_MINOR, publishInput } from '../src/capabilities.js';
+import { createHttpServer } from '../src/server.js';
+
+const capabilities = { text_stats: 'cap_stats', top_words: 'cap_words' };
+const problems = [];
+// a gateway nobody listens on: the paid tools must not run without it
+const seller = createSellerPayments({ gatewayUrl: 'https://127.0.0.1:9', apiKey: 'ap_p_none', onError: (_e, { stage }) => problems.push(stage) });
+let server;
+let url;
+let client;
+
+beforeAll(async () => {
+  server = createHttpServer({ seller, capabilities });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${server.address().port}`;
+  client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+});
+afterAll(async () => {
+  await client?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+describe('the MCP server', () => {
+  it('lists the paid tools with the capability each sells, and the free pricing tool', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['pricing', 'text_stats', 'top_words']);
+    expect(tools.find((t) => t.name === 'text_stats')._meta).toEqual({ 'agentpay/capabilityId': 'cap_stats' });
+    expect(tools.find((t) => t.name === 'top_words').inputSchema.properties).toHaveProperty('limit');
+  });
+
+  it('answers the free pricing tool without any payment', async () => {
+    const result = await client.callTool({ name: 'pricing', arguments: {} });
+    expect(result.structuredContent).toEqual({
+      currency: 'USD',
+      tools: [
+        { name: 'text_stats', priceMinor: PRICE_MINOR, capabilityId: 'cap_stats' },
+        { name: 'top_words', priceMinor: PRICE_MINOR, capabilityId: 'cap_words' },
+      ],
+    });
+  });
+
+  it('does not run a paid tool it cannot be paid for: a tool error, GATEWAY_UNAVAILABLE', async () => {
+    const result = await client.callTool({ name: 'text_stats', arguments: { text: 'hello' } });
+    expect(result).toMatchObject({ isError: true, _meta: { 'agentpay/status': 503 } });
+    expect(JSON.parse(result.content[0].text)).toMatchObject({ error: { code: 'GATEWAY_UNAVAILABLE' } });
+    expect(problems).toContain('challenge');
+  });
+
+  it('refuses arguments that fail the input schema before asking for payment', async () => {
+    const result = await client.callTool({ name: 'text_stats', arguments: { text: 42 } });
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['agentpay/status']).toBeUndefined();
+  });
+
+  it('answers /health, and 405 to anything but POST /mcp', async () => {
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({ ok: true });
+    expect((await fetch(`${url}/mcp`)).status).toBe(405);
+  });
+});
+
+describe('publishInput', () => {
+  it('publishes a paid tool as an mcp capability with its tool name, price and input JSON Schema', () => {
+    const input = publishInput('top_words', { endpoint: 'https://tools.example/mcp' });
+    expect(input).toMatchObject({ protocol: 'mcp', toolName: 'top_words', priceMinor: PRICE_MINOR, endpoint: 'https://tools.example/mcp' });
+    expect(input.schema).toMatchObject({ type: 'object', required: ['text'], properties: { text: { type: 'string' }, limit: { type: 'integer' } } });
+  });
+});

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { configFromEnv } from '../src/config.js';
+
+const env = { AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:4402', AGENTPAY_PROVIDER_KEY: 'ap_p_x', AGENTPAY_CAPABILITY_ID: 'cap_1' };
+
+describe('configFromEnv', () => {
+  it('reads the gateway, key and capability, listening on 127.0.0.1:3000 unless told', () => {
+    expect(configFromEnv(env)).toEqual({ gatewayUrl: env.AGENTPAY_GATEWAY_URL, apiKey: 'ap_p_x', capabilityId: 'cap_1', ca: undefined, host: '127.0.0.1', port: 3000 });
+    expect(configFromEnv({ ...env, HOST: '0.0.0.0', PORT: '8080' })).toMatchObject({ host: '0.0.0.0', port: 8080 });
+  });
+
+  it('names every missing variable and where to get it', () => {
+    expect(() => configFromEnv({ AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:4402' })).toThrow(/AGENTPAY_PROVIDER_KEY is not set[^]*AGENTPAY_CAPABILITY_ID is not set/);
+  });
+
+  it('refuses a PORT that is not a port number', () => {
+    expect(() => configFromEnv({ ...env, PORT: 'http' })).toThrow(/PORT must be a port number/);
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * USDC deposits: an idempotent deposit address per wallet, deposits credited in USD at
+ * the USDC price while it is within ±0.5% of 1 USD, held (DEPOSIT_HELD) outside it and
+ * credited by the rail job once the price is back in band. Ledger checked every time.
+ */
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectLedger } from '../wallets/ledger-checks.js';
+import { MINUTE, expectConserved, railGateway, refusedWith, runJobs } from './helpers.js';
+
+const t = await railGateway();
+afterAll(() => t.close());
+
+const setPrice = (usdcPrice: string) => t.operator.sandbox.update({ usdcPrice });
+beforeEach(async () => {
+  await t.operator.sandbox.update({ usdcPrice: '1.0', pricingDown: false });
+});
+
+async function walletWithAddress() {
+  const { walletId } = await t.newAgentWallet(t.workspace, `dep-${Math.random().toString(36).slice(2, 7)}`);
+  return { walletId, address: (await t.workspace.rail.depositAddress(walletId)).address };
+}
+
+describe('POST /v1/wallets/:id/deposit-address', () => {
+  it('is idempotent: the same address for the wallet every time, listed once', async () => {
+    const { walletId } = await t.newAgentWallet(t.workspace, 'addr');
+    const [a, b] = await Promise.all([t.workspace.rail.depositAddress(walletId), t.workspace.rail.depositAddress(walletId, { asset: 'USDC', chain: 'base' })]);
+    const c = await t.workspace.rail.depositAddress(walletId);
+    expect(a).toEqual(b);
+    expect(c).toEqual(a);
+    expect(a).toMatchObject({ chain: 'base', asset: 'USDC', walletId, treasuryProviderId: 'sandbox-chain' });
+    expect(a.address).toMatch(/^0x[0-9a-f]{40}$/);
+    expect(await t.workspace.rail.depositAddresses(walletId)).toEqual([a]);
+    await expectLedger(t.workspace, walletId, []);
+  });
+});
+
+describe('a USDC deposit', () => {
+  it('in band is credited at the USDC price, rounded down to the cent', async () => {
+    const { walletId, address } = await walletWithAddress();
+    await setPrice('0.996');
+    const tx = await t.workspace.sandbox.deposit(address, '12345678'); // 12.345678 USDC x 0.996 = 12.2962952... USD
+    expect(tx).toMatchObject({ kind: 'deposit', state: 'confirmed', railAmountMinor: '12345678', railCurrency: 'USDC', usdAmountMinor: '1229', creditedMinor: '1229', usdcPrice: '0.996', rail: 'usdc_base' });
+    const [entry] = await expectLedger(t.workspace, walletId, ['1229']);
+    expect(entry).toMatchObject({ type: 'deposit' });
+    expectConserved(t);
+  });
+
+  it('out of band is held, not credited, then credited by the rail job once the price is back in band', async () => {
+    const { walletId, address } = await walletWithAddress();
+    await setPrice('0.994'); // 0.6% below 1 USD
+    const held = await refusedWith(t.workspace.sandbox.deposit(address, '5000000'), 409, 'DEPOSIT_HELD');
+    const transaction = held.details.transaction as { id: string; state: string; usdcPrice: string; creditedMinor: string };
+    expect(transaction).toMatchObject({ state: 'held', usdcPrice: '0.994', creditedMinor: '0' });
+    await expectLedger(t.workspace, walletId, []);
+
+    // still out of band (above now): the job retries and still holds it
+    await setPrice('1.006');
+    t.clock.advance(MINUTE);
+    await runJobs(t);
+    await expectLedger(t.workspace, walletId, []);
+    expect((await t.workspace.rail.transactions({ walletId })).transactions[0]).toMatchObject({ id: transaction.id, state: 'held' });
+
+    // the price feed down is no better: held, never credited at a guessed rate
+    await t.operator.sandbox.update({ usdcPrice: '1.0', pricingDown: true });
+    await runJobs(t);
+    await expectLedger(t.workspace, walletId, []);
+
+    // back in band (the edge of the band counts): credited at that price, once
+    await t.operator.sandbox.update({ usdcPrice: '1.005', pricingDown: false });
+    t.clock.advance(MINUTE);
+    await runJobs(t);
+    await runJobs(t);
+    await expectLedger(t.workspace, walletId, ['502']); // 5 USDC x 1.005
+    expect((await t.workspace.rail.transactions({ walletId })).transactions[0]).toMatchObject({ id: transaction.id, state: 'confirmed', usdcPrice: '1.005', creditedMinor: '502' });
+    const { events } = await t.workspace.rail.events({ type: 'deposit.held' });
+    expect(events.some((e) => e.data.transactionId === transaction.id)).toBe(true);
+    expectConserved(t);
+  });
+
+  it('from the testnet faucet is credited like any other', async () => {
+    const { walletId } = await t.newAgentWallet(t.workspace, 'faucet');
+    const tx = await t.workspace.rail.faucet(walletId);
+    expect(tx).toMatchObject({ kind: 'deposit', state: 'confirmed', railAmountMinor: '10000000', creditedMinor: '1000' });
+    expect((await t.workspace.rail.depositAddresses(walletId)).map((a) => a.address)).toEqual([tx.counterparty]);
+    await expectLedger(t.workspace, walletId, ['1000']);
+  });
+
+  it('observed again by the rail job is not credited twice', async () => {
+    const { walletId, address } = await walletWithAddress();
+    await t.workspace.sandbox.deposit(address, '1000000');
+    await runJobs(t);
+    await runJobs(t);
+    await expectLedger(t.workspace, walletId, ['100']);
+  });
+
+  it("to another tenant's address is refused by the sandbox control and credits nobody", async () => {
+    const { walletId, address } = await walletWithAddress();
+    const other = await t.newWorkspace();
+    await refusedWith(other.client.sandbox.deposit(address, '1000000'), 404, 'NOT_FOUND');
+    await expectLedger(t.workspace, walletId, []);
+  });
+});
