@@ -226,6 +226,16 @@ function ourVersion(): string {
 }
 
 /** A value from its flag, else the default (with --yes), else a prompt on a terminal, else a usage error. */
+/**
+ * Installed from the registry (we live under node_modules/), the new project asks for this
+ * version range; run from a checkout of agentpay, it links that checkout (`file:`), so a
+ * project made from a clone works before (or without) a published release.
+ */
+function defaultDependency(): string {
+  const root = packageRoot();
+  return root.split(/[\\/]/).includes('node_modules') ? `^${ourVersion()}` : `file:${root}`;
+}
+
 async function valueOf(field: Exclude<Placeholder, 'agentpayDependency'>, given: string | undefined, fallback: string, message: string, yes: boolean): Promise<string> {
   if (given !== undefined) return checked(field, given);
   if (yes) return checked(field, fallback);
@@ -265,7 +275,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     priceMinor: await valueOf('priceMinor', opts.price, d.priceMinor ?? '100', 'Price per call in integer minor units (100 = 1.00 USD)', yes),
     category: await valueOf('category', opts.category, d.category ?? 'general', 'Category (searched by exact match)', yes),
     description: await valueOf('description', opts.description, d.description ?? template.description, 'Description (what buyers search and read)', yes),
-    agentpayDependency: checked('agentpayDependency', opts.agentpayDependency ?? env[DEPENDENCY_ENV] ?? `^${ourVersion()}`),
+    agentpayDependency: checked('agentpayDependency', opts.agentpayDependency ?? env[DEPENDENCY_ENV] ?? defaultDependency()),
   };
 
   checkTarget(dir, Boolean(opts.force)); // again: prompts take time

@@ -93,6 +93,26 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
       return { id: await heldApproval(t, owner) };
     },
   },
+  // rails: a provider's payout (on a bank rail, so it stays submitted for a day), a workspace's top-up intent
+  '/v1/payouts/:id': {
+    owner: 'provider',
+    async create(_t, owner) {
+      return { id: await submittedPayout(owner) };
+    },
+  },
+  '/v1/sandbox/payouts/:id': {
+    owner: 'provider',
+    async create(_t, owner) {
+      return { id: await submittedPayout(owner) };
+    },
+  },
+  '/v1/sandbox/topups/:id': {
+    owner: 'workspace',
+    async create(t, owner) {
+      const { walletId } = await t.newAgentWallet(owner.client, 'matrix-topup');
+      return { id: (await owner.client.rail.topUp(walletId, { amountMinor: '500' })).transactionId };
+    },
+  },
   '/v1/wallets/:id': {
     owner: 'workspace',
     async create(t, owner) {
@@ -103,6 +123,14 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
     },
   },
 };
+
+/** A submitted bank payout of the provider's settlement wallet. */
+async function submittedPayout(owner: TenantHandle): Promise<string> {
+  const [wallet] = await owner.client.wallets.list();
+  await owner.client.wallets.fund(wallet!.id, '500');
+  await owner.client.payouts.setDestination(owner.id, { destination: 'ext_matrix_bank' });
+  return (await owner.client.payouts.create({ walletId: wallet!.id, amountMinor: '100', rail: 'bank_transfer' })).id;
+}
 
 const startsWithSegments = (url: string, prefix: string) => url === prefix || url.startsWith(prefix.endsWith('/') ? prefix : `${prefix}/`);
 

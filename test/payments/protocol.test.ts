@@ -29,9 +29,10 @@ describe('POST /v1/x402/challenge', () => {
     const c = await s.client.payments.challenge(s.capabilityId);
     expect(c).toMatchObject({ capabilityId: s.capabilityId, providerId: s.id, amountMinor: '250', currency: 'USD', payTo: s.walletId });
     expect(c.nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const ttl = Date.parse(c.expiresAt) - before;
-    expect(ttl).toBeGreaterThanOrEqual(5 * 60 * 1000 - 1000);
-    expect(ttl).toBeLessThanOrEqual(5 * 60 * 1000 + 1000);
+    const after = Date.now();
+    // issued between before and after, valid for five minutes (ms precision on the wire)
+    expect(Date.parse(c.expiresAt)).toBeGreaterThanOrEqual(before + 5 * 60 * 1000 - 1);
+    expect(Date.parse(c.expiresAt)).toBeLessThanOrEqual(after + 5 * 60 * 1000 + 1);
     expect(await verifiesWithPlatformKey(t, c)).toBe(true);
     const again = await s.client.payments.challenge(s.capabilityId);
     expect(again.nonce).not.toBe(c.nonce);

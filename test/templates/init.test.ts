@@ -9,10 +9,12 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { initText, listTemplates, PLACEHOLDERS, renderText, type InitResult } from '../../src/cli/init.js';
 import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
+import { packageRoot } from '../../src/paths.js';
 
 afterAll(removeTempDirs);
 
-const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** run from this checkout (not from node_modules/), init links the checkout itself */
+const checkout = `file:${packageRoot()}`;
 const leftoverPlaceholder = new RegExp(`\\{\\{(${PLACEHOLDERS.join('|')})\\}\\}`);
 
 function listTree(dir: string, sub = ''): string[] {
@@ -84,7 +86,7 @@ describe('agentpay init with flags, without a terminal', () => {
     expect(out).toMatchObject({
       template: 'rest',
       dir,
-      values: { name: 'weather-api', priceMinor: '25', category: 'weather', description, agentpayDependency: `^${version}` },
+      values: { name: 'weather-api', priceMinor: '25', category: 'weather', description, agentpayDependency: checkout },
       nextSteps: ['cd weather-api', 'npm install', 'npm test', 'npm run e2e'],
     });
 
@@ -99,7 +101,7 @@ describe('agentpay init with flags, without a terminal', () => {
     expect(statSync(join(dir, 'scripts/ci.sh')).mode & 0o111).not.toBe(0);
 
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    expect(pkg).toMatchObject({ name: 'weather-api', description, dependencies: { agentpay: `^${version}` } });
+    expect(pkg).toMatchObject({ name: 'weather-api', description, dependencies: { agentpay: checkout } });
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['test', 'e2e']));
     // the code carries the exact values: quotes, backslash, backtick and $ did not break it
     const { capability } = await import(pathToFileURL(join(dir, 'src/capability.js')).href);

@@ -226,44 +226,41 @@ describe('POST /v1/wallets/:id/freeze and /unfreeze', () => {
   });
 });
 
-describe('the rail routes before a rail provider is connected', () => {
-  const routes: [string, unknown][] = [
-    ['topup', { amountMinor: '100' }],
-    ['deposit-address', undefined],
-    ['deposit-address', { asset: 'USDC', chain: 'base' }],
-    ['faucet', undefined],
-    ['faucet', { address: '0x0000000000000000000000000000000000000001' }],
-  ];
-  for (const [route, body] of routes) {
-    it(`POST /v1/wallets/:id/${route} ${body ? 'with a body' : 'without a body'} answers 501 NOT_SUPPORTED and writes nothing`, async () => {
-      const { walletId } = await t.newAgentWallet(t.workspace);
-      const res = await writesNothing(() => post(`/v1/wallets/${walletId}/${route}`, body));
-      expect(res.status).toBe(501);
-      expect(res.body.error?.code).toBe('NOT_SUPPORTED');
-      await expectLedger(t.workspace, walletId, []);
-    });
-  }
+describe('the rail routes on a sandbox gateway (money in: test/rails)', () => {
+  it('POST /v1/wallets/:id/topup answers a pending intent and credits nothing until the processor confirms', async () => {
+    const { walletId } = await t.newAgentWallet(t.workspace);
+    const res = await post(`/v1/wallets/${walletId}/topup`, { amountMinor: '100' });
+    expect(res.status).toBe(200);
+    expect(res.body.intent).toMatchObject({ status: 'pending', amountMinor: '100', walletId });
+    await expectLedger(t.workspace, walletId, []);
+  });
 
-  it("answer 404 WALLET_NOT_FOUND for another tenant's wallet before 501", async () => {
+  it('POST /v1/wallets/:id/deposit-address with or without a body answers the same address', async () => {
+    const { walletId } = await t.newAgentWallet(t.workspace);
+    const a = await post(`/v1/wallets/${walletId}/deposit-address`);
+    const b = await writesNothing(() => post(`/v1/wallets/${walletId}/deposit-address`, { asset: 'USDC', chain: 'base' }));
+    expect(a.status).toBe(200);
+    expect(b.body).toEqual(a.body);
+    expect((await get(`/v1/wallets/${walletId}/deposit-addresses`)).body).toEqual({ addresses: [a.body.address] });
+    await expectLedger(t.workspace, walletId, []);
+  });
+
+  it("answer 404 WALLET_NOT_FOUND for another tenant's wallet and write nothing", async () => {
     const other = await t.newWorkspace();
     const theirs = await t.newAgentWallet(other.client);
-    for (const [route, body] of routes) {
-      const res = await post(`/v1/wallets/${theirs.walletId}/${route}`, body);
+    for (const [route, body] of [['topup', { amountMinor: '100' }], ['deposit-address', undefined], ['faucet', undefined]] as const) {
+      const res = await writesNothing(() => post(`/v1/wallets/${theirs.walletId}/${route}`, body));
       expect(res.status, route).toBe(404);
       expect(res.body.error?.code).toBe('WALLET_NOT_FOUND');
     }
+    await expectLedger(other.client, theirs.walletId, []);
   });
 
   it('check the top-up body first: an amount as a JSON number is 400 VALIDATION_FAILED', async () => {
     const { walletId } = await t.newAgentWallet(t.workspace);
-    const res = await post(`/v1/wallets/${walletId}/topup`, { amountMinor: 100 });
+    const res = await writesNothing(() => post(`/v1/wallets/${walletId}/topup`, { amountMinor: 100 }));
     expect(res.status).toBe(400);
     expect(res.body.error?.message).toMatch(/^amountMinor: /);
-  });
-
-  it('GET /v1/wallets/:id/deposit-addresses lists none yet', async () => {
-    const { walletId } = await t.newAgentWallet(t.workspace);
-    expect((await get(`/v1/wallets/${walletId}/deposit-addresses`)).body).toEqual({ addresses: [] });
   });
 });
 

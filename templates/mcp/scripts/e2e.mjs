@@ -173,7 +173,7 @@ async function main() {
     const { tools } = await http.listTools();
     check(tools.find((t) => t.name === 'text_stats')?._meta?.['agentpay/capabilityId'] === capabilities.text_stats, 'tools/list does not show the capability of text_stats', tools);
 
-    step('an unpaid call is answered with the price challenge; the tool does not run');
+    step('an unpaid call is answered with the price challenge');
     const unpaid = await http.callTool({ name: 'text_stats', arguments: { text: TEXT } });
     const asked = JSON.parse(unpaid.content[0].text);
     check(unpaid.isError === true && asked.error.code === 'PAYMENT_REQUIRED' && asked.challenge.amountMinor === PRICE_MINOR, 'an unpaid call should be a tool error carrying the challenge for the price', unpaid);
