@@ -32,9 +32,13 @@ gw.app.server.on('secureConnection', () => handshakes++);
 const usage = new UsageMeter();
 // commits: how many, how long (fsync included), how many transactions each carried
 const commits = { count: 0, ms: 0, maxMs: 0, savepoints: 0 };
+const rawTx = gw.store.tx.bind(gw.store);
+gw.store.tx = ((fn) => {
+  commits.savepoints++; // one savepoint per transaction inside the batch's commit
+  return rawTx(fn);
+}) as typeof gw.store.tx;
 const rawExec = gw.store.raw.exec.bind(gw.store.raw);
 gw.store.raw.exec = ((sql: string) => {
-  if (sql === 'SAVEPOINT tx') commits.savepoints++;
   if (sql !== 'COMMIT') return rawExec(sql);
   const t = performance.now();
   const out = rawExec(sql);
