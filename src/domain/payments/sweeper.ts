@@ -5,13 +5,13 @@
  */
 import type { PaymentDeps } from './deps.js';
 import { expireTransaction } from './resolution.js';
+import { Periodic } from '../periodic.js';
 
 /** Per database transaction, so a large backlog never holds the store for long. */
 const BATCH = 100;
 
 export class ExpirySweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly periodic = new Periodic(() => this.sweepOnce());
 
   constructor(private deps: Pick<PaymentDeps, 'ctx' | 'signingKeys'>) {}
 
@@ -33,22 +33,11 @@ export class ExpirySweeper {
 
   /** Sweeps every `intervalMs`; a failed sweep is reported to `onError` and retried next time. */
   start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.sweepOnce()
-        .catch(onError)
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, intervalMs);
-    this.timer.unref();
+    this.periodic.start(intervalMs, onError);
   }
 
   /** Stops the timer and waits for a sweep in progress, so the store can close after. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }

@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import type { DepositService } from './deposits.js';
 import type { PayoutService } from './payouts.js';
 import type { Reconciler } from './reconciliation.js';
+import { Periodic } from '../periodic.js';
 
 export interface RailJobResult {
   depositsObserved: number;
@@ -18,8 +19,7 @@ export interface RailJobResult {
 }
 
 export class RailJobs {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly periodic = new Periodic((onError) => this.runOnce(onError));
   private lastReconcileAt: number | undefined;
 
   constructor(
@@ -51,19 +51,10 @@ export class RailJobs {
   }
 
   start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
-    if (this.timer || intervalMs <= 0) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.runOnce(onError).catch(onError).finally(() => {
-        this.running = undefined;
-      });
-    }, intervalMs);
-    this.timer.unref();
+    this.periodic.start(intervalMs, onError);
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }
