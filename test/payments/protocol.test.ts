@@ -282,6 +282,17 @@ describe('POST /v1/x402/authorize refusals (no refusal moves money)', () => {
     expectLedgerConsistent(t);
   });
 
+  it('refuses a quote of a seller suspended after it was issued (403), and pays on it again once unsuspended', async () => {
+    const { s, buyer, proof } = await setup();
+    await t.operator.providers.suspend(s.id);
+    const e = await refusedUnchanged(() => s.client.payments.authorize({ capabilityId: s.capabilityId, payment: proof }), 403, 'FORBIDDEN');
+    expect(e.details).toMatchObject({ providerId: s.id, status: 'suspended' });
+    await t.operator.providers.unsuspend(s.id);
+    await s.client.payments.authorize({ capabilityId: s.capabilityId, payment: proof });
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n, held: 100n });
+    expectLedgerConsistent(t);
+  });
+
   it('refuses a price above the available balance (402 INSUFFICIENT_FUNDS)', async () => {
     const { s, buyer, proof } = await setup('100', '99');
     const e = await refusedUnchanged(() => s.client.payments.authorize({ capabilityId: s.capabilityId, payment: proof }), 402, 'INSUFFICIENT_FUNDS');

@@ -82,6 +82,13 @@ export async function authorizePayment(deps: PaymentDeps, keys: VerificationKeys
     }
     const capability = await r.capabilities.get(challenge.capabilityId);
     if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', challenge.capabilityId);
+    // a quote stays valid for minutes; a seller suspended (or unverified) meanwhile is not paid on it
+    const seller = await r.tenants.get(challenge.providerId);
+    if (!seller || !seller.verified || seller.status !== 'active') {
+      throw forbidden(`provider ${challenge.providerId} is ${seller?.verified ? seller.status : 'not verified'} and cannot be paid; nothing was charged`, {
+        providerId: challenge.providerId, status: seller?.status, verified: seller?.verified ?? false,
+      });
+    }
     const now = ctx.clock.now();
     try {
       await deps.policy.check(r, {
