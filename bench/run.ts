@@ -20,7 +20,10 @@
  *   --rate R                open-loop rate instead of half the measured max
  *   --out PATH              (default bench/results/latest.json)
  *   --profile               V8 CPU profiles of the gateway and the seller in bench/results/profiles/
+ *   --pin                   gateway on CPU 0, seller and buyers on the other CPUs (taskset), to see
+ *                           the gateway with a core of its own
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -51,6 +54,7 @@ const { values: flags } = parseArgs({
     rate: { type: 'string' },
     out: { type: 'string' },
     profile: { type: 'boolean' },
+    pin: { type: 'boolean' },
   },
 });
 
@@ -76,6 +80,7 @@ const cfg = {
   rate: (flags.rate ?? process.env.BENCH_RATE) !== undefined ? num('rate', 1) : undefined,
   out: resolve(opt('out', join(here, 'results', 'latest.json'))),
   profile: flags.profile ?? process.env.BENCH_PROFILE === '1',
+  pin: flags.pin ?? process.env.BENCH_PIN === '1',
 };
 if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must be node or sdk');
 
@@ -94,6 +99,11 @@ function spawn(name: string, script: string, env: Record<string, string> = {}, p
   const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${join(here, 'results', 'profiles', script.replace('.ts', ''))}`] : [];
   const c = new Child(name, join(here, script), env, profiling);
   children.push(c);
+  if (cfg.pin && c.proc.pid) {
+    // the gateway alone on CPU 0; everything else shares the rest (threads follow their process)
+    const cpus = script === 'gateway.ts' ? '0' : os.cpus().length > 1 ? `1-${os.cpus().length - 1}` : '0';
+    execFileSync('taskset', ['-apc', cpus, String(c.proc.pid)], { stdio: 'ignore' });
+  }
   return c;
 }
 
