@@ -7,6 +7,7 @@ import { completeTransaction, type CompleteInput } from './complete.js';
 import type { PaymentDeps } from './deps.js';
 import { failTransaction, type FailInput } from './fail.js';
 import { VerificationKeys } from './verification-keys.js';
+import { IssuedChallenges } from './issued-challenges.js';
 import { ExpirySweeper } from './sweeper.js';
 import { BreakerService } from './breaker.js';
 import { ReceiptService } from '../receipts.js';
@@ -15,17 +16,20 @@ import type { WalletService } from '../wallets.js';
 
 export class PaymentService {
   private keys: VerificationKeys;
+  private issued = new IssuedChallenges();
 
   constructor(private deps: PaymentDeps) {
     this.keys = new VerificationKeys(deps.ctx.store);
   }
 
-  challenge(p: Principal, capabilityId: string): Promise<Challenge> {
-    return issueChallenge(this.deps, p, capabilityId);
+  async challenge(p: Principal, capabilityId: string): Promise<Challenge> {
+    const challenge = await issueChallenge(this.deps, p, capabilityId);
+    this.issued.remember(challenge, this.deps.ctx.clock.now());
+    return challenge;
   }
 
   authorize(p: Principal, input: AuthorizeInput): Promise<Authorization> {
-    return authorizePayment(this.deps, this.keys, p, input);
+    return authorizePayment(this.deps, this.keys, p, input, this.issued);
   }
 
   complete(p: Principal, input: CompleteInput): Promise<ReceiptView> {
