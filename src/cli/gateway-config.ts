@@ -25,10 +25,12 @@ export interface GatewayFileConfig {
   devEchoTokens?: boolean;
   logLevel?: string;
   tokenTtlMs?: number;
+  /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
+  rails?: 'sandbox' | 'none';
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
 }
 
-type Kind = 'string' | 'integer' | 'boolean' | 'port' | 'port-or-null' | 'mode';
+type Kind = 'string' | 'integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -41,6 +43,7 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   devEchoTokens: 'boolean',
   logLevel: 'string',
   tokenTtlMs: 'integer',
+  rails: 'rails',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
 
@@ -54,6 +57,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return typeof v === 'boolean' ? undefined : 'must be true or false';
     case 'mode':
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
+    case 'rails':
+      return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
     case 'port-or-null':
       if (v === null) return undefined;
     // falls through
@@ -103,6 +108,7 @@ export interface GatewayStartInput {
   tls?: boolean | undefined;
   devEchoTokens?: boolean | undefined;
   logLevel?: string | undefined;
+  rails?: 'sandbox' | 'none' | undefined;
   rateLimit?: number | undefined;
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
@@ -123,12 +129,18 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(input.signupRateLimitWindowMs !== undefined ? { signupWindowMs: input.signupRateLimitWindowMs } : {}),
   };
   const feeBps = input.feeBps ?? file.feeBps;
+  const mode = pick(input.mode, file.mode, 'production');
+  const rails = input.rails ?? file.rails;
+  if (rails === 'sandbox' && mode === 'production') {
+    throw usageError('the sandbox rails (simulated processor, chain and bank) run only in sandbox mode: use --rails none or --mode sandbox');
+  }
   const config: Partial<GatewayConfig> = {
-    mode: pick(input.mode, file.mode, 'production'),
+    mode,
     trustProxy: pick(input.trustProxy, file.trustProxy, false),
     devEchoTokens: pick(input.devEchoTokens, file.devEchoTokens, false),
     ...(feeBps !== undefined ? { feeBps } : {}),
     ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
+    ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { gatewayStartOptions } from '../../src/cli/gateway-config.js';
 import { cli, json, startGatewayProcess, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -55,6 +56,21 @@ describe('agentpay gateway start', () => {
     const echo = await cli(['gateway', 'start', '--dev-echo-tokens', '--port', '0', '--data-dir', join(dir, 'data')], { configDir, cwd: dir });
     expect(echo.exitCode).toBe(2);
     expect(echo.stderr).toContain('--dev-echo-tokens is refused in production mode');
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('chooses the rail adapters from --rails or the file, and refuses the sandbox rails in production', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'rails.json');
+    writeFileSync(file, JSON.stringify({ mode: 'sandbox', rails: 'none' }));
+    expect(gatewayStartOptions({ config: file }, dir).config.rails).toEqual({ adapters: 'none' });
+    expect(gatewayStartOptions({ config: file, rails: 'sandbox' }, dir).config.rails).toEqual({ adapters: 'sandbox' });
+    expect(gatewayStartOptions({ mode: 'sandbox' }, dir).config.rails).toBeUndefined(); // the mode's default
+    writeFileSync(file, JSON.stringify({ rails: 'stripe' }));
+    expect(() => gatewayStartOptions({ config: file }, dir)).toThrow(`${file}: rails must be "sandbox" or "none"`);
+    const r = await cli(['gateway', 'start', '--rails', 'sandbox', '--port', '0', '--data-dir', join(dir, 'data')], { configDir, cwd: dir });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('the sandbox rails');
     expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 });
