@@ -22,7 +22,7 @@ import type { Capability } from '../store/repos/market.js';
 import type { DomainContext } from './context.js';
 import { reputations } from './reputation.js';
 import { providerSummary } from './providers.js';
-import type { Protocol } from './capabilities.js';
+import { capabilityView, type Protocol } from './capabilities.js';
 
 export const WEIGHTS = { relevance: 0.5, price: 0.2, latency: 0.1, reputation: 0.15, verification: 0.05 } as const;
 export const DEFAULT_LIMIT = 20;
@@ -47,21 +47,10 @@ const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 /** A query with no letters or digits searches nothing, so it filters nothing either. */
 const hasWords = (q: string | undefined): q is string => q !== undefined && /[\p{L}\p{N}]/u.test(q);
 
+/** A listing as discovery shows it: the capability's view without its seller id and times. */
 export function discoveryCapabilityView(c: Capability) {
-  return {
-    id: c.id,
-    name: c.name,
-    description: c.description,
-    protocol: c.protocol,
-    priceMinor: c.priceMinor.toString(),
-    currency: c.currency,
-    category: c.category,
-    tags: c.tags,
-    schema: c.schema,
-    latencyP50Ms: c.latencyP50Ms,
-    ...(c.protocol === 'mcp' ? { toolName: c.toolName } : {}),
-    status: c.status,
-  };
+  const { providerId: _p, createdAt: _c, updatedAt: _u, ...listing } = capabilityView(c);
+  return listing;
 }
 
 export class DiscoveryService {

@@ -13,6 +13,7 @@ import { ApprovalsScreen } from '../../src/cli/ui/approvals-screen.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, expectLedgerConsistent, ledgerBalance, newBuyer } from '../payments/helpers.js';
 import { buy, newSeller, refusal } from '../policies/helpers.js';
+import { until } from './until-frame.js';
 
 let t: TestGateway;
 let ws: { id: string; apiKey: string; client: AgentpayClient };
@@ -29,15 +30,6 @@ afterEach(() => {
 });
 afterAll(() => t.close());
 
-async function until(frame: () => string | undefined, check: (f: string) => boolean, ms = 1000): Promise<string> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const f = frame() ?? '';
-    if (check(f)) return f;
-    if (Date.now() > end) throw new Error(`the screen never showed what was expected within ${ms} ms; last frame:\n${f}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const press = async (stdin: { write(s: string): void }, key: string) => {
   stdin.write(key);

@@ -8,6 +8,7 @@ import { createElement } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval } from '../../src/sdk/types.js';
 import { ApprovalsScreen } from '../../src/cli/ui/approvals-screen.js';
+import { until } from './until-frame.js';
 
 const DOWN = '\u001B[B';
 const UP = '\u001B[A';
@@ -53,16 +54,6 @@ function show(source: Source) {
   return screen;
 }
 
-/** Waits until the latest frame passes `check`, failing with the frame after `ms`. */
-async function until(frame: () => string | undefined, check: (f: string) => boolean, ms = 1000): Promise<string> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const f = frame() ?? '';
-    if (check(f)) return f;
-    if (Date.now() > end) throw new Error(`the screen never showed what was expected within ${ms} ms; last frame:\n${f}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** The line the selection marker is on. */
 const selectedLine = (frame: string) => frame.split('\n').find((l) => l.includes('›')) ?? '';

@@ -3,13 +3,12 @@
  * real in-process HTTPS gateway where an "approval: always" rule holds real purchases.
  */
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentpayClient } from '../../src/sdk/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, newBuyer } from '../payments/helpers.js';
 import { newSeller, refusal } from '../policies/helpers.js';
-import { cli, json, tempDir } from '../cli/helpers.js';
+import { cli, json, tempDir, gatewayEnv } from '../cli/helpers.js';
 
 let t: TestGateway;
 let ws: { id: string; apiKey: string; client: AgentpayClient };
@@ -30,7 +29,7 @@ beforeAll(async () => {
   t = await startTestGateway();
   ws = await t.newWorkspace('CLI Approvals');
   await ws.client.policies.apply('approval "everything":\n  always\n');
-  env = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), AGENTPAY_API_KEY: ws.apiKey };
+  env = gatewayEnv(t, ws.apiKey);
 });
 afterAll(() => t.close());
 

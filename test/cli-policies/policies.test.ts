@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { newBuyer } from '../payments/helpers.js';
 import { newSeller } from '../policies/helpers.js';
-import { cli, json, tempDir } from '../cli/helpers.js';
+import { cli, json, tempDir, gatewayEnv } from '../cli/helpers.js';
 
 let t: TestGateway;
 let ws: { id: string; apiKey: string };
@@ -20,7 +20,7 @@ beforeAll(async () => {
   t = await startTestGateway();
   // a workspace of its own: the policies these tests apply decide nothing elsewhere
   ws = await t.newWorkspace('CLI Policies');
-  env = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), AGENTPAY_API_KEY: ws.apiKey };
+  env = gatewayEnv(t, ws.apiKey);
 });
 afterAll(() => t.close());
 

@@ -65,15 +65,9 @@ export function json<T = any>(r: CliResult): T {
   }
 }
 
-export interface ReadyLine {
-  baseUrl: string;
-  httpUrl: string | null;
-  caCertPath: string | null;
-  dataDir: string;
-  operatorKey?: string;
-  workspace?: { id: string; apiKey: string };
-  provider?: { id: string; apiKey: string; walletId: string };
-}
+/** The ready line of `agentpay dev|gateway start --json`, as the runner prints it. */
+export type { ReadyInfo as ReadyLine } from '../../src/cli/gateway-runner.js';
+import type { ReadyInfo as ReadyLine } from '../../src/cli/gateway-runner.js';
 
 export interface GatewayProcess {
   ready: ReadyLine;
@@ -113,4 +107,9 @@ export async function startGatewayProcess(args: string[], opts: CliOptions): Pro
       return { exitCode: r.exitCode, stdout, stderr };
     },
   };
+}
+
+/** AGENTPAY_* variables that point the CLI at a test gateway (its URL and CA), with a key if given. */
+export function gatewayEnv(t: { baseUrl: string; dataDir: string }, apiKey?: string): Record<string, string> {
+  return { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), ...(apiKey ? { AGENTPAY_API_KEY: apiKey } : {}) };
 }

@@ -1,9 +1,8 @@
 /** `agentpay keys ...` against a real in-process HTTPS gateway. */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SCOPES } from '../../src/domain/scopes.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cli, json, removeTempDirs, tempDir } from './helpers.js';
+import { cli, json, removeTempDirs, tempDir, gatewayEnv } from './helpers.js';
 
 let t: TestGateway;
 const configDir = tempDir();
@@ -11,7 +10,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestGateway();
-  env = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), AGENTPAY_API_KEY: t.creds.workspace.apiKey };
+  env = gatewayEnv(t, t.creds.workspace.apiKey);
 });
 afterAll(async () => {
   await t.close();

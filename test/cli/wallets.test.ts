@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cli, json, removeTempDirs, tempDir } from './helpers.js';
+import { cli, json, removeTempDirs, tempDir, gatewayEnv } from './helpers.js';
 
 let t: TestGateway;
 const configDir = tempDir();
@@ -17,7 +17,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestGateway();
-  env = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), AGENTPAY_API_KEY: t.creds.workspace.apiKey };
+  env = gatewayEnv(t, t.creds.workspace.apiKey);
 });
 afterAll(async () => {
   await t.close();

@@ -3,9 +3,8 @@
  * top-up confirmed by hand, a deposit held and credited, a payout to the registered
  * destination returned by hand, with the ledger checked after each money path.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
+import { cli, json, removeTempDirs, tempDir, gatewayEnv } from '../cli/helpers.js';
 import { expectLedger } from '../wallets/ledger-checks.js';
 import { entries, railGateway, runJobs, type TestGateway } from './helpers.js';
 
@@ -15,7 +14,7 @@ let base: Record<string, string>;
 
 beforeAll(async () => {
   t = await railGateway();
-  base = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem') };
+  base = gatewayEnv(t);
 });
 afterAll(async () => {
   await t.close();

@@ -5,14 +5,15 @@ import type {
   Capability, CapabilityRepo, DiscoverableFilter, CapabilityVersion, CapabilityVersionRepo, CapabilitySearchRepo,
   VerificationRequest, VerificationRequestRepo, Rating, RatingRepo,
 } from '../repos/market.js';
-import { statementsFor } from './statements.js';
+import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
 
 export class SqliteCapabilities implements CapabilityRepo {
-  constructor(private db: Db) {}
+  private readonly s: TableStatements<typeof capabilities>;
+  constructor(private db: Db) { this.s = statementsFor(db, capabilities); }
   async insert(c: Capability) { this.db.insert(capabilities).values(c).run(); }
-  async get(id: string) { return statementsFor(this.db, capabilities).first({ id }); }
+  async get(id: string) { return this.s.first({ id }); }
   async update(id: string, patch: Partial<Capability>) { this.db.update(capabilities).set(patch).where(eq(capabilities.id, id)).run(); }
   async listByProvider(providerId: string) {
     return this.db.select().from(capabilities).where(eq(capabilities.providerId, providerId)).orderBy(asc(capabilities.createdAt), asc(capabilities.id)).all();
