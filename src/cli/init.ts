@@ -231,8 +231,7 @@ function ourVersion(): string {
  * version range; run from a checkout of agentpay, it links that checkout (`file:`), so a
  * project made from a clone works before (or without) a published release.
  */
-function defaultDependency(): string {
-  const root = packageRoot();
+export function defaultDependency(root: string = packageRoot()): string {
   return root.split(/[\\/]/).includes('node_modules') ? `^${ourVersion()}` : `file:${root}`;
 }
 

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { initText, listTemplates, PLACEHOLDERS, renderText, type InitResult } from '../../src/cli/init.js';
+import { defaultDependency, initText, listTemplates, PLACEHOLDERS, renderText, type InitResult } from '../../src/cli/init.js';
 import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
 import { packageRoot } from '../../src/paths.js';
 
@@ -189,5 +189,13 @@ describe('initText', () => {
     expect(text).toContain('Created w from the rest template in /tmp/w (2 files)');
     expect(text).toMatch(/cd w\n {2}npm install\n {2}npm test +# unit tests/);
     expect(text).toContain('npm run e2e');
+  });
+});
+
+describe('the agentpay dependency init writes', () => {
+  it('is ^version from an installed package, and file: the checkout from a clone', () => {
+    const version = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+    expect(defaultDependency('/home/me/app/node_modules/agentpay')).toBe(`^${version}`);
+    expect(defaultDependency('/home/me/src/agentpay')).toBe('file:/home/me/src/agentpay');
   });
 });
