@@ -73,22 +73,36 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
   return undefined;
 }
 
+/** The status and body an error is answered with (a route's reply, or one result of a batch). */
+export function errorResponse(err: unknown, log: { error(obj: object, msg: string): void }): { status: number; body: Record<string, unknown> } {
+  const e = toAppError(err);
+  if (e) return { status: httpStatusFor(e.code), body: { ...e.extra, error: { code: e.code, message: e.message, details: e.details } } };
+  const errorId = randomId('error');
+  log.error({ err, errorId }, 'unexpected error');
+  return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error', details: { errorId } }, errorId } };
+}
+
+/** What an error means to a client, or undefined for an unexpected one (a bug: logged, answered 500). */
+function toAppError(err: unknown): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (!err || typeof err !== 'object') return undefined;
+  const fe = err as FastifyError;
+  if ((fe as { validation?: unknown }).validation) return validationToAppError(fe);
+  const client = fastifyClientError(fe);
+  if (client) return client;
+  if (fe.statusCode === 429) return new AppError('RATE_LIMITED', fe.message || 'too many requests; retry after the time in the retry-after header');
+  return undefined;
+}
+
 export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
-  return reply.code(httpStatusFor(e.code)).send({ ...e.extra, error: { code: e.code, message: e.message, details: e.details } });
+  const { status, body } = errorResponse(e, reply.log);
+  return reply.code(status).send(body);
 }
 
 export default fp(async function errors(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof AppError) return sendError(reply, err);
-    if ((err as { validation?: unknown }).validation) return sendError(reply, validationToAppError(err));
-    const client = fastifyClientError(err);
-    if (client) return sendError(reply, client);
-    if (err.statusCode === 429) {
-      return sendError(reply, new AppError('RATE_LIMITED', err.message || 'too many requests; retry after the time in the retry-after header'));
-    }
-    const errorId = randomId('error');
-    request.log.error({ err, errorId }, 'unexpected error');
-    return reply.code(500).send({ error: { code: 'INTERNAL', message: 'internal error', details: { errorId } }, errorId });
+    const { status, body } = errorResponse(err, request.log);
+    return reply.code(status).send(body);
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -7,11 +7,17 @@ import Ajv from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
+const common = { allErrors: false, verbose: true, strict: false, useDefaults: true, removeAdditional: false as const };
+const strictAjv = new Ajv.default({ ...common, coerceTypes: false });
+const coercingAjv = new Ajv.default({ ...common, coerceTypes: 'array' });
+for (const ajv of [strictAjv, coercingAjv]) ajv.addKeyword('x-amount');
+
+/** A body validator as the routes get, for JSON validated outside a route's schema (a batch's operations). */
+export function compileBodyValidator(schema: object) {
+  return strictAjv.compile(schema);
+}
+
 export default fp(async function validation(app: FastifyInstance) {
-  const common = { allErrors: false, verbose: true, strict: false, useDefaults: true, removeAdditional: false as const };
-  const strictAjv = new Ajv.default({ ...common, coerceTypes: false });
-  const coercingAjv = new Ajv.default({ ...common, coerceTypes: 'array' });
-  for (const ajv of [strictAjv, coercingAjv]) ajv.addKeyword('x-amount');
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
     return ajv.compile(schema);
