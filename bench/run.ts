@@ -20,6 +20,8 @@
  *   --rate R                open-loop rate instead of half the measured max
  *   --out PATH              (default bench/results/latest.json)
  *   --profile               V8 CPU profiles of the gateway and the seller in bench/results/profiles/
+ *   --seller-batch off|N    the seller's gateway calls: off (one request each), or batched with up
+ *                           to N requests in flight (default: the middleware's default, 2)
  *   --pin                   gateway on CPU 0, seller and buyers on the other CPUs (taskset), to see
  *                           the gateway with a core of its own
  */
@@ -55,6 +57,7 @@ const { values: flags } = parseArgs({
     out: { type: 'string' },
     profile: { type: 'boolean' },
     pin: { type: 'boolean' },
+    'seller-batch': { type: 'string' },
   },
 });
 
@@ -81,7 +84,9 @@ const cfg = {
   out: resolve(opt('out', join(here, 'results', 'latest.json'))),
   profile: flags.profile ?? process.env.BENCH_PROFILE === '1',
   pin: flags.pin ?? process.env.BENCH_PIN === '1',
+  sellerBatch: opt('seller-batch', 'default'),
 };
+if (!/^(off|default|[1-9][0-9]*)$/.test(cfg.sellerBatch)) throw new Error('--seller-batch must be off or a positive number');
 if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must be node or sdk');
 
 const children: Child[] = [];
@@ -163,6 +168,7 @@ async function main() {
     BENCH_PROVIDER_KEY: g.creds.provider.apiKey,
     BENCH_CA: g.ca,
     BENCH_CAPABILITY_ID: capability.id,
+    BENCH_SELLER_BATCH: cfg.sellerBatch,
   }, cfg.profile);
   const sellerUrl = ((await seller.ready) as { url: string }).url;
   log(`seller pid ${seller.pid} at ${sellerUrl}`);

@@ -16,6 +16,10 @@ const env = (k: string) => {
   return v;
 };
 
+// off: every gateway call on its own request; a number: batched with that many requests in flight
+const batchSetting = process.env.BENCH_SELLER_BATCH ?? 'default';
+const batch = batchSetting === 'off' ? false as const : batchSetting === 'default' ? undefined : { maxInFlight: Number(batchSetting) };
+
 let sellerErrors = 0;
 const app = Fastify({ logger: false, keepAliveTimeout: 60_000 });
 await app.register(agentpaySeller, {
@@ -23,6 +27,7 @@ await app.register(agentpaySeller, {
   apiKey: env('BENCH_PROVIDER_KEY'),
   ca: env('BENCH_CA'),
   capabilityId: env('BENCH_CAPABILITY_ID'),
+  ...(batch !== undefined ? { batch } : {}),
   onError: (e, c) => {
     // counted and shown once in a while, never per request (that would be the bottleneck)
     if (sellerErrors++ % 1000 === 0) console.error(`seller: ${c.stage} failed (${sellerErrors} so far):`, e);

@@ -1,11 +1,16 @@
 /**
  * The payment protocol routes the seller middleware calls (docs/protocol.md). All
- * four take a provider key with payments:write and act on the caller's own
- * capabilities and transactions only.
+ * take a provider key with payments:write and act on the caller's own capabilities
+ * and transactions only. `/v1/x402/batch` carries several of the four operations in
+ * one request, each answered with the status and body its own route would give.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import type { Principal } from '../../domain/api-keys.js';
+import type { PaymentService } from '../../domain/payments/service.js';
 import { principal } from '../plugins/auth.js';
+import { errorResponse, validationToAppError } from '../plugins/errors.js';
+import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, StringEnum } from '../schemas.js';
 
 const ResponseHash = Type.String({
@@ -33,6 +38,54 @@ const FailBody = Type.Object({
   statusCode: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
 }, { additionalProperties: false });
 
+/** The most operations one batch carries. */
+export const MAX_BATCH_OPERATIONS = 100;
+
+const BatchBody = Type.Object({
+  operations: Type.Array(Type.Object({ op: StringEnum(['challenge', 'authorize', 'complete', 'fail'] as const) }, { additionalProperties: true }), {
+    minItems: 1,
+    maxItems: MAX_BATCH_OPERATIONS,
+    description: 'independent operations, each the body of its own route plus `op`; each is validated and answered on its own',
+  }),
+}, { additionalProperties: false });
+
+type Operation = Static<typeof BatchBody>['operations'][number];
+interface OperationResult { status: number; body: unknown }
+
+/** Each operation's own schema: its route's body with `op`. */
+const withOp = <T extends ReturnType<typeof Type.Object>>(body: T, op: string) =>
+  compileBodyValidator(Type.Object({ op: Type.Literal(op), ...body.properties }, { additionalProperties: false }));
+
+/** One operation of a batch, answered as its route would answer it; never throws. */
+function operationRunner(payments: PaymentService) {
+  const validators = {
+    challenge: withOp(ChallengeBody, 'challenge'),
+    authorize: withOp(AuthorizeBody, 'authorize'),
+    complete: withOp(CompleteBody, 'complete'),
+    fail: withOp(FailBody, 'fail'),
+  };
+  const perform = async (p: Principal, op: Operation): Promise<unknown> => {
+    const { op: kind, ...body } = op as Operation & Record<string, unknown>;
+    switch (kind) {
+      case 'challenge': return { challenge: await payments.challenge(p, (body as Static<typeof ChallengeBody>).capabilityId) };
+      case 'authorize': return payments.authorize(p, body as Static<typeof AuthorizeBody>);
+      case 'complete': return { receipt: await payments.complete(p, body as Static<typeof CompleteBody>) };
+      case 'fail': return { receipt: await payments.fail(p, body as Static<typeof FailBody>) };
+    }
+  };
+  return async (p: Principal, op: Operation, log: FastifyBaseLogger): Promise<OperationResult> => {
+    const validate = validators[op.op];
+    if (!validate(op)) {
+      return errorResponse(validationToAppError(Object.assign(new Error('invalid operation'), { validation: validate.errors ?? [], validationContext: 'body' }) as never), log);
+    }
+    try {
+      return { status: 200, body: await perform(p, op) };
+    } catch (e) {
+      return errorResponse(e, log);
+    }
+  };
+}
+
 export default async function paymentRoutes(app: FastifyInstance) {
   const { payments } = app.services;
   const config = { scope: 'payments:write' } as const;
@@ -51,5 +104,12 @@ export default async function paymentRoutes(app: FastifyInstance) {
 
   app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { config, schema: { body: FailBody } }, async (request) => ({
     receipt: await payments.fail(principal(request), request.body),
+  }));
+
+  const run = operationRunner(payments);
+  // All operations start at once: their database transactions share commits (group commit),
+  // and the request's TLS, parsing and authentication are paid once for all of them.
+  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request) => ({
+    results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))),
   }));
 }

@@ -14,6 +14,8 @@ import { createHash } from 'node:crypto';
 import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { encodeHeader, paymentRequiredBody, RECEIPT_HEADER, type PaymentProof, type Receipt } from '../protocol.js';
+import type { Authorization, Challenge } from '../types.js';
+import { GatewayBatcher, type BatchOptions } from './batcher.js';
 
 export interface SellerOptions {
   /** the gateway the capability is published on (https://…) */
@@ -32,6 +34,11 @@ export interface SellerOptions {
   onError?: (error: unknown, context: { stage: 'challenge' | 'authorize' | 'complete' | 'fail'; transactionId?: string }) => void;
   /** fetch used for the gateway (tests, proxies) */
   fetch?: typeof fetch;
+  /**
+   * Under load, the gateway calls of concurrent paid calls share requests (POST /v1/x402/batch);
+   * an idle seller sends each at once on its own route. `false`: every call on its own route.
+   */
+  batch?: BatchOptions | false;
 }
 
 /** A call whose payment the gateway authorized: a hold is placed, the handler may run. */
@@ -112,6 +119,7 @@ const transient = (e: unknown) => !(e instanceof AgentpayError) || (e.status ?? 
 
 export function createSellerPayments(opts: SellerOptions): SellerPayments {
   const client = new AgentpayClient({ baseUrl: opts.gatewayUrl, apiKey: opts.apiKey, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const gateway = new GatewayBatcher(client, opts.batch === false ? { maxInFlight: Infinity } : opts.batch);
   const attempts = Math.max(1, opts.completeRetry?.attempts ?? 4);
   const baseDelayMs = opts.completeRetry?.baseDelayMs ?? 250;
   const report = opts.onError ?? ((error, c) => console.error(`agentpay seller: ${c.stage}${c.transactionId ? ` ${c.transactionId}` : ''} failed:`, error));
@@ -139,7 +147,7 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
     async admit(capabilityId, payment) {
       if (!payment) {
         try {
-          const challenge = await client.payments.challenge(capabilityId);
+          const { challenge } = (await gateway.run({ op: 'challenge', capabilityId })) as { challenge: Challenge };
           return json(402, paymentRequiredBody(challenge));
         } catch (e) {
           report(e, { stage: 'challenge' });
@@ -148,7 +156,7 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       }
       try {
         // the payment goes as received: the gateway decodes and validates it
-        const t = await client.payments.authorize({ capabilityId, payment: payment as PaymentProof | string });
+        const t = (await gateway.run({ op: 'authorize', capabilityId, payment: payment as PaymentProof | string })) as Authorization;
         return { kind: 'paid', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency } };
       } catch (e) {
         if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return refusal(e);
@@ -164,14 +172,15 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       const ok = !providerError && status < 400;
       const stage = ok ? 'complete' : 'fail';
       try {
-        const { receipt } = ok
-          ? await withRetry(() => client.payments.complete({ transactionId: call.transactionId, responseHash }))
-          : await withRetry(() => client.payments.fail({
+        const { receipt } = (ok
+          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash }))
+          : await withRetry(() => gateway.run({
+              op: 'fail',
               transactionId: call.transactionId,
               reason: providerError ? 'provider_error' : 'client_error',
               responseHash,
               ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),
-            }));
+            }))) as { receipt: Receipt };
         return { headers: { [RECEIPT_HEADER]: encodeHeader(receipt) }, receipt };
       } catch (e) {
         // The transaction stays authorized and durable at the gateway: a later complete

@@ -1,0 +1,86 @@
+/**
+ * The seller's gateway calls, coalesced under load. While `maxInFlight` requests to the
+ * gateway are under way, new operations wait, and the next request carries every one
+ * that waited (up to `maxOperations`) through POST /v1/x402/batch. An operation that
+ * finds a free slot goes at once on its own route, so an idle seller adds no delay and
+ * a busy one pays TLS, parsing and authentication once per batch instead of per call
+ * (docs/performance.md has the measurements).
+ *
+ * Each operation settles on its own: its result, or the AgentpayError its route would
+ * have produced. A batch request that fails as a whole (network, 5xx, 429, bad key)
+ * rejects each of its operations with that error, so per-operation retries still apply.
+ */
+import type { AgentpayClient } from '../client/index.js';
+import { toError } from '../client/http.js';
+import type { PaymentOperation } from '../client/payments.js';
+
+export interface BatchOptions {
+  /** the most operations one request carries (1 to 100; default 100) */
+  maxOperations?: number;
+  /** requests to the gateway under way at once before operations start to wait (default 2) */
+  maxInFlight?: number;
+}
+
+interface Waiting {
+  op: PaymentOperation;
+  resolve: (body: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export class GatewayBatcher {
+  private readonly maxOperations: number;
+  private readonly maxInFlight: number;
+  private waiting: Waiting[] = [];
+  private inFlight = 0;
+
+  constructor(private readonly client: AgentpayClient, opts: BatchOptions = {}) {
+    this.maxOperations = Math.min(100, Math.max(1, Math.floor(opts.maxOperations ?? 100)));
+    this.maxInFlight = Math.max(1, Math.floor(opts.maxInFlight ?? 2));
+  }
+
+  /** The operation's answer body (200), or its refusal as the route would have thrown it. */
+  run(op: PaymentOperation): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ op, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.maxOperations);
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    if (batch.length === 1) {
+      const w = batch[0]!;
+      await this.single(w.op).then(w.resolve, w.reject);
+      return;
+    }
+    let results;
+    try {
+      results = await this.client.payments.batch(batch.map((w) => w.op));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+      return;
+    }
+    batch.forEach((w, i) => {
+      const r = results[i];
+      if (!r) w.reject(new Error(`the gateway answered ${results.length} results for a batch of ${batch.length}`));
+      else if (r.status < 400) w.resolve(r.body);
+      else w.reject(toError({ status: r.status, headers: new Headers(), body: r.body }));
+    });
+  }
+
+  /** One operation on its own route: what an idle seller sends. */
+  private single(op: PaymentOperation): Promise<unknown> {
+    const { op: kind, ...body } = op;
+    return this.client.http.request('POST', `/v1/x402/${kind}`, { body });
+  }
+}
