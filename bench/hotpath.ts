@@ -6,7 +6,10 @@
  * then N completes, `--concurrency` at a time, and measures the CPU time of each stage; the
  * buyer's signing happens between stages and is not counted.
  *
- *   npx tsx bench/hotpath.ts [--calls 2000] [--rounds 5] [--concurrency 32]
+ *   npx tsx bench/hotpath.ts [--calls 2000] [--rounds 5] [--concurrency 32] [--batch N]
+ *
+ * `--batch N` sends the operations N at a time through POST /v1/x402/batch, as a busy
+ * seller's middleware does, instead of one request each.
  *
  * Prints CPU microseconds per paid call (median of the rounds) and writes
  * bench/results/hotpath.json. The gateway runs with trustProxy so that an injected
@@ -24,11 +27,12 @@ import { ensureDevCredentials } from '../src/dev/bootstrap.js';
 import { startGateway } from '../src/gateway/server.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, wallets: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, wallets: { type: 'string' }, out: { type: 'string' }, batch: { type: 'string' } } });
 const N = Number(values.calls ?? 2000);
 const ROUNDS = Number(values.rounds ?? 5);
 const K = Number(values.concurrency ?? 32);
 const WALLETS = Number(values.wallets ?? 16);
+const BATCH = Number(values.batch ?? 1);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-hotpath-'));
 const gw = await startGateway({
@@ -52,6 +56,25 @@ try {
     wallets.push({ walletId: w.id, key: createPrivateKey(pair.privateKeyPem) });
   }
 
+  // operations waiting for their batch; sent when BATCH have gathered or on the next turn of the loop
+  let waiting: Array<{ body: Record<string, unknown>; resolve: (v: Record<string, any>) => void; reject: (e: unknown) => void }> = [];
+  const flush = () => {
+    const batch = waiting;
+    waiting = [];
+    if (batch.length === 0) return;
+    call('POST', '/v1/x402/batch', provider, { operations: batch.map((w) => w.body) }).then(({ results }) => {
+      (results as Array<{ status: number; body: Record<string, any> }>).forEach((r, j) => {
+        if (r.status >= 400) batch[j]!.reject(new Error(`batch operation: ${r.status} ${JSON.stringify(r.body)}`));
+        else batch[j]!.resolve(r.body);
+      });
+    }, (e) => batch.forEach((w) => w.reject(e)));
+  };
+  const batched = (_i: number, body: Record<string, unknown>) => new Promise<Record<string, any>>((resolve, reject) => {
+    waiting.push({ body, resolve, reject });
+    if (waiting.length >= BATCH) flush();
+    else if (waiting.length === 1) setImmediate(flush);
+  });
+
   /** Runs fn for 0..n-1, k at a time; returns CPU and wall milliseconds. */
   async function stage<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ out: T[]; cpuMs: number; wallMs: number }> {
     const out: T[] = new Array(n);
@@ -70,14 +93,19 @@ try {
 
   const rounds: Array<{ challengeUs: number; authorizeUs: number; completeUs: number; totalUs: number; wallMsPerCall: number }> = [];
   for (let r = 0; r < ROUNDS + 1; r++) {
-    const ch = await stage(N, () => call('POST', '/v1/x402/challenge', provider, { capabilityId: cap.id }));
+    // one operation per request, or BATCH of them per POST /v1/x402/batch
+    const op = (i: number, kind: string, body: Record<string, unknown>) => {
+      if (BATCH <= 1) return call('POST', `/v1/x402/${kind}`, provider, body);
+      return batched(i, { op: kind, ...body });
+    };
+    const ch = await stage(N, (i) => op(i, 'challenge', { capabilityId: cap.id }));
     const proofs = ch.out.map(({ challenge }, i) => {
       const w = wallets[i % wallets.length]!;
       const unsigned = { version: 1, challenge, walletId: w.walletId, signedAt: new Date().toISOString() };
       return Buffer.from(JSON.stringify({ ...unsigned, signature: signObject(w.key, unsigned) })).toString('base64url');
     });
-    const au = await stage(N, (i) => call('POST', '/v1/x402/authorize', provider, { capabilityId: cap.id, payment: proofs[i] }));
-    const co = await stage(N, (i) => call('POST', '/v1/x402/complete', provider, { transactionId: au.out[i]!.transactionId, responseHash: `sha256:${'ab'.repeat(32)}` }));
+    const au = await stage(N, (i) => op(i, 'authorize', { capabilityId: cap.id, payment: proofs[i] }));
+    const co = await stage(N, (i) => op(i, 'complete', { transactionId: au.out[i]!.transactionId, responseHash: `sha256:${'ab'.repeat(32)}` }));
     const us = (ms: number) => Math.round((ms / N) * 1000);
     const row = { challengeUs: us(ch.cpuMs), authorizeUs: us(au.cpuMs), completeUs: us(co.cpuMs), totalUs: us(ch.cpuMs + au.cpuMs + co.cpuMs), wallMsPerCall: Math.round(((ch.wallMs + au.wallMs + co.wallMs) / N) * 1000) / 1000 };
     if (r === 0) {
@@ -90,7 +118,7 @@ try {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const result = {
     when: new Date().toISOString(),
-    calls: N, roundCount: ROUNDS, concurrency: K,
+    calls: N, roundCount: ROUNDS, concurrency: K, batch: BATCH,
     median: {
       challengeUs: median(rounds.map((x) => x.challengeUs)),
       authorizeUs: median(rounds.map((x) => x.authorizeUs)),

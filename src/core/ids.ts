@@ -19,6 +19,7 @@ export const ID_PREFIX = {
   ledgerEntry: 'led',
   signingKey: 'sk',
   error: 'err',
+  request: 'req',
   passwordReset: 'pwr',
   rating: 'rtg',
   verificationRequest: 'vrq',

@@ -83,6 +83,38 @@ export async function authenticate(r: Repos, clock: { now(): number }, key: stri
   return { keyId: record.id, tenantId: tenant.id, tenantKind: tenant.kind, scopes: new Set(record.scopes) };
 }
 
+/** A key's `lastUsedAt` is written at most this often (ms): one small write per key in use per minute. */
+export const KEY_USE_INTERVAL_MS = 60_000;
+
+/**
+ * Records when keys are used without making requests pay for it. `authenticate` runs in a
+ * read and stays read-only; the caller passes the key it authenticated to `used`, which
+ * costs a map lookup, and at most once per interval per key starts a separate one-row
+ * write transaction that the request never waits for. A failed write is reported to
+ * `onError` (logged) and never reaches the request; the key is tried again an interval later.
+ */
+export class KeyUseRecorder {
+  /** keyId -> clock time of the last write started for it */
+  private readonly lastWrite = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: Pick<DomainContext, 'store' | 'clock'>,
+    private readonly onError: (err: unknown, keyId: string) => void,
+    private readonly intervalMs: number = KEY_USE_INTERVAL_MS,
+  ) {}
+
+  used(keyId: string): void {
+    const now = this.ctx.clock.now();
+    const last = this.lastWrite.get(keyId);
+    if (last !== undefined && now - last < this.intervalMs) return;
+    this.lastWrite.set(keyId, now);
+    // started from a microtask so that even a store throwing synchronously cannot fail the caller
+    void Promise.resolve()
+      .then(() => this.ctx.store.tx((r) => r.apiKeys.update(keyId, { lastUsedAt: now })))
+      .catch((err: unknown) => this.onError(err, keyId));
+  }
+}
+
 export function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.has(scope)) throw forbidden(`this API key lacks the scope ${scope}`, { scope });
 }

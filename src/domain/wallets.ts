@@ -102,10 +102,12 @@ export class WalletService {
 
   /** Sandbox credit: instant money for development; 501 on a production gateway. */
   async fund(p: Principal, walletId: string, body: { amountMinor: unknown; rail?: string }) {
+    const amount = parseMinor(body.amountMinor, 'amountMinor');
     if (!this.opts.sandbox) {
+      // ownership first: another tenant's wallet is 404 here as on every wallet route, not a 501 that says it exists
+      await this.ctx.store.read((r) => this.ownedWallet(r, p, walletId));
       throw new AppError('NOT_SUPPORTED', 'funding by simulated credit works only on sandbox gateways; use a top-up or a USDC deposit');
     }
-    const amount = parseMinor(body.amountMinor, 'amountMinor');
     return this.ctx.store.tx(async (r) => {
       const w = await this.ownedWallet(r, p, walletId);
       if (w.status !== 'active') throw new AppError('CONFLICT', `wallet ${w.id} is ${w.status}`);

@@ -48,7 +48,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const app = Fastify({
     logger: opts.logger ?? false,
     trustProxy: services.config.trustProxy,
-    genReqId: () => randomId('error').replace(/^err_/, 'req_'),
+    genReqId: () => randomId('request'),
     bodyLimit: 1024 * 1024,
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     ajv: { customOptions: { coerceTypes: false } },

@@ -2,8 +2,13 @@
  * A local certificate authority and a server certificate for localhost/127.0.0.1,
  * made on first start and reused after. ECDSA P-256 through WebCrypto keeps start-up
  * fast; @peculiar/x509 writes the certificates.
+ *
+ * Clients trust the CA (`ca.pem`), so it is kept as long as it can be: an expiring
+ * server certificate is renewed with the existing CA, and a new CA (which every
+ * client must trust again) is made only when the CA itself is missing, unreadable,
+ * does not match its key, or is about to expire.
  */
-import { webcrypto, X509Certificate } from 'node:crypto';
+import { createPublicKey, webcrypto, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import 'reflect-metadata';
@@ -22,6 +27,19 @@ export interface TlsMaterial {
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY = 24 * 60 * 60 * 1000;
+const CA_LIFETIME = 3650 * DAY;
+const LEAF_LIFETIME = 825 * DAY;
+/** A server certificate closer than this to its end is renewed. */
+const LEAF_RENEW_BEFORE = DAY;
+/** A CA closer than this to its end is replaced; a renewed server certificate would not outlive it by much. */
+const CA_RENEW_BEFORE = 30 * DAY;
+
+/** The CA as read back from disk: its PEM, its certificate and its private key for signing. */
+interface Ca {
+  pem: string;
+  cert: x509.X509Certificate;
+  privateKey: CryptoKey;
+}
 
 async function exportKeyPem(key: CryptoKey): Promise<string> {
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', key as webcrypto.CryptoKey));
@@ -33,55 +51,77 @@ function writeSecret(path: string, content: string): void {
   chmodSync(path, 0o600);
 }
 
-function stillValid(certPem: string, now: number): boolean {
+function serialNumber(): string {
+  return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
+}
+
+/** The public key of a private key PEM, as DER, to compare with a certificate's. */
+function publicDerOf(privateKeyPem: string): Buffer {
+  return createPublicKey(privateKeyPem).export({ type: 'spki', format: 'der' });
+}
+
+/** The existing CA, or undefined when it is missing, unreadable, not its key's, or expiring. */
+async function loadCa(caCertPath: string, caKeyPath: string, now: number): Promise<Ca | undefined> {
+  if (!existsSync(caCertPath) || !existsSync(caKeyPath)) return undefined;
+  try {
+    const pem = readFileSync(caCertPath, 'utf8');
+    const keyPem = readFileSync(caKeyPath, 'utf8');
+    const c = new X509Certificate(pem);
+    if (!c.ca || Date.parse(c.validTo) <= now + CA_RENEW_BEFORE) return undefined;
+    if (!publicDerOf(keyPem).equals(c.publicKey.export({ type: 'spki', format: 'der' }))) return undefined;
+    const der = Buffer.from(keyPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    const privateKey = (await webcrypto.subtle.importKey('pkcs8', der, ALG, false, ['sign'])) as unknown as CryptoKey;
+    return { pem, cert: new x509.X509Certificate(pem), privateKey };
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the server certificate and key on disk are usable: valid a while longer, signed by `ca`, and a pair. */
+function leafUsable(certPem: string, keyPem: string, ca: Ca, now: number): boolean {
   try {
     const c = new X509Certificate(certPem);
-    return Date.parse(c.validTo) > now + DAY;
+    const caCert = new X509Certificate(ca.pem);
+    return (
+      Date.parse(c.validTo) > now + LEAF_RENEW_BEFORE &&
+      c.checkIssued(caCert) &&
+      c.verify(caCert.publicKey) &&
+      publicDerOf(keyPem).equals(c.publicKey.export({ type: 'spki', format: 'der' }))
+    );
   } catch {
     return false;
   }
 }
 
-export async function ensureTls(dataDir: string, now: number = Date.now()): Promise<TlsMaterial> {
-  const dir = join(dataDir, 'tls');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const caCertPath = join(dir, 'ca.pem');
-  const caKeyPath = join(dir, 'ca-key.pem');
-  const certPath = join(dir, 'server.pem');
-  const keyPath = join(dir, 'server-key.pem');
-
-  if ([caCertPath, caKeyPath, certPath, keyPath].every((p) => existsSync(p))) {
-    const cert = readFileSync(certPath, 'utf8');
-    if (stillValid(cert, now)) {
-      return { caCertPath, certPath, keyPath, cert, key: readFileSync(keyPath, 'utf8'), ca: readFileSync(caCertPath, 'utf8') };
-    }
-  }
-
-  const notBefore = new Date(now - DAY);
-  const caKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
-  const caCert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+async function createCa(now: number): Promise<Ca & { keyPem: string }> {
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
     name: 'CN=agentpay local CA, O=agentpay development',
-    notBefore,
-    notAfter: new Date(now + 3650 * DAY),
-    keys: caKeys,
+    notBefore: new Date(now - DAY),
+    notAfter: new Date(now + CA_LIFETIME),
+    keys,
     signingAlgorithm: ALG,
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
+  return { pem: cert.toString('pem') + '\n', cert, privateKey: keys.privateKey, keyPem: await exportKeyPem(keys.privateKey) };
+}
 
-  const leafKeys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
+/** A server certificate for localhost, 127.0.0.1 and ::1 signed by `ca`, never outliving it. */
+async function issueLeaf(ca: Ca, now: number): Promise<{ cert: string; key: string }> {
+  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as unknown as CryptoKeyPair;
   const leaf = await x509.X509CertificateGenerator.create({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: serialNumber(),
     subject: 'CN=localhost',
-    issuer: caCert.subject,
-    notBefore,
-    notAfter: new Date(now + 825 * DAY),
-    signingKey: caKeys.privateKey,
-    publicKey: leafKeys.publicKey,
+    issuer: ca.cert.subject,
+    notBefore: new Date(now - DAY),
+    notAfter: new Date(Math.min(now + LEAF_LIFETIME, ca.cert.notAfter.getTime())),
+    signingKey: ca.privateKey,
+    publicKey: keys.publicKey,
     signingAlgorithm: ALG,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
@@ -92,16 +132,39 @@ export async function ensureTls(dataDir: string, now: number = Date.now()): Prom
         { type: 'ip', value: '127.0.0.1' },
         { type: 'ip', value: '::1' },
       ]),
-      await x509.AuthorityKeyIdentifierExtension.create(caKeys.publicKey),
+      await x509.AuthorityKeyIdentifierExtension.create(ca.cert.publicKey),
     ],
   });
+  return { cert: leaf.toString('pem') + '\n', key: await exportKeyPem(keys.privateKey) };
+}
 
-  const ca = caCert.toString('pem') + '\n';
-  const cert = leaf.toString('pem') + '\n';
-  const key = await exportKeyPem(leafKeys.privateKey);
-  writeSecret(caKeyPath, await exportKeyPem(caKeys.privateKey));
+/**
+ * The TLS files of `dataDir/tls`, made or renewed as needed. `now` (ms) is the time the
+ * certificates are judged and issued at; tests move it to exercise renewal.
+ */
+export async function ensureTls(dataDir: string, now: number = Date.now()): Promise<TlsMaterial> {
+  const dir = join(dataDir, 'tls');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const caCertPath = join(dir, 'ca.pem');
+  const caKeyPath = join(dir, 'ca-key.pem');
+  const certPath = join(dir, 'server.pem');
+  const keyPath = join(dir, 'server-key.pem');
+
+  let ca = await loadCa(caCertPath, caKeyPath, now);
+  if (ca && existsSync(certPath) && existsSync(keyPath)) {
+    const cert = readFileSync(certPath, 'utf8');
+    const key = readFileSync(keyPath, 'utf8');
+    if (leafUsable(cert, key, ca, now)) return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
+  }
+
+  if (!ca) {
+    const made = await createCa(now);
+    writeSecret(caKeyPath, made.keyPem);
+    writeFileSync(caCertPath, made.pem);
+    ca = made;
+  }
+  const { cert, key } = await issueLeaf(ca, now);
   writeSecret(keyPath, key);
-  writeFileSync(caCertPath, ca);
   writeFileSync(certPath, cert);
-  return { caCertPath, certPath, keyPath, cert, key, ca };
+  return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
 }

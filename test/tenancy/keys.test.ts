@@ -18,7 +18,8 @@ describe('GET /v1/whoami, /v1/auth/self and /v1/auth/scopes', () => {
     const me = await c.auth.whoami();
     expect(me.tenant).toMatchObject({ id: t.creds.workspace.id, kind: 'workspace', status: 'active' });
     expect(me.key).toMatchObject({ id: apiKey.id, name: 'receipts only', scopes: ['receipts:read'], revokedAt: null });
-    expect(await c.auth.self()).toEqual({ key: me.key, tenant: { id: t.creds.workspace.id, kind: 'workspace' } });
+    // whoami was the key's first use, recorded beside the request (lastUsedAt): later answers show it
+    expect(await c.auth.self()).toEqual({ key: { ...me.key, lastUsedAt: expect.any(String) }, tenant: { id: t.creds.workspace.id, kind: 'workspace' } });
     expect(await c.auth.scopes()).toEqual({ scopes: ['receipts:read'], available: [...DEFAULT_SCOPES.workspace] });
   });
 

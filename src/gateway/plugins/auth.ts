@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../core/errors.js';
-import { authenticate, requireScope, type Principal } from '../../domain/api-keys.js';
+import { authenticate, KeyUseRecorder, requireScope, type Principal } from '../../domain/api-keys.js';
 import type { Scope } from '../../domain/scopes.js';
 import type { DomainContext } from '../../domain/context.js';
 
@@ -31,6 +31,8 @@ export function principal(request: FastifyRequest): Principal {
 
 export default fp(async function auth(app: FastifyInstance, opts: { ctx: DomainContext }) {
   app.decorateRequest('principalOrNull', null);
+  // lastUsedAt: one write per key per minute, off the request's path (see KeyUseRecorder)
+  const keyUse = new KeyUseRecorder(opts.ctx, (err, keyId) => app.log.warn({ err, keyId }, 'could not record the use of an API key'));
   app.addHook('onRoute', (route) => {
     const cfg = route.config as { scope?: string; public?: boolean; authenticated?: boolean } | undefined;
     if (route.method === 'HEAD' || route.method === 'OPTIONS') return;
@@ -42,6 +44,7 @@ export default fp(async function auth(app: FastifyInstance, opts: { ctx: DomainC
     const header = request.headers['x-api-key'];
     const key = Array.isArray(header) ? header[0] : header;
     const p = await opts.ctx.store.read((r) => authenticate(r, opts.ctx.clock, key));
+    keyUse.used(p.keyId); // a valid key was used, whether or not it holds the route's scope
     if (cfg.scope) requireScope(p, cfg.scope);
     request.principalOrNull = p;
   });

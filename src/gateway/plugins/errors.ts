@@ -65,7 +65,8 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('VALIDATION_FAILED', 'content-type: bodies must be application/json', { field: 'content-type' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('VALIDATION_FAILED', 'body: is too large', { field: 'body' });
+      // bodyLimit comes from buildApp; fastify's error does not carry it, so say it in MiB as configured there
+      return new AppError('PAYLOAD_TOO_LARGE', 'body: is larger than the 1 MiB limit; send a smaller body (split a batch into several requests)', { field: 'body', limitBytes: 1024 * 1024 });
     default:
       break;
   }
