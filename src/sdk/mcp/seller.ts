@@ -64,16 +64,25 @@ function answerResult(answer: ImmediateAnswer, structured: boolean): CallToolRes
 }
 
 /** Runs the tool and reduces every way it can end to the one result that is sent, and its hashed bytes. */
-async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions['outputSchema']): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
+async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions['outputSchema'], timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
   const failed = (text: string, threw: boolean) => {
     const result = errorResult(text);
     return { result, bytes: resultBytes(result), threw };
   };
   let raw: unknown;
+  let deadline: NodeJS.Timeout | undefined;
   try {
-    raw = await invoke();
+    const timedOut = Symbol('timeout');
+    const outcome = timeoutMs > 0
+      ? await Promise.race([invoke(), new Promise<typeof timedOut>((r) => { deadline = setTimeout(() => r(timedOut), timeoutMs); })])
+      : await invoke();
+    // a tool past its time is a provider error; what it returns later is dropped
+    if (outcome === timedOut) return failed(`the tool did not answer within ${timeoutMs} ms; you were refunded`, true);
+    raw = outcome;
   } catch (e) {
     return failed(e instanceof Error ? e.message : String(e), true);
+  } finally {
+    clearTimeout(deadline);
   }
   const parsed = CallToolResultSchema.safeParse(raw);
   if (!parsed.success) return failed(`the tool returned a malformed result: ${getParseErrorMessage(parsed.error)}`, true);
@@ -111,7 +120,7 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
     const admission = await seller.admit(opts.capabilityId, payment);
     if (admission.kind === 'answer') return answerResult(admission, structuredAnswers);
 
-    const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), opts.outputSchema);
+    const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), opts.outputSchema, seller.handlerTimeoutMs ?? 0);
     const settled = await seller.settle(admission.call, { body: bytes, threw, isError: result.isError === true });
     return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}) } };
   };

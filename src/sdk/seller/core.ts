@@ -28,6 +28,12 @@ export interface SellerOptions {
   capabilityId?: string;
   /** per route: 'GET /weather' or '/weather' (any method) -> capability id; wins over capabilityId */
   routes?: Record<string, string>;
+  /**
+   * How long a paid handler may take, ms (default 30 000; 0: no limit). Past it the buyer gets
+   * `504 HANDLER_TIMEOUT`, the call fails as `provider_error` (refund; counts toward the breaker)
+   * and whatever the handler sends later is dropped.
+   */
+  handlerTimeoutMs?: number;
   /** retries of `complete` when the gateway is unreachable or answers 5xx (default 4 tries, 250 ms doubling) */
   completeRetry?: { attempts?: number; baseDelayMs?: number };
   /** told about every problem the buyer cannot see (default: console.error) */
@@ -80,6 +86,8 @@ export interface SettleOutcome {
 
 export interface SellerPayments {
   readonly client: AgentpayClient;
+  /** the handler time limit the adapters enforce, ms; 0 or absent: none */
+  readonly handlerTimeoutMs?: number;
   /** The capability a request sells, or undefined for a free route. */
   capabilityFor(method: string, routeOrPath: string): string | undefined;
   /** `payment`: the x-payment header as received, or the proof object (MCP `_meta`); absent: unpaid. */
@@ -94,6 +102,16 @@ export function responseHashSync(body: Uint8Array | string): string {
 
 /** The body a seller answers when a handler threw: the same envelope as every error. */
 export const INTERNAL_ERROR_BODY = JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', details: {} } });
+
+export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
+
+/** What the buyer gets (status 504) when a paid handler outlived `handlerTimeoutMs`; the call is refunded. */
+export function handlerTimeoutBody(ms: number): string {
+  return JSON.stringify({ error: { code: 'HANDLER_TIMEOUT', message: `the seller's handler did not answer within ${ms} ms; you were refunded (see the failed receipt)`, details: { timeoutMs: ms } } });
+}
+
+/** A paid route answers HEAD with this: a response without a body has nothing to hash, pay for or carry a challenge. */
+export const HEAD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'paid routes do not answer HEAD: request the route with its own method (e.g. GET)', details: {} } });
 
 const json = (status: number, value: unknown, headers: Record<string, string> = {}): ImmediateAnswer => ({
   kind: 'answer',
@@ -138,6 +156,7 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
 
   return {
     client,
+    handlerTimeoutMs: opts.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
 
     capabilityFor(method, routeOrPath) {
       const routes = opts.routes ?? {};

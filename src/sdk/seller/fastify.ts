@@ -14,7 +14,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { createSellerPayments, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
+import { createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
 import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
 
 declare module 'fastify' {
@@ -45,6 +45,8 @@ async function toBuffer(payload: unknown): Promise<Buffer> {
 const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
   const paid = new WeakMap<FastifyRequest, PaidCall>();
+  const deadlines = new WeakMap<FastifyRequest, NodeJS.Timeout>();
+  const timeoutMs = seller.handlerTimeoutMs ?? 0;
 
   const capabilityOf = (request: FastifyRequest): string | undefined => {
     const own = request.routeOptions.config?.agentpay;
@@ -72,10 +74,23 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
   app.addHook('preHandler', async (request, reply) => {
     const capabilityId = capabilityOf(request);
     if (!capabilityId) return;
+    if (request.method === 'HEAD') {
+      // fastify adds HEAD to every GET route; without a body there is nothing to pay for
+      decorate(request, reply);
+      await reply.code(405).header('allow', 'GET').header('content-type', 'application/json; charset=utf-8').send(HEAD_NOT_ALLOWED_BODY);
+      return reply;
+    }
     const header = request.headers[PAYMENT_HEADER];
     const admission = await seller.admit(capabilityId, typeof header === 'string' ? header : undefined);
     if (admission.kind === 'paid') {
       paid.set(request, admission.call);
+      if (timeoutMs > 0) {
+        // answered 504 in the handler's place; onSend then fails the call as provider_error
+        deadlines.set(request, setTimeout(() => {
+          if (reply.sent || request.raw.destroyed) return;
+          void reply.code(504).header('content-type', 'application/json; charset=utf-8').send(handlerTimeoutBody(timeoutMs));
+        }, timeoutMs));
+      }
       return;
     }
     decorate(request, reply);
@@ -87,6 +102,7 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     const call = paid.get(request);
     if (!call) return payload;
     paid.delete(request); // settle once, even if an error handler sends again
+    clearTimeout(deadlines.get(request));
     // serialize first, hash this buffer, send this same buffer
     let body: Buffer;
     let threw = false;

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { createSellerPayments, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
+import { createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
 import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
 
 export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capabilityId?: string }) & {
@@ -41,8 +41,13 @@ function setHeaders(res: ServerResponse, headers: OutgoingHttpHeaders | readonly
 type Callback = (err?: Error | null) => void;
 
 interface Capture {
-  /** stops capturing and drops what was written (the handler threw) */
+  /**
+   * Stops capturing and drops what was written (the handler threw or ran out of time); whatever
+   * the handler writes afterwards is dropped too. False if the handler had already ended.
+   */
   abort(): boolean;
+  /** ends the real response, whatever the handler does meanwhile */
+  end(body: Buffer): void;
 }
 
 /**
@@ -89,8 +94,22 @@ function capture(res: ServerResponse, onEnd: (statusCode: number, body: Buffer) 
   return {
     abort() {
       if (ended) return false;
-      stop();
+      ended = true;
+      // the handler may still be running (timeout): its later output must not reach the socket
+      const drop = (...args: unknown[]) => {
+        const cb = args.find((a) => typeof a === 'function') as Callback | undefined;
+        if (cb) queueMicrotask(() => cb());
+        return res;
+      };
+      Object.assign(res, { write: () => true, end: drop, writeHead: () => res, flushHeaders: () => {} });
       return true;
+    },
+    end(body) {
+      // the real methods for this end (node's end calls this.writeHead), the droppers again after it
+      const current = { write: res.write, end: res.end, writeHead: res.writeHead, flushHeaders: res.flushHeaders };
+      Object.assign(res, original);
+      res.end(body);
+      Object.assign(res, current);
     },
   };
 }
@@ -129,6 +148,10 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
     send(res, 204, preflightHeaders(g.cors, requested, typeof h === 'string' ? h : undefined), '');
     return { state: 'answered' };
   }
+  if (req.method === 'HEAD') {
+    send(res, 405, { allow: 'GET', 'content-type': 'application/json; charset=utf-8', ...origin }, HEAD_NOT_ALLOWED_BODY);
+    return { state: 'answered' };
+  }
   const header = req.headers[PAYMENT_HEADER];
   const admission = await g.seller.admit(capabilityId, typeof header === 'string' ? header : undefined);
   if (admission.kind === 'answer') {
@@ -143,17 +166,26 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
     res.removeHeader('transfer-encoding');
     res.setHeader('content-length', String(body.length));
     res.statusCode = statusCode;
-    res.end(body);
+    captured.end(body);
   };
-  const captured = capture(res, (statusCode, body) => void settle(statusCode, body, false).catch(() => res.destroy()));
+  const timeoutMs = g.seller.handlerTimeoutMs ?? 0;
+  let deadline: NodeJS.Timeout | undefined;
+  const captured = capture(res, (statusCode, body) => {
+    clearTimeout(deadline);
+    void settle(statusCode, body, false).catch(() => res.destroy());
+  });
+  /** The handler's output (if any) is dropped and this answer settles the call as a provider error. */
+  const abandon = (status: number, body: string) => {
+    if (!captured.abort()) return;
+    clearTimeout(deadline);
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    void settle(status, Buffer.from(body), true).catch(() => res.destroy());
+  };
+  if (timeoutMs > 0) deadline = setTimeout(() => abandon(504, handlerTimeoutBody(timeoutMs)), timeoutMs);
   return {
     state: 'paid',
-    threw: () => {
-      // partial output of a handler that threw is dropped; the buyer gets a 500 and a refund
-      if (!captured.abort()) return;
-      res.setHeader('content-type', 'application/json; charset=utf-8');
-      void settle(500, Buffer.from(INTERNAL_ERROR_BODY), true).catch(() => res.destroy());
-    },
+    // partial output of a handler that threw is dropped; the buyer gets a 500 and a refund
+    threw: () => abandon(500, INTERNAL_ERROR_BODY),
   };
 }
 
