@@ -22,6 +22,7 @@
  *   --profile               V8 CPU profiles of the gateway and the seller in bench/results/profiles/
  *   --seller-batch off|N    the seller's gateway calls: off (one request each), or batched with up
  *                           to N requests in flight (default: the middleware's default, 2)
+ *   --durability background|in-commit   how the gateway's commits reach the disk (default background)
  *   --pin                   gateway on CPU 0, seller and buyers on the other CPUs (taskset), to see
  *                           the gateway with a core of its own
  */
@@ -58,6 +59,7 @@ const { values: flags } = parseArgs({
     profile: { type: 'boolean' },
     pin: { type: 'boolean' },
     'seller-batch': { type: 'string' },
+    durability: { type: 'string' },
   },
 });
 
@@ -85,7 +87,9 @@ const cfg = {
   profile: flags.profile ?? process.env.BENCH_PROFILE === '1',
   pin: flags.pin ?? process.env.BENCH_PIN === '1',
   sellerBatch: opt('seller-batch', 'default'),
+  durability: opt('durability', 'background'),
 };
+if (cfg.durability !== 'background' && cfg.durability !== 'in-commit') throw new Error('--durability must be background or in-commit');
 if (!/^(off|default|[1-9][0-9]*)$/.test(cfg.sellerBatch)) throw new Error('--seller-batch must be off or a positive number');
 if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must be node or sdk');
 
@@ -140,7 +144,7 @@ async function main() {
   log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs`);
 
   // ---- gateway, and what the bench buys ----
-  const gateway = spawn('gateway', 'gateway.ts', {}, cfg.profile);
+  const gateway = spawn('gateway', 'gateway.ts', { BENCH_DURABILITY: cfg.durability }, cfg.profile);
   const g = (await gateway.ready) as unknown as { baseUrl: string; ca: string; creds: DevCredentials; pid: number };
   log(`gateway pid ${gateway.pid} at ${g.baseUrl}`);
   const provider = new AgentpayClient({ baseUrl: g.baseUrl, apiKey: g.creds.provider.apiKey, ca: g.ca });

@@ -34,6 +34,8 @@ export interface StartGatewayOptions {
   ids?: IdGenerator;
   /** pino options or false */
   logger?: boolean | object;
+  /** how commits reach the disk (SqliteStoreOptions.durability; default 'background') */
+  durability?: 'background' | 'in-commit';
 }
 
 export interface RunningGateway {
@@ -60,7 +62,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
 
-  const store = new SqliteStore({ path: join(dataDir, 'agentpay.db') });
+  const store = new SqliteStore({ path: join(dataDir, 'agentpay.db'), ...(opts.durability ? { durability: opts.durability } : {}) });
   try {
     const ctx = { store, clock, ids };
     await store.tx((r) => ensurePlatform(r, ctx));

@@ -1,0 +1,70 @@
+/**
+ * GatewayBatcher, the seller middleware's way to the gateway, against the real HTTPS test
+ * gateway: operations that find a free slot go alone on their own route, those that wait
+ * share one batch request, and each settles on its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayError } from '../../src/sdk/errors.js';
+import { GatewayBatcher } from '../../src/sdk/seller/batcher.js';
+import type { Challenge } from '../../src/sdk/types.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { fetchTrusting, publish } from '../e2e/helpers.js';
+
+let t: TestGateway;
+let capabilityId: string;
+beforeAll(async () => {
+  t = await startTestGateway();
+  capabilityId = await publish(t, '100');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A client whose requests are recorded by path, and whose batch requests fail while `failBatches` is set. */
+function recordingClient() {
+  const inner = fetchTrusting(t.ca);
+  const log: Array<{ path: string; operations?: number }> = [];
+  const state = { failBatches: false };
+  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+    const path = new URL(String(input)).pathname;
+    const operations = path === '/v1/x402/batch' ? (JSON.parse(String(init?.body)) as { operations: unknown[] }).operations.length : undefined;
+    log.push({ path, ...(operations !== undefined ? { operations } : {}) });
+    if (operations !== undefined && state.failBatches) throw new TypeError('fetch failed');
+    return inner(input, init);
+  }) as typeof globalThis.fetch;
+  return { client: new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, fetch }), log, state };
+}
+
+describe('GatewayBatcher', () => {
+  it('sends an operation alone while a slot is free, and the ones that waited together in one batch', async () => {
+    const { client, log } = recordingClient();
+    const batcher = new GatewayBatcher(client, { maxInFlight: 1 });
+    const first = batcher.run({ op: 'challenge', capabilityId });
+    const waiting = Array.from({ length: 5 }, () => batcher.run({ op: 'challenge', capabilityId }));
+    const bodies = (await Promise.all([first, ...waiting])) as Array<{ challenge: Challenge }>;
+    expect(log).toEqual([{ path: '/v1/x402/challenge' }, { path: '/v1/x402/batch', operations: 5 }]);
+    expect(new Set(bodies.map((b) => b.challenge.nonce)).size).toBe(6);
+    for (const b of bodies) expect(b.challenge).toMatchObject({ capabilityId, amountMinor: '100' });
+  });
+
+  it('rejects each operation with its own refusal, and all of a batch with the error of a request that failed as a whole', async () => {
+    const { client, log, state } = recordingClient();
+    const batcher = new GatewayBatcher(client, { maxInFlight: 1, maxOperations: 2 });
+    const first = batcher.run({ op: 'challenge', capabilityId });
+    const mixed = [batcher.run({ op: 'challenge', capabilityId: 'cap_unknown' }), batcher.run({ op: 'challenge', capabilityId })];
+    const [, unknown, ok] = await Promise.allSettled([first, ...mixed]);
+    expect(unknown).toMatchObject({ status: 'rejected', reason: { code: 'CAPABILITY_NOT_FOUND', status: 404 } });
+    expect((unknown as PromiseRejectedResult).reason).toBeInstanceOf(AgentpayError);
+    expect(ok.status).toBe('fulfilled');
+
+    state.failBatches = true;
+    const lead = batcher.run({ op: 'challenge', capabilityId });
+    const doomed = [batcher.run({ op: 'challenge', capabilityId }), batcher.run({ op: 'challenge', capabilityId }), batcher.run({ op: 'challenge', capabilityId })];
+    const outcomes = await Promise.allSettled([lead, ...doomed]);
+    // at most maxOperations per request: the three that waited went as a batch of 2, then 1 alone
+    expect(log.slice(-3)).toEqual([{ path: '/v1/x402/challenge' }, { path: '/v1/x402/batch', operations: 2 }, { path: '/v1/x402/challenge' }]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    for (const o of outcomes.slice(1, 3)) expect(o).toMatchObject({ reason: { name: 'TypeError', message: 'fetch failed' } });
+  });
+});
