@@ -41,11 +41,21 @@ export interface IdGenerator {
 
 const ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
 
+// Random bytes drawn 4 KiB at a time: a paid call makes about six ids, and one call into the
+// CSPRNG per id showed in the gateway's profile (randomFillSync, ~2 % of its CPU).
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let taken = 0;
+
 /** 16 random base36 characters (~82 bits); ids are not secrets, keys are made elsewhere. */
 export function randomId(kind: IdKind): string {
-  const bytes = randomBytes(16);
+  if (taken + 16 > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    taken = 0;
+  }
   let s = '';
-  for (const b of bytes) s += ALPHABET[b % 36];
+  for (let i = taken; i < taken + 16; i++) s += ALPHABET[pool[i]! % 36];
+  taken += 16;
   return `${ID_PREFIX[kind]}_${s}`;
 }
 
