@@ -27,7 +27,7 @@
  *                           the gateway with a core of its own
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -139,8 +139,19 @@ interface PhaseResult {
   cpuMsPerCall: { gateway: number; seller: number; buyers: number };
 }
 
+/** CPU time the hypervisor gave to others while this machine wanted it (/proc/stat "steal"), in jiffies. */
+function cpuTimes(): { steal: number; total: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) };
+  } catch {
+    return undefined; // not Linux
+  }
+}
+
 async function main() {
   const loadBefore = os.loadavg();
+  const timesBefore = cpuTimes();
   log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs`);
 
   // ---- gateway, and what the bench buys ----
@@ -245,6 +256,10 @@ async function main() {
   const gwHandshakes = ((await gateway.request<{ tlsHandshakes: number }>('usage')).tlsHandshakes);
   const added = { p50Ms: round(paidAtRate.latency.p50Ms - unpaidAtRate.latency.p50Ms), p99Ms: round(paidAtRate.latency.p99Ms - unpaidAtRate.latency.p99Ms) };
   const cpus = os.cpus();
+  const timesAfter = cpuTimes();
+  const steal = timesBefore && timesAfter && timesAfter.total > timesBefore.total
+    ? Math.round(((timesAfter.steal - timesBefore.steal) / (timesAfter.total - timesBefore.total)) * 1000) / 10
+    : null;
   const result = {
     when: new Date().toISOString(),
     machine: {
@@ -255,6 +270,8 @@ async function main() {
       platform: `${os.platform()} ${os.release()}`,
       loadAverageBefore: loadBefore.map((l) => Math.round(l * 100) / 100),
       loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100),
+      // share of the CPUs' time taken by the host for other guests during the run: results move with it
+      stealPercent: steal,
     },
     config: { ...cfg, priceMinor: PRICE, command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}` },
     summary: {
@@ -276,7 +293,7 @@ async function main() {
   writeFileSync(cfg.out, JSON.stringify(result, null, 2) + '\n');
 
   console.log(`
-agentpay bench (${cfg.buyer} buyer, ${cfg.buyers} buyer process(es), ${cfg.wallets} wallets, ${os.availableParallelism()} CPUs, load before ${loadBefore[0]!.toFixed(2)})
+agentpay bench (${cfg.buyer} buyer, ${cfg.buyers} buyer process(es), ${cfg.wallets} wallets, ${os.availableParallelism()} CPUs, load before ${loadBefore[0]!.toFixed(2)}, host steal during the run ${steal ?? '?'} %)
   complete paid calls/s (closed loop, ${cfg.concurrency} in flight): ${paidMax.callsPerSecond}   [gateway CPU ${paidMax.cpu.gateway.cpuCores} cores]
   unpaid calls/s, same seller (closed loop):              ${unpaidMax.callsPerSecond}
   open loop at ${rate}/s:            p50        p99

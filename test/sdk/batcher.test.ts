@@ -56,7 +56,7 @@ describe('GatewayBatcher', () => {
     const [, unknown, ok] = await Promise.allSettled([first, ...mixed]);
     expect(unknown).toMatchObject({ status: 'rejected', reason: { code: 'CAPABILITY_NOT_FOUND', status: 404 } });
     expect((unknown as PromiseRejectedResult).reason).toBeInstanceOf(AgentpayError);
-    expect(ok.status).toBe('fulfilled');
+    expect(ok?.status).toBe('fulfilled');
 
     state.failBatches = true;
     const lead = batcher.run({ op: 'challenge', capabilityId });
