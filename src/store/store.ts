@@ -7,6 +7,10 @@
  * - Do slow non-database work (password hashing, network) outside `tx`/`read`: the
  *   SQLite adapter serialises all access, so time spent inside holds everyone up.
  * - Never call `tx`/`read` from inside another; compose by passing `Repos` down.
+ * - A `tx` resolves only once it is durable, and a `read` only once every commit it could
+ *   have seen is. `{ unsynced: true }` skips that wait for a read whose result nobody is
+ *   shown and no write depends on (authentication: a key or tenant change still being
+ *   synced has not been acknowledged to anyone who could rely on it).
  */
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo } from './repos/tenancy.js';
 import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
@@ -44,8 +48,13 @@ export interface Repos {
   sandboxObjects: SandboxObjectRepo;
 }
 
+export interface ReadOptions {
+  /** do not wait for the sync of commits this read may see (see the rules above) */
+  unsynced?: boolean;
+}
+
 export interface Store {
   tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
-  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
+  read<T>(fn: (r: Repos) => Promise<T>, opts?: ReadOptions): Promise<T>;
   close(): Promise<void>;
 }

@@ -93,6 +93,8 @@ describe('SqliteStore with background durability', () => {
       // committed, visible to the next read, but that read waits for the same sync
       const reading = store.read((r) => r.tenants.listByKind('provider'));
       expect(await settled(reading)).toBe(false);
+      // an unsynced read (authentication) does not wait, and sees the commit
+      expect(await store.read((r) => r.tenants.listByKind('provider'), { unsynced: true })).toHaveLength(1);
       await s.release();
       const tenant = await creating;
       await reading;

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { migrationsDir } from '../../paths.js';
-import type { Repos, Store } from '../store.js';
+import type { ReadOptions, Repos, Store } from '../store.js';
 import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys } from './tenancy.js';
 import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
@@ -174,7 +174,8 @@ export class SqliteStore implements Store {
    * A read returns only once every commit it could have seen is on disk, so no caller acts
    * on (or shows) a write that a crash could still take back.
    */
-  async read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+  async read<T>(fn: (r: Repos) => Promise<T>, opts: ReadOptions = {}): Promise<T> {
+    if (opts.unsynced) return this.exclusive(() => fn(this.repos));
     const { value, durable } = await this.exclusive(async () => ({ value: await fn(this.repos), durable: this.wal?.durable() }));
     if (durable) await durable;
     return value;
