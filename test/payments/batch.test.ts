@@ -7,8 +7,8 @@ import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
 import type { Challenge } from '../../src/sdk/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import {
-  authorizeCall, createCapability, expectLedgerConsistent, hashOf, ledgerBalance, ledgerRows, newBuyer, refused, signProof,
-  transactionRow, verifiesWithPlatformKey,
+  authorizeCall, expectLedgerConsistent, hashOf, ledgerBalance, ledgerRows, newBuyer, refused, signProof,
+  transactionRow, verifiesWithPlatformKey, newSeller,
 } from './helpers.js';
 
 let t: TestGateway;
@@ -19,10 +19,7 @@ afterAll(async () => {
   await t.close();
 });
 
-async function seller(priceMinor = '100') {
-  const s = await t.newProvider();
-  return { ...s, capabilityId: await createCapability(t, s.id, { priceMinor }) };
-}
+const seller = (priceMinor?: string) => newSeller(t, priceMinor);
 
 describe('POST /v1/x402/batch', () => {
   it('runs challenge, authorize, complete and fail together and moves money as the single routes do', async () => {

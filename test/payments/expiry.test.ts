@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, ManualClock, type TestGateway } from '../helpers/gateway.js';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';
 import {
-  authorizeCall, createCapability, expectLedgerConsistent, hashOf, ledgerBalance, ledgerRows, newBuyer, refused, signProof,
-  transactionRow, verifiesWithPlatformKey,
+  authorizeCall, expectLedgerConsistent, hashOf, ledgerBalance, ledgerRows, newBuyer, refused, signProof,
+  transactionRow, verifiesWithPlatformKey, newSeller,
 } from './helpers.js';
 
 const MINUTE = 60 * 1000;
@@ -16,10 +16,7 @@ afterAll(async () => {
   await t.close();
 });
 
-async function seller(priceMinor = '100') {
-  const s = await t.newProvider();
-  return { ...s, capabilityId: await createCapability(t, s.id, { priceMinor }) };
-}
+const seller = (priceMinor?: string) => newSeller(t, priceMinor);
 
 describe('challenge expiry', () => {
   it('refuses a proof after the challenge expired (410 CHALLENGE_EXPIRED) and moves nothing', async () => {

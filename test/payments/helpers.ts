@@ -34,6 +34,12 @@ export async function createCapability(
   });
 }
 
+/** A fresh verified seller with one capability at `priceMinor`, so its balances start at zero. */
+export async function newSeller(t: TestGateway, priceMinor = '100') {
+  const s = await t.newProvider();
+  return { ...s, capabilityId: await createCapability(t, s.id, { priceMinor }) };
+}
+
 export async function setPrice(t: TestGateway, capabilityId: string, priceMinor: string): Promise<void> {
   const ctx = t.gw.services.ctx;
   await ctx.store.tx((r) => r.capabilities.update(capabilityId, { priceMinor: BigInt(priceMinor), updatedAt: ctx.clock.now() }));

@@ -4,7 +4,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';
 import {
   authorizeCall, createCapability, encodeProof, expectLedgerConsistent, hashOf, ledgerBalance, ledgerRows, newBuyer, paidCall,
-  refused, setPrice, signProof, transactionRow, verifiesWithPlatformKey,
+  refused, setPrice, signProof, transactionRow, verifiesWithPlatformKey, newSeller,
 } from './helpers.js';
 
 let t: TestGateway;
@@ -15,12 +15,7 @@ afterAll(async () => {
   await t.close();
 });
 
-/** A fresh verified seller with one capability, so balances start at zero. */
-async function seller(priceMinor = '100') {
-  const s = await t.newProvider();
-  const capabilityId = await createCapability(t, s.id, { priceMinor });
-  return { ...s, capabilityId };
-}
+const seller = (priceMinor?: string) => newSeller(t, priceMinor);
 
 describe('POST /v1/x402/challenge', () => {
   it('signs a challenge for the caller\'s capability at its current price, verifiable with the platform key', async () => {
