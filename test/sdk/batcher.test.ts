@@ -25,12 +25,16 @@ afterAll(async () => {
 function recordingClient() {
   const inner = fetchTrusting(t.ca);
   const log: Array<{ path: string; operations?: number }> = [];
-  const state = { failBatches: false };
+  const state = { failBatches: false, noBatchRoute: false };
   const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
     const path = new URL(String(input)).pathname;
     const operations = path === '/v1/x402/batch' ? (JSON.parse(String(init?.body)) as { operations: unknown[] }).operations.length : undefined;
     log.push({ path, ...(operations !== undefined ? { operations } : {}) });
     if (operations !== undefined && state.failBatches) throw new TypeError('fetch failed');
+    if (operations !== undefined && state.noBatchRoute) {
+      // what a gateway older than the batch route answers
+      return new Response(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'no route POST /v1/x402/batch', details: {} } }), { status: 404, headers: { 'content-type': 'application/json' } });
+    }
     return inner(input, init);
   }) as typeof globalThis.fetch;
   return { client: new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, fetch }), log, state };
@@ -66,5 +70,17 @@ describe('GatewayBatcher', () => {
     expect(log.slice(-3)).toEqual([{ path: '/v1/x402/challenge' }, { path: '/v1/x402/batch', operations: 2 }, { path: '/v1/x402/challenge' }]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     for (const o of outcomes.slice(1, 3)) expect(o).toMatchObject({ reason: { name: 'TypeError', message: 'fetch failed' } });
+  });
+
+  it('falls back to one request per operation, for good, when the gateway has no batch route', async () => {
+    const { client, log, state } = recordingClient();
+    state.noBatchRoute = true;
+    const batcher = new GatewayBatcher(client, { maxInFlight: 1 });
+    const first = [batcher.run({ op: 'challenge', capabilityId }), batcher.run({ op: 'challenge', capabilityId }), batcher.run({ op: 'challenge', capabilityId })];
+    expect((await Promise.allSettled(first)).map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(log).toEqual([{ path: '/v1/x402/challenge' }, { path: '/v1/x402/batch', operations: 2 }, { path: '/v1/x402/challenge' }, { path: '/v1/x402/challenge' }]);
+    const later = await Promise.all([batcher.run({ op: 'challenge', capabilityId }), batcher.run({ op: 'challenge', capabilityId })]);
+    expect(later).toHaveLength(2);
+    expect(log.slice(4)).toEqual([{ path: '/v1/x402/challenge' }, { path: '/v1/x402/challenge' }]);
   });
 });

@@ -9,9 +9,12 @@
  * Each operation settles on its own: its result, or the AgentpayError its route would
  * have produced. A batch request that fails as a whole (network, 5xx, 429, bad key)
  * rejects each of its operations with that error, so per-operation retries still apply.
+ * A gateway that does not know the batch route (older than this SDK) answers it 404: the
+ * batcher then sends those operations, and all later ones, on their own routes.
  */
 import type { AgentpayClient } from '../client/index.js';
 import { toError } from '../client/http.js';
+import { AgentpayError } from '../errors.js';
 import type { PaymentOperation } from '../client/payments.js';
 
 export interface BatchOptions {
@@ -32,6 +35,8 @@ export class GatewayBatcher {
   private readonly maxInFlight: number;
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  /** set when the gateway has no batch route: from then on every operation goes alone */
+  private unbatched = false;
 
   constructor(private readonly client: AgentpayClient, opts: BatchOptions = {}) {
     this.maxOperations = Math.min(100, Math.max(1, Math.floor(opts.maxOperations ?? 100)));
@@ -47,8 +52,8 @@ export class GatewayBatcher {
   }
 
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.maxOperations);
+    while ((this.unbatched || this.inFlight < this.maxInFlight) && this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.unbatched ? 1 : this.maxOperations);
       this.inFlight++;
       void this.send(batch).finally(() => {
         this.inFlight--;
@@ -67,6 +72,11 @@ export class GatewayBatcher {
     try {
       results = await this.client.payments.batch(batch.map((w) => w.op));
     } catch (error) {
+      if (error instanceof AgentpayError && error.status === 404 && error.code === 'NOT_FOUND') {
+        this.unbatched = true;
+        await Promise.all(batch.map((w) => this.single(w.op).then(w.resolve, w.reject)));
+        return;
+      }
       for (const w of batch) w.reject(error);
       return;
     }
