@@ -9,8 +9,10 @@
  * - Never call `tx`/`read` from inside another; compose by passing `Repos` down.
  * - A `tx` resolves only once it is durable, and a `read` only once every commit it could
  *   have seen is. `{ unsynced: true }` skips that wait for a read whose result nobody is
- *   shown and no write depends on (authentication: a key or tenant change still being
- *   synced has not been acknowledged to anyone who could rely on it).
+ *   shown and that only decides whether to go on (authentication; the wallet key a proof
+ *   is checked with): a change still being synced has not been acknowledged to anyone
+ *   who could rely on it, and a transaction that follows cannot become durable before
+ *   the commits it read from.
  */
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo } from './repos/tenancy.js';
 import type { WalletRepo, LedgerRepo } from './repos/wallets.js';

@@ -67,7 +67,9 @@ export async function authorizePayment(
   if (ctx.clock.now() >= expiresAtMs) {
     throw new AppError('CHALLENGE_EXPIRED', `the price challenge expired at ${challenge.expiresAt}; request a new challenge`, { expiresAt: challenge.expiresAt });
   }
-  const wallet = await ctx.store.read((r) => r.wallets.get(proof.walletId));
+  // unsynced: only the key to check the proof with; the transaction below reads the wallet again,
+  // and its commit cannot become durable before any commit it read from
+  const wallet = await ctx.store.read((r) => r.wallets.get(proof.walletId), { unsynced: true });
   if (!wallet) throw notFound('WALLET_NOT_FOUND', 'wallet', proof.walletId);
   if (!wallet.publicKeyPem || !verifyObject(keys.walletKey(wallet.id, wallet.publicKeyPem), proof)) {
     throw forbidden(`the proof is not signed by the key registered on wallet ${wallet.id}`, { walletId: wallet.id });
