@@ -109,3 +109,21 @@ describe('the rate limit behind a trusted proxy', () => {
     expect((await from('198.51.100.9')).sort()).toEqual([200, 200, 200, 200, 200, 429]);
   });
 });
+
+describe('the rate limit on POST /v1/x402/batch', () => {
+  it('counts one request per operation: a batch over the budget is refused whole, and the key's budget is spent', async () => {
+    await sleep(WINDOW_MS + 250); // a fresh window
+    const seller = await t.newProvider();
+    const op = { op: 'challenge' as const, capabilityId: 'cap_unknown' };
+    // 3 operations: 3 of the 5 requests of the window
+    expect((await seller.client.payments.batch([op, op, op])).map((r) => r.status)).toEqual([404, 404, 404]);
+    const refused = await seller.client.http.raw<Answer['body']>('POST', '/v1/x402/batch', { body: { operations: [op, op, op] } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 5, operations: 3 } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // the budget is the key's: single requests are refused too until the window passes
+    expect(statuses(await burst(seller.client, 1))).toEqual([429]);
+    await sleep(WINDOW_MS + 250);
+    expect((await seller.client.payments.batch([op, op, op, op, op])).map((r) => r.status)).toEqual([404, 404, 404, 404, 404]);
+  });
+});

@@ -4,7 +4,8 @@
  * and transactions only. `/v1/x402/batch` carries several of the four operations in
  * one request, each answered with the status and body its own route would give.
  */
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../core/errors.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Principal } from '../../domain/api-keys.js';
 import type { PaymentService } from '../../domain/payments/service.js';
@@ -86,6 +87,28 @@ function operationRunner(payments: PaymentService) {
   };
 }
 
+/**
+ * A batch costs the rate limit as many requests as it has operations: the global limit
+ * counted the request once, this counts the other operations on the same key's budget.
+ */
+function operationLimit(app: FastifyInstance) {
+  const count = app.createRateLimit(); // no options: the global limiter, its store and key
+  return async (request: FastifyRequest, reply: FastifyReply, operations: number): Promise<void> => {
+    for (let i = 1; i < operations; i++) {
+      const r = await count(request);
+      if (r.isAllowed) continue;
+      if (r.isExceeded) {
+        reply.header('retry-after', String(r.ttlInSeconds));
+        throw new AppError('RATE_LIMITED', `too many requests: a batch counts one request per operation, at most ${r.max} per ${r.timeWindow} ms; retry after ${r.ttlInSeconds}s with fewer operations`, {
+          limit: r.max,
+          operations,
+          retryAfterSeconds: r.ttlInSeconds,
+        });
+      }
+    }
+  };
+}
+
 export default async function paymentRoutes(app: FastifyInstance) {
   const { payments } = app.services;
   const config = { scope: 'payments:write' } as const;
@@ -109,7 +132,9 @@ export default async function paymentRoutes(app: FastifyInstance) {
   const run = operationRunner(payments);
   // All operations start at once: their database transactions share commits (group commit),
   // and the request's TLS, parsing and authentication are paid once for all of them.
-  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request) => ({
-    results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))),
-  }));
+  const limit = operationLimit(app);
+  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request, reply) => {
+    await limit(request, reply, request.body.operations.length);
+    return { results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))) };
+  });
 }
