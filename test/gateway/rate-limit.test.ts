@@ -111,7 +111,7 @@ describe('the rate limit behind a trusted proxy', () => {
 });
 
 describe('the rate limit on POST /v1/x402/batch', () => {
-  it('counts one request per operation: a batch over the budget is refused whole, and the key's budget is spent', async () => {
+  it('counts one request per operation: a batch over the budget is refused whole, and the key budget is spent', async () => {
     await sleep(WINDOW_MS + 250); // a fresh window
     const seller = await t.newProvider();
     const op = { op: 'challenge' as const, capabilityId: 'cap_unknown' };
