@@ -69,7 +69,7 @@ try {
       });
     }, (e) => batch.forEach((w) => w.reject(e)));
   };
-  const batched = (_i: number, body: Record<string, unknown>) => new Promise<Record<string, any>>((resolve, reject) => {
+  const batched = (body: Record<string, unknown>) => new Promise<Record<string, any>>((resolve, reject) => {
     waiting.push({ body, resolve, reject });
     if (waiting.length >= BATCH) flush();
     else if (waiting.length === 1) setImmediate(flush);
@@ -94,18 +94,18 @@ try {
   const rounds: Array<{ challengeUs: number; authorizeUs: number; completeUs: number; totalUs: number; wallMsPerCall: number }> = [];
   for (let r = 0; r < ROUNDS + 1; r++) {
     // one operation per request, or BATCH of them per POST /v1/x402/batch
-    const op = (i: number, kind: string, body: Record<string, unknown>) => {
+    const op = (kind: string, body: Record<string, unknown>) => {
       if (BATCH <= 1) return call('POST', `/v1/x402/${kind}`, provider, body);
-      return batched(i, { op: kind, ...body });
+      return batched({ op: kind, ...body });
     };
-    const ch = await stage(N, (i) => op(i, 'challenge', { capabilityId: cap.id }));
+    const ch = await stage(N, () => op('challenge', { capabilityId: cap.id }));
     const proofs = ch.out.map(({ challenge }, i) => {
       const w = wallets[i % wallets.length]!;
       const unsigned = { version: 1, challenge, walletId: w.walletId, signedAt: new Date().toISOString() };
       return Buffer.from(JSON.stringify({ ...unsigned, signature: signObject(w.key, unsigned) })).toString('base64url');
     });
-    const au = await stage(N, (i) => op(i, 'authorize', { capabilityId: cap.id, payment: proofs[i] }));
-    const co = await stage(N, (i) => op(i, 'complete', { transactionId: au.out[i]!.transactionId, responseHash: `sha256:${'ab'.repeat(32)}` }));
+    const au = await stage(N, (i) => op('authorize', { capabilityId: cap.id, payment: proofs[i] }));
+    const co = await stage(N, (i) => op('complete', { transactionId: au.out[i]!.transactionId, responseHash: `sha256:${'ab'.repeat(32)}` }));
     const us = (ms: number) => Math.round((ms / N) * 1000);
     const row = { challengeUs: us(ch.cpuMs), authorizeUs: us(au.cpuMs), completeUs: us(co.cpuMs), totalUs: us(ch.cpuMs + au.cpuMs + co.cpuMs), wallMsPerCall: Math.round(((ch.wallMs + au.wallMs + co.wallMs) / N) * 1000) / 1000 };
     if (r === 0) {

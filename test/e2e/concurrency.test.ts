@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentpayError } from '../../src/sdk/errors.js';
 import { createBuyer } from '../../src/sdk/buyer/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { expectLedgerConsistent, fetchTrusting, fundedAgent, platformRevenue, publish, startFastifySeller, type RunningSeller } from './helpers.js';
+import { expectLedgerConsistent, fetchTrusting, fundedAgent, platformRevenue, publish, recordingFetch, startFastifySeller, type RunningSeller } from './helpers.js';
 
 let t: TestGateway;
 let seller: RunningSeller;
@@ -42,18 +42,14 @@ describe('200 concurrent purchases at price 1 on a wallet funded for 150', () =>
   });
 });
 
-/** The seller's gateway requests, by path, through a fetch that counts them. */
+/** The seller's gateway requests by path, and the size of each batch, through a recording fetch. */
 function countingFetch(ca: string) {
-  const inner = fetchTrusting(ca);
-  const paths: string[] = [];
-  const batchSizes: number[] = [];
-  const f = (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const path = new URL(String(input)).pathname;
-    paths.push(path);
-    if (path === '/v1/x402/batch') batchSizes.push((JSON.parse(String(init?.body)) as { operations: unknown[] }).operations.length);
-    return inner(input, init);
-  }) as typeof fetch;
-  return { f, paths, batchSizes };
+  const { fetch: f, log } = recordingFetch(ca);
+  return {
+    f,
+    get paths() { return log.map((r) => r.path); },
+    get batchSizes() { return log.flatMap((r) => (r.operations === undefined ? [] : [r.operations])); },
+  };
 }
 
 describe("the seller's gateway calls under load", () => {

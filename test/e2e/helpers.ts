@@ -29,6 +29,30 @@ export function fetchTrusting(ca: string): typeof fetch {
   return ((input: Parameters<typeof fetch>[0], init?: RequestInit) => undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
 }
 
+/** One request a recording fetch saw: its path, and for a batch how many operations it carried. */
+export interface RecordedRequest {
+  path: string;
+  operations?: number;
+}
+
+/**
+ * fetchTrusting that records every request; `answer` may answer one itself (or throw, as a
+ * network failure does) instead of sending it.
+ */
+export function recordingFetch(ca: string, answer?: (request: RecordedRequest) => Response | undefined) {
+  const inner = fetchTrusting(ca);
+  const log: RecordedRequest[] = [];
+  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+    const path = new URL(String(input)).pathname;
+    const recorded: RecordedRequest = path === '/v1/x402/batch'
+      ? { path, operations: (JSON.parse(String(init?.body)) as { operations: unknown[] }).operations.length }
+      : { path };
+    log.push(recorded);
+    return answer?.(recorded) ?? inner(input, init);
+  }) as typeof globalThis.fetch;
+  return { fetch, log };
+}
+
 export const sha256 = (bytes: Uint8Array | string) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
 export async function publish(t: TestGateway, priceMinor: string, name = `Forecast ${priceMinor}`): Promise<string> {

@@ -9,7 +9,7 @@ import { AgentpayError } from '../../src/sdk/errors.js';
 import { GatewayBatcher } from '../../src/sdk/seller/batcher.js';
 import type { Challenge } from '../../src/sdk/types.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { fetchTrusting, publish } from '../e2e/helpers.js';
+import { publish, recordingFetch } from '../e2e/helpers.js';
 
 let t: TestGateway;
 let capabilityId: string;
@@ -23,20 +23,14 @@ afterAll(async () => {
 
 /** A client whose requests are recorded by path, and whose batch requests fail while `failBatches` is set. */
 function recordingClient() {
-  const inner = fetchTrusting(t.ca);
-  const log: Array<{ path: string; operations?: number }> = [];
   const state = { failBatches: false, noBatchRoute: false };
-  const fetch = (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
-    const path = new URL(String(input)).pathname;
-    const operations = path === '/v1/x402/batch' ? (JSON.parse(String(init?.body)) as { operations: unknown[] }).operations.length : undefined;
-    log.push({ path, ...(operations !== undefined ? { operations } : {}) });
-    if (operations !== undefined && state.failBatches) throw new TypeError('fetch failed');
-    if (operations !== undefined && state.noBatchRoute) {
-      // what a gateway older than the batch route answers
-      return new Response(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'no route POST /v1/x402/batch', details: {} } }), { status: 404, headers: { 'content-type': 'application/json' } });
-    }
-    return inner(input, init);
-  }) as typeof globalThis.fetch;
+  const { fetch, log } = recordingFetch(t.ca, ({ operations }) => {
+    if (operations === undefined) return undefined;
+    if (state.failBatches) throw new TypeError('fetch failed');
+    // what a gateway older than the batch route answers
+    if (state.noBatchRoute) return new Response(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'no route POST /v1/x402/batch', details: {} } }), { status: 404, headers: { 'content-type': 'application/json' } });
+    return undefined;
+  });
   return { client: new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, fetch }), log, state };
 }
 

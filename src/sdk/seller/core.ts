@@ -100,18 +100,21 @@ export function responseHashSync(body: Uint8Array | string): string {
   return `sha256:${createHash('sha256').update(body).digest('hex')}`;
 }
 
-/** The body a seller answers when a handler threw: the same envelope as every error. */
-export const INTERNAL_ERROR_BODY = JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', details: {} } });
+/** The error envelope the seller writes itself, the same as the gateway's. */
+const errorBody = (code: string, message: string, details: Record<string, unknown> = {}) => JSON.stringify({ error: { code, message, details } });
+
+/** The body a seller answers when a handler threw. */
+export const INTERNAL_ERROR_BODY = errorBody('INTERNAL', 'internal error');
 
 export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
 
 /** What the buyer gets (status 504) when a paid handler outlived `handlerTimeoutMs`; the call is refunded. */
 export function handlerTimeoutBody(ms: number): string {
-  return JSON.stringify({ error: { code: 'HANDLER_TIMEOUT', message: `the seller's handler did not answer within ${ms} ms; you were refunded (see the failed receipt)`, details: { timeoutMs: ms } } });
+  return errorBody('HANDLER_TIMEOUT', `the seller's handler did not answer within ${ms} ms; you were refunded (see the failed receipt)`, { timeoutMs: ms });
 }
 
 /** A paid route answers HEAD with this: a response without a body has nothing to hash, pay for or carry a challenge. */
-export const HEAD_NOT_ALLOWED_BODY = JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'paid routes do not answer HEAD: request the route with its own method (e.g. GET)', details: {} } });
+export const HEAD_NOT_ALLOWED_BODY = errorBody('METHOD_NOT_ALLOWED', 'paid routes do not answer HEAD: request the route with its own method (e.g. GET)');
 
 const json = (status: number, value: unknown, headers: Record<string, string> = {}): ImmediateAnswer => ({
   kind: 'answer',
