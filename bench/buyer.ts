@@ -2,7 +2,7 @@
  * The bench's load generator: agent wallets buying from the seller, closed-loop (N calls
  * always in flight: throughput) or open-loop (calls start on a fixed schedule whatever the
  * answers do: latency without coordinated omission; a call's latency counts from its
- * scheduled start).
+ * scheduled start; lib/loops.ts).
  *
  * Two buyers, both doing every step of a complete paid call (docs/protocol.md):
  *   sdk   createBuyer from src/sdk/buyer as shipped: challenge verified, proof signed and
@@ -14,14 +14,17 @@
  * The unpaid baseline uses the same HTTP client as the paid calls of the same buyer.
  */
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { Agent, fetch as undiciFetch, request } from 'undici';
-import { parsePublicKeyPem, signObject, verifyObject } from '../src/core/ed25519.js';
+import { parsePublicKeyPem, verifyObject } from '../src/core/ed25519.js';
 import { createBuyer, type Buyer } from '../src/sdk/buyer/index.js';
 import { AgentpayClient } from '../src/sdk/client/index.js';
 import { decodeHeader, encodeHeader, isPriceChallenge, isReceipt, PAYMENT_HEADER, RECEIPT_HEADER, type PriceChallenge } from '../src/sdk/protocol.js';
 import { ready, serve } from './lib/ipc.js';
+import { closedLoop, openLoop, type Call } from './lib/loops.js';
+import { signProof } from './lib/proof.js';
 import { UsageMeter } from './lib/usage.js';
+
+export type { RunResult } from './lib/loops.js';
 
 export type BuyerKind = 'sdk' | 'node';
 
@@ -38,20 +41,6 @@ interface Setup {
   wallets: Wallet[];
   maxPriceMinor: string;
 }
-
-export interface RunResult {
-  completed: number;
-  errors: number;
-  /** distinct error messages, first few */
-  errorSamples: string[];
-  /** open loop only: scheduled calls not started because too many were in flight */
-  dropped: number;
-  elapsedMs: number;
-  /** latencies of the completed calls, ms */
-  latencies: number[];
-}
-
-type Call = (i: number) => Promise<void>;
 
 /** Keep-alive connections to the seller: one pool, reused by every call of this process. */
 const agent = new Agent({ keepAliveTimeout: 60_000, keepAliveMaxTimeout: 120_000, connections: 512 });
@@ -105,8 +94,7 @@ function nodeCalls(s: Setup): { paid: Call; unpaid: Call } {
       if (BigInt(challenge.amountMinor) > ceiling) throw new Error('price above the ceiling');
       if (!(Date.parse(challenge.expiresAt) > Date.now())) throw new Error('challenge expired');
       // 2. the proof, signed with the agent's key
-      const unsigned = { version: 1, challenge, walletId: w.walletId, signedAt: new Date().toISOString() };
-      const proof = { ...unsigned, signature: signObject(w.key, unsigned) };
+      const proof = signProof(w.key, w.walletId, challenge);
       // 3. the paid call, and its receipt checked against the bytes received
       const res = await request(paidUrl, { dispatcher: agent, headers: { [PAYMENT_HEADER]: encodeHeader(proof) } });
       const bytes = Buffer.from(await res.body.arrayBuffer());
@@ -131,86 +119,6 @@ function checkReceipt(r: unknown, key: KeyObject, walletId: string, c: PriceChal
   if (r.amount.amountMinor !== c.amountMinor || r.amount.currency !== c.currency) throw new Error('receipt for another amount');
   if (r.status !== 'success') throw new Error(`receipt status ${r.status}`);
   if (r.responseHash !== `sha256:${createHash('sha256').update(bytes).digest('hex')}`) throw new Error('receipt does not cover the bytes received');
-}
-
-function newResult(): RunResult & { seen: Set<string> } {
-  return { completed: 0, errors: 0, errorSamples: [], dropped: 0, elapsedMs: 0, latencies: [], seen: new Set() };
-}
-
-function record(r: ReturnType<typeof newResult>, e: unknown): void {
-  r.errors++;
-  const m = e instanceof Error ? e.message : String(e);
-  if (r.seen.size < 5 && !r.seen.has(m)) {
-    r.seen.add(m);
-    r.errorSamples.push(m);
-  }
-}
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
-
-async function closedLoop(call: Call, concurrency: number, durationMs: number): Promise<RunResult> {
-  const r = newResult();
-  const t0 = performance.now();
-  const end = t0 + durationMs;
-  let i = 0;
-  const worker = async () => {
-    while (performance.now() < end) {
-      const start = performance.now();
-      try {
-        await call(i++);
-        r.completed++;
-        r.latencies.push(round2(performance.now() - start));
-      } catch (e) {
-        record(r, e);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  r.elapsedMs = performance.now() - t0;
-  const { seen: _s, ...out } = r;
-  return out;
-}
-
-async function openLoop(call: Call, rate: number, durationMs: number, maxInFlight: number): Promise<RunResult> {
-  const r = newResult();
-  const interval = 1000 / rate;
-  const t0 = performance.now();
-  let started = 0;
-  let inFlight = 0;
-  const pending = new Set<Promise<void>>();
-  await new Promise<void>((done) => {
-    const tick = () => {
-      const now = performance.now();
-      const due = Math.min(Math.floor((now - t0) / interval) + 1, Math.ceil(durationMs / interval));
-      while (started < due) {
-        const scheduled = t0 + started * interval;
-        const i = started++;
-        if (inFlight >= maxInFlight) {
-          r.dropped++;
-          continue;
-        }
-        inFlight++;
-        const p: Promise<void> = call(i).then(
-          () => {
-            r.completed++;
-            r.latencies.push(round2(performance.now() - scheduled));
-          },
-          (e) => record(r, e),
-        ).finally(() => {
-          inFlight--;
-          pending.delete(p);
-        });
-        pending.add(p);
-      }
-      if (now - t0 >= durationMs) done();
-      else setTimeout(tick, 1);
-    };
-    tick();
-  });
-  await Promise.all(pending);
-  r.elapsedMs = performance.now() - t0;
-  const { seen: _s, ...out } = r;
-  return out;
 }
 
 let calls: { paid: Call; unpaid: Call } | undefined;

@@ -26,23 +26,19 @@
  *   --pin                   gateway on CPU 0, seller and buyers on the other CPUs (taskset), to see
  *                           the gateway with a core of its own
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { generateEd25519 } from '../src/core/ed25519.js';
-import type { DevCredentials } from '../src/dev/bootstrap.js';
-import { AgentpayClient } from '../src/sdk/client/index.js';
 import type { BuyerKind, RunResult } from './buyer.js';
 import { Child } from './lib/ipc.js';
+import { cpuTimes, machineInfo, stealPercent } from './lib/machine.js';
+import { checkIntegrity, FUNDING, PRICE, pinToCpus, setupMarket, type GatewayReady, type GatewayUsage } from './lib/setup.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
-import type { Usage } from './lib/usage.js';
+import { perCall, type Usage } from './lib/usage.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const PRICE = '100';
-const FUNDING = '1000000000000'; // 10^12 minor units per wallet: never the limit
 
 const { values: flags } = parseArgs({
   options: {
@@ -111,15 +107,12 @@ function spawn(name: string, script: string, env: Record<string, string> = {}, p
   if (cfg.pin && c.proc.pid) {
     // the gateway alone on CPU 0; everything else shares the rest (threads follow their process)
     const cpus = script === 'gateway.ts' ? '0' : os.cpus().length > 1 ? `1-${os.cpus().length - 1}` : '0';
-    execFileSync('taskset', ['-apc', cpus, String(c.proc.pid)], { stdio: 'ignore' });
+    pinToCpus(c.proc.pid, cpus);
   }
   return c;
 }
 
 const log = (s: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
-
-/** The gateway's own meter also counts its commits (bench/gateway.ts). */
-type GatewayUsage = Usage & { commits: number; transactions: number; meanCommitMs: number; maxCommitMs: number; tlsHandshakes: number };
 
 interface PhaseResult {
   name: string;
@@ -139,16 +132,6 @@ interface PhaseResult {
   cpuMsPerCall: { gateway: number; seller: number; buyers: number };
 }
 
-/** CPU time the hypervisor gave to others while this machine wanted it (/proc/stat "steal"), in jiffies. */
-function cpuTimes(): { steal: number; total: number } | undefined {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    return { steal: fields[7] ?? 0, total: fields.reduce((a, b) => a + b, 0) };
-  } catch {
-    return undefined; // not Linux
-  }
-}
-
 async function main() {
   const loadBefore = os.loadavg();
   const timesBefore = cpuTimes();
@@ -156,25 +139,10 @@ async function main() {
 
   // ---- gateway, and what the bench buys ----
   const gateway = spawn('gateway', 'gateway.ts', { BENCH_DURABILITY: cfg.durability }, cfg.profile);
-  const g = (await gateway.ready) as unknown as { baseUrl: string; ca: string; creds: DevCredentials; pid: number };
+  const g = (await gateway.ready) as unknown as GatewayReady;
   log(`gateway pid ${gateway.pid} at ${g.baseUrl}`);
-  const provider = new AgentpayClient({ baseUrl: g.baseUrl, apiKey: g.creds.provider.apiKey, ca: g.ca });
-  const workspace = new AgentpayClient({ baseUrl: g.baseUrl, apiKey: g.creds.workspace.apiKey, ca: g.ca });
-  const { capability } = await provider.capabilities.publish({
-    name: 'Bench forecast',
-    description: 'the weather, for the benchmark',
-    protocol: 'rest',
-    priceMinor: PRICE,
-    category: 'weather',
-    endpoint: 'https://127.0.0.1/forecast',
-  });
-  const wallets: Array<{ walletId: string; privateKeyPem: string }> = [];
-  for (let i = 0; i < cfg.wallets; i++) {
-    const pair = generateEd25519();
-    const w = await workspace.wallets.create({ ownerType: 'agent', ownerId: `bench-agent-${i}`, publicKeyPem: pair.publicKeyPem });
-    await workspace.wallets.fund(w.id, FUNDING);
-    wallets.push({ walletId: w.id, privateKeyPem: pair.privateKeyPem });
-  }
+  const market = await setupMarket(g, cfg.wallets);
+  const { capability, wallets } = market;
   log(`capability ${capability.id} at ${PRICE} minor units; ${cfg.wallets} agent wallets funded with ${FUNDING} each`);
 
   // ---- seller and buyers ----
@@ -246,33 +214,15 @@ async function main() {
   phases.push(paidAtRate);
 
   // ---- integrity: what the buyers counted is what the ledger says ----
-  const balances = await Promise.all(wallets.map((w) => workspace.wallets.balance(w.walletId)));
-  const spent = balances.reduce((a, b) => a + (BigInt(FUNDING) - BigInt(b.balanceMinor)), 0n);
-  const held = balances.reduce((a, b) => a + (BigInt(b.balanceMinor) - BigInt(b.availableMinor)), 0n);
-  const expected = BigInt(paidCompleted.total) * BigInt(PRICE);
-  const integrity = { paidCallsCounted: paidCompleted.total, spentMinor: spent.toString(), expectedMinor: expected.toString(), heldMinor: held.toString(), ok: spent === expected && held === 0n };
-  log(`integrity: ${integrity.ok ? 'ok' : 'MISMATCH'}: buyers counted ${paidCompleted.total} complete paid calls, wallets spent ${spent} (expected ${expected}), ${held} still held`);
+  const integrity = await checkIntegrity(market, paidCompleted.total);
+  log(`integrity: ${integrity.ok ? 'ok' : 'MISMATCH'}: buyers counted ${paidCompleted.total} complete paid calls, wallets spent ${integrity.spentMinor} (expected ${integrity.expectedMinor}), ${integrity.heldMinor} still held`);
 
   const gwHandshakes = ((await gateway.request<{ tlsHandshakes: number }>('usage')).tlsHandshakes);
   const added = { p50Ms: round(paidAtRate.latency.p50Ms - unpaidAtRate.latency.p50Ms), p99Ms: round(paidAtRate.latency.p99Ms - unpaidAtRate.latency.p99Ms) };
-  const cpus = os.cpus();
-  const timesAfter = cpuTimes();
-  const steal = timesBefore && timesAfter && timesAfter.total > timesBefore.total
-    ? Math.round(((timesAfter.steal - timesBefore.steal) / (timesAfter.total - timesBefore.total)) * 1000) / 10
-    : null;
+  const steal = stealPercent(timesBefore, cpuTimes());
   const result = {
     when: new Date().toISOString(),
-    machine: {
-      cpus: os.availableParallelism(),
-      cpuModel: cpus[0]?.model ?? 'unknown',
-      memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-      node: process.version,
-      platform: `${os.platform()} ${os.release()}`,
-      loadAverageBefore: loadBefore.map((l) => Math.round(l * 100) / 100),
-      loadAverageAfter: os.loadavg().map((l) => Math.round(l * 100) / 100),
-      // share of the CPUs' time taken by the host for other guests during the run: results move with it
-      stealPercent: steal,
-    },
+    machine: machineInfo(loadBefore, steal),
     config: { ...cfg, priceMinor: PRICE, command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}` },
     summary: {
       paidCallsPerSecond: paidMax.callsPerSecond,
@@ -307,7 +257,6 @@ agentpay bench (${cfg.buyer} buyer, ${cfg.buyers} buyer process(es), ${cfg.walle
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
-const perCall = (u: Pick<Usage, 'cpuMs'>, calls: number) => (calls ? Math.round((u.cpuMs / calls) * 1000) / 1000 : 0);
 const pad = (ms: number) => `${ms.toFixed(2)} ms`.padStart(10);
 const pick = (l: LatencySummary) => ({ p50Ms: l.p50Ms, p99Ms: l.p99Ms, count: l.count });
 

@@ -28,3 +28,6 @@ export class UsageMeter {
     return { cpuCores: Math.round((cpuMs / wallMs) * 100) / 100, eventLoopUtilization: Math.round(elu.utilization * 100) / 100, cpuMs: Math.round(cpuMs), wallMs: Math.round(wallMs) };
   }
 }
+
+/** CPU milliseconds per call: stable even when other work shares the machine. */
+export const perCall = (u: Pick<Usage, 'cpuMs'>, calls: number) => (calls ? Math.round((u.cpuMs / calls) * 1000) / 1000 : 0);
