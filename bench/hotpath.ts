@@ -6,10 +6,12 @@
  * then N completes, `--concurrency` at a time, and measures the CPU time of each stage; the
  * buyer's signing happens between stages and is not counted.
  *
- *   npx tsx bench/hotpath.ts [--calls 2000] [--rounds 5] [--concurrency 32] [--batch N]
+ *   npx tsx bench/hotpath.ts [--calls 2000] [--rounds 5] [--concurrency 32] [--batch N] [--direct] [--profile]
  *
  * `--batch N` sends the operations N at a time through POST /v1/x402/batch, as a busy
- * seller's middleware does, instead of one request each.
+ * seller's middleware does, instead of one request each. `--direct` calls the payment service
+ * itself (no fastify, no JSON, no authentication): the domain's and the store's share.
+ * `--profile` writes a V8 CPU profile of the measured rounds to bench/results/profiles/.
  *
  * Prints CPU microseconds per paid call (median of the rounds) and writes
  * bench/results/hotpath.json. The gateway runs with trustProxy so that an injected
@@ -21,18 +23,43 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createPrivateKey } from 'node:crypto';
+import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
 import { generateEd25519, signObject } from '../src/core/ed25519.js';
 import { ensureDevCredentials } from '../src/dev/bootstrap.js';
 import { startGateway } from '../src/gateway/server.js';
+import { authenticate } from '../src/domain/api-keys.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, wallets: { type: 'string' }, out: { type: 'string' }, batch: { type: 'string' } } });
+const { values } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, wallets: { type: 'string' }, out: { type: 'string' }, batch: { type: 'string' }, direct: { type: 'boolean' }, profile: { type: 'boolean' } } });
 const N = Number(values.calls ?? 2000);
 const ROUNDS = Number(values.rounds ?? 5);
 const K = Number(values.concurrency ?? 32);
 const WALLETS = Number(values.wallets ?? 16);
 const BATCH = Number(values.batch ?? 1);
+const DIRECT = values.direct ?? false;
+
+/** --profile: a V8 CPU profile of the measured rounds only (not start-up or warm-up), main thread. */
+const profiler = (() => {
+  const session = new Session();
+  const post = (method: string, params?: object) => new Promise<any>((resolve, reject) => session.post(method, params ?? {}, (e, r) => (e ? reject(e) : resolve(r))));
+  return {
+    async start() {
+      session.connect();
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 100 });
+      await post('Profiler.start');
+    },
+    async stop(): Promise<string> {
+      const { profile } = await post('Profiler.stop');
+      const file = join(here, 'results', 'profiles', 'hotpath.cpuprofile');
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      return file;
+    },
+  };
+})();
 
 const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-hotpath-'));
 const gw = await startGateway({
@@ -75,8 +102,19 @@ try {
     else if (waiting.length === 1) setImmediate(flush);
   });
 
+  // --direct: the payment service itself, no HTTP layer (what the routes cost is the difference)
+  const payments = gw.services.payments;
+  const providerPrincipal = await gw.services.ctx.store.read((r) => authenticate(r, gw.services.ctx.clock, provider));
+  const direct = async (kind: string, body: Record<string, any>): Promise<Record<string, any>> => {
+    switch (kind) {
+      case 'challenge': return { challenge: await payments.challenge(providerPrincipal, body.capabilityId) };
+      case 'authorize': return payments.authorize(providerPrincipal, body as never) as never;
+      default: return { receipt: await payments.complete(providerPrincipal, body as never) };
+    }
+  };
+
   /** Runs fn for 0..n-1, k at a time; returns CPU and wall milliseconds. */
-  async function stage<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ out: T[]; cpuMs: number; wallMs: number }> {
+  async function stage<T>(n: number, fn: (i: number) => Promise<T>): Promise<{ out: T[]; cpuMs: number; sysMs: number; wallMs: number }> {
     const out: T[] = new Array(n);
     let next = 0;
     const cpu0 = process.cpuUsage();
@@ -88,13 +126,14 @@ try {
       }
     }));
     const cpu = process.cpuUsage(cpu0);
-    return { out, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - t0 };
+    return { out, cpuMs: (cpu.user + cpu.system) / 1000, sysMs: cpu.system / 1000, wallMs: performance.now() - t0 };
   }
 
-  const rounds: Array<{ challengeUs: number; authorizeUs: number; completeUs: number; totalUs: number; wallMsPerCall: number }> = [];
+  const rounds: Array<{ challengeUs: number; authorizeUs: number; completeUs: number; totalUs: number; systemUs: number; wallMsPerCall: number }> = [];
   for (let r = 0; r < ROUNDS + 1; r++) {
     // one operation per request, or BATCH of them per POST /v1/x402/batch
     const op = (kind: string, body: Record<string, unknown>) => {
+      if (DIRECT) return direct(kind, body);
       if (BATCH <= 1) return call('POST', `/v1/x402/${kind}`, provider, body);
       return batched({ op: kind, ...body });
     };
@@ -107,14 +146,16 @@ try {
     const au = await stage(N, (i) => op('authorize', { capabilityId: cap.id, payment: proofs[i] }));
     const co = await stage(N, (i) => op('complete', { transactionId: au.out[i]!.transactionId, responseHash: `sha256:${'ab'.repeat(32)}` }));
     const us = (ms: number) => Math.round((ms / N) * 1000);
-    const row = { challengeUs: us(ch.cpuMs), authorizeUs: us(au.cpuMs), completeUs: us(co.cpuMs), totalUs: us(ch.cpuMs + au.cpuMs + co.cpuMs), wallMsPerCall: Math.round(((ch.wallMs + au.wallMs + co.wallMs) / N) * 1000) / 1000 };
+    const row = { challengeUs: us(ch.cpuMs), authorizeUs: us(au.cpuMs), completeUs: us(co.cpuMs), totalUs: us(ch.cpuMs + au.cpuMs + co.cpuMs), systemUs: us(ch.sysMs + au.sysMs + co.sysMs), wallMsPerCall: Math.round(((ch.wallMs + au.wallMs + co.wallMs) / N) * 1000) / 1000 };
     if (r === 0) {
       console.log(`warm-up round: ${JSON.stringify(row)}`);
+      if (values.profile) await profiler.start();
       continue;
     }
     rounds.push(row);
     console.log(`round ${r}: ${JSON.stringify(row)}`);
   }
+  if (values.profile) console.log(`CPU profile of the measured rounds: ${await profiler.stop()}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const result = {
     when: new Date().toISOString(),

@@ -14,48 +14,83 @@ export class CanonicalJsonError extends Error {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+// String.prototype.isWellFormed (ES2024: Node 20, current browsers) where it exists, the pattern elsewhere
+const wellFormed: (s: string) => boolean = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function'
+  ? (s) => (s as string & { isWellFormed(): boolean }).isWellFormed()
+  : (s) => !LONE_SURROGATE.test(s);
+
 export function canonicalize(value: unknown): string {
-  return write(value, '$');
+  try {
+    return write(value);
+  } catch (e) {
+    if (e instanceof Refusal) throw new CanonicalJsonError(`$${e.path.reverse().join('')}: ${e.reason}`);
+    throw e;
+  }
 }
 
-function write(value: unknown, path: string): string {
+/**
+ * Why a value cannot be signed, and where: each enclosing level adds its step to `path` on
+ * the way out, so the path costs nothing on the (hot) path where everything is fine.
+ */
+class Refusal {
+  readonly path: string[] = [];
+  constructor(readonly reason: string) {}
+}
+
+function write(value: unknown): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
       return value ? 'true' : 'false';
     case 'number':
-      if (!Number.isFinite(value)) throw new CanonicalJsonError(`${path}: ${value} cannot be signed`);
+      if (!Number.isFinite(value)) throw new Refusal(`${value} cannot be signed`);
       return JSON.stringify(value);
     case 'string':
-      if (LONE_SURROGATE.test(value)) throw new CanonicalJsonError(`${path}: lone surrogate in string`);
+      if (!wellFormed(value)) throw new Refusal('lone surrogate in string');
       return JSON.stringify(value);
     case 'object': {
       if (Array.isArray(value)) {
         // index by index: map() skips the holes of a sparse array and would write "[1,,3]"
-        const items: string[] = [];
-        for (let i = 0; i < value.length; i++) items.push(write(value[i], `${path}[${i}]`));
-        return `[${items.join(',')}]`;
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          try {
+            out += (i === 0 ? '' : ',') + write(value[i]);
+          } catch (e) {
+            if (e instanceof Refusal) e.path.push(`[${i}]`);
+            throw e;
+          }
+        }
+        return out + ']';
       }
-      assertPlainObject(value, path);
+      if (!isPlainObject(value)) throw new Refusal('only plain objects can be signed');
       const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-      const parts: string[] = [];
+      const keys = Object.keys(obj).sort();
+      let out = '{';
       for (const k of keys) {
-        if (LONE_SURROGATE.test(k)) throw new CanonicalJsonError(`${path}: lone surrogate in key`);
-        parts.push(`${JSON.stringify(k)}:${write(obj[k], `${path}.${k}`)}`);
+        const v = obj[k];
+        if (v === undefined) continue;
+        if (!wellFormed(k)) throw new Refusal('lone surrogate in key');
+        try {
+          out += (out.length === 1 ? '' : ',') + JSON.stringify(k) + ':' + write(v);
+        } catch (e) {
+          if (e instanceof Refusal) e.path.push(`.${k}`);
+          throw e;
+        }
       }
-      return `{${parts.join(',')}}`;
+      return out + '}';
     }
     default:
-      throw new CanonicalJsonError(`${path}: a ${typeof value} cannot be signed`);
+      throw new Refusal(`a ${typeof value} cannot be signed`);
   }
 }
 
-function assertPlainObject(value: object, path: string): void {
+function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value);
-  if (Array.isArray(value) || (proto !== Object.prototype && proto !== null)) {
-    throw new CanonicalJsonError(`${path}: only plain objects can be signed`);
-  }
+  return !Array.isArray(value) && (proto === Object.prototype || proto === null);
+}
+
+function assertPlainObject(value: object, path: string): void {
+  if (!isPlainObject(value)) throw new CanonicalJsonError(`${path}: only plain objects can be signed`);
 }
 
 /** The signed form of an object: itself without `signature` and `signingKeyId`. */

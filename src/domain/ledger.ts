@@ -42,7 +42,11 @@ export interface Movement {
 }
 
 export async function balanceOf(r: Repos, walletId: string): Promise<Balance> {
-  const last = await r.ledger.last(walletId);
+  return balanceFrom(await r.ledger.last(walletId));
+}
+
+/** The balance a wallet's last entry (`r.ledger.last`) leaves; none: an empty wallet. */
+export function balanceFrom(last: LedgerEntry | undefined): Balance {
   const balanceMinor = last?.balanceAfter ?? 0n;
   const heldMinor = last?.heldAfter ?? 0n;
   return { balanceMinor, heldMinor, availableMinor: balanceMinor - heldMinor };
@@ -51,10 +55,11 @@ export async function balanceOf(r: Repos, walletId: string): Promise<Balance> {
 /**
  * Appends one entry and extends the wallet's running sums. Refuses any entry that
  * would leave the balance, the held amount or the available amount negative, so a
- * caller's bug cannot overdraw a wallet either.
+ * caller's bug cannot overdraw a wallet either. `known.last`: the wallet's last entry, when the
+ * caller has just read it in the same transaction (saves reading it again).
  */
-export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement): Promise<LedgerEntry> {
-  const last = await r.ledger.last(m.walletId);
+export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement, known?: { last: LedgerEntry | undefined }): Promise<LedgerEntry> {
+  const last = known ? known.last : await r.ledger.last(m.walletId);
   const hold = m.holdMinor ?? 0n;
   const balanceAfter = (last?.balanceAfter ?? 0n) + m.amountMinor;
   const heldAfter = (last?.heldAfter ?? 0n) + hold;

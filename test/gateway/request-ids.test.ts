@@ -13,7 +13,7 @@ import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
-const REQ_ID = /^req_[0-9a-z]{16}$/;
+const REQ_ID = /^req_[0-9a-z]{20}$/;
 
 describe("randomId('request')", () => {
   it('is req_ and 16 base-36 characters, a prefix no other kind uses', () => {
@@ -64,7 +64,7 @@ describe('the gateway app', () => {
     const res = await app.inject({ method: 'GET', url: '/v1/test/boom', headers: { 'x-forwarded-proto': 'https' } });
     expect(res.statusCode).toBe(500);
     const { errorId } = res.json() as { errorId: string };
-    expect(errorId).toMatch(/^err_[0-9a-z]{16}$/);
+    expect(errorId).toMatch(/^err_[0-9a-z]{20}$/);
     const logged = lines.find((l) => l.errorId === errorId);
     expect(logged?.reqId).toMatch(REQ_ID);
   });

@@ -23,7 +23,7 @@ describe('POST /v1/x402/challenge', () => {
     const before = Date.now();
     const c = await s.client.payments.challenge(s.capabilityId);
     expect(c).toMatchObject({ capabilityId: s.capabilityId, providerId: s.id, amountMinor: '250', currency: 'USD', payTo: s.walletId });
-    expect(c.nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(c.nonce).toMatch(/^[0-9a-z]{9}[A-Za-z0-9_-]{32}$/); // the time, then 24 random bytes (src/core/ids.ts)
     const after = Date.now();
     // issued between before and after, valid for five minutes (ms precision on the wire)
     expect(Date.parse(c.expiresAt)).toBeGreaterThanOrEqual(before + 5 * 60 * 1000 - 1);

@@ -10,7 +10,7 @@ import { verifyObject } from '../../core/ed25519.js';
 import { iso } from '../../core/clock.js';
 import type { Transaction } from '../../store/repos/payments.js';
 import type { Principal } from '../api-keys.js';
-import { balanceOf, post } from '../ledger.js';
+import { balanceFrom, post } from '../ledger.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { isPaused } from './breaker.js';
 import { parsePaymentProof } from './proof.js';
@@ -110,7 +110,8 @@ export async function authorizePayment(
     if (w.currency !== challenge.currency) {
       throw validationError('payment.walletId', `wallet ${w.id} holds ${w.currency} but the challenge is priced in ${challenge.currency}`);
     }
-    const { availableMinor } = await balanceOf(r, w.id);
+    const last = await r.ledger.last(w.id);
+    const { availableMinor } = balanceFrom(last);
     if (availableMinor < amountMinor) {
       throw new AppError('INSUFFICIENT_FUNDS', `wallet ${w.id} has ${availableMinor} available and the call costs ${amountMinor}; fund the wallet`, {
         walletId: w.id, availableMinor: availableMinor.toString(), amountMinor: amountMinor.toString(),
@@ -142,7 +143,7 @@ export async function authorizePayment(
     await post(r, ctx, {
       walletId: w.id, type: 'hold', amountMinor: 0n, holdMinor: amountMinor, currency: txn.currency,
       transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
-    });
+    }, { last });
     return { txn };
   });
   if ('refused' in outcome) throw outcome.refused;

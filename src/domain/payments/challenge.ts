@@ -3,9 +3,9 @@
  * price right now. Nothing is stored; the signature and the nonce (recorded when the
  * proof that embeds it is authorized) make it single-use and tamper-evident.
  */
-import { randomBytes } from 'node:crypto';
 import { AppError, forbidden, notFound } from '../../core/errors.js';
 import { iso } from '../../core/clock.js';
+import { challengeNonce } from '../../core/ids.js';
 import type { Principal } from '../api-keys.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 
@@ -46,7 +46,7 @@ export async function issueChallenge(deps: PaymentDeps, p: Principal, capability
     providerId: provider.id,
     amountMinor: capability.priceMinor.toString(),
     currency: capability.currency,
-    nonce: randomBytes(32).toString('base64url'),
+    nonce: challengeNonce(),
     expiresAt: iso(deps.ctx.clock.now() + deps.settings.challengeTtlMs),
     payTo: provider.settlementWalletId,
   } satisfies UnsignedChallenge);
