@@ -3,46 +3,19 @@
  * (RFC 8032 §5.1.7 plus the usual hardening): S must be canonical (S < L), public keys
  * of small order or with a non-canonical y are refused when registered
  * (`assertStrongPublicKey`), and small-order A and R are refused again at verification.
- * @noble/ed25519 serves where code must run outside Node (src/sdk/signing.ts) and
+ * The encoding checks are shared with the SDK (src/core/ed25519-strict.ts); the SDK's
+ * src/sdk/signing.ts runs outside Node (WebCrypto or @noble/ed25519), and noble
  * cross-checks this module in tests.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { signingPayload } from './canonical-json.js';
+import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from './ed25519-strict.js';
 
-const L = 2n ** 252n + 27742317777372353535851937790883648493n;
+// the encoding checks live in a dependency-free module the SDK shares; callers keep importing them from here
+export { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding, SMALL_ORDER_ENCODINGS } from './ed25519-strict.js';
+
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
-/**
- * Encodings of the eight points of small order (and their non-canonical twins y = p and
- * y = p + 1), sign bit cleared: libsodium's blocklist, checked against @noble/ed25519 in tests.
- */
-export const SMALL_ORDER_ENCODINGS: readonly Uint8Array[] = [
-  '0000000000000000000000000000000000000000000000000000000000000000',
-  '0100000000000000000000000000000000000000000000000000000000000000',
-  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
-  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
-  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-  'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-  'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-].map((h) => Buffer.from(h, 'hex'));
-
-export function isSmallOrderEncoding(point: Uint8Array): boolean {
-  if (point.length !== 32) return true;
-  const p = Buffer.from(point);
-  p[31] = p[31]! & 0x7f;
-  return SMALL_ORDER_ENCODINGS.some((s) => p.equals(s));
-}
-
-function leToBigInt(bytes: Uint8Array): bigint {
-  let n = 0n;
-  for (let i = bytes.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(bytes[i]!);
-  return n;
-}
-
-export function isCanonicalS(signature: Uint8Array): boolean {
-  return signature.length === 64 && leToBigInt(signature.subarray(32)) < L;
-}
 
 export interface Ed25519KeyPair {
   publicKeyPem: string;
@@ -76,16 +49,6 @@ export function parsePublicKeyPem(pem: string): KeyObject {
 export function rawPublicKey(key: KeyObject): Uint8Array {
   const der = key.export({ type: 'spki', format: 'der' });
   return new Uint8Array(der.subarray(der.length - 32));
-}
-
-const P = 2n ** 255n - 19n;
-
-/** RFC 8032 §5.1.3: the y coordinate (sign bit cleared) must be below p; OpenSSL does not check. */
-export function isCanonicalPointEncoding(point: Uint8Array): boolean {
-  if (point.length !== 32) return false;
-  const y = Uint8Array.from(point);
-  y[31] = y[31]! & 0x7f;
-  return leToBigInt(y) < P;
 }
 
 /** For registration: a well-formed ed25519 key, canonically encoded, not of small order. */
