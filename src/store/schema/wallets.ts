@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { sqliteTable, text, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
 import { bool, int, minor } from './columns.js';
 
@@ -40,4 +41,7 @@ export const ledgerEntries = sqliteTable('ledger_entries', {
 }, (t) => [
   uniqueIndex('ledger_wallet_seq').on(t.walletId, t.seq),
   index('ledger_transaction').on(t.transactionId),
+  // a budget policy sums a wallet's holds of one day on every authorization: without this the
+  // sum walked the wallet's whole history (38 ms at 200,000 entries, inside the write transaction)
+  index('ledger_holds').on(t.walletId, t.createdAt).where(sql`type = 'hold'`),
 ]);

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { policies, approvals } from '../schema/index.js';
 import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
@@ -45,22 +45,33 @@ export class SqliteApprovals implements ApprovalRepo {
   }
 }
 
-/** Holds placed in the window, plus the (negative) refunds and releases of those same holds. */
-export class SqliteSpend implements SpendRepo {
-  constructor(private db: Db) {}
-  private spent(walletFilter: ReturnType<typeof sql>, from: number, to: number): bigint {
-    const row = this.db.get<{ spent: bigint | number }>(sql`
+/**
+ * The spend of a budget day: holds placed in the window, plus the (negative) refunds and
+ * releases of those same holds. Read through the partial index `ledger_holds` (a wallet's
+ * holds by time), so it visits that day's holds, not the wallet's whole history.
+ */
+export function spendQuery(walletFilter: SQL, from: number, to: number): SQL {
+  return sql`
       SELECT coalesce(sum(h.hold_minor), 0) + coalesce(sum(r.hold_minor), 0) AS spent
       FROM ledger_entries h
       LEFT JOIN ledger_entries r
         ON r.transaction_id = h.transaction_id AND r.wallet_id = h.wallet_id AND r.type IN ('refund', 'release')
-      WHERE ${walletFilter} AND h.type = 'hold' AND h.created_at >= ${from} AND h.created_at < ${to}`);
+      WHERE ${walletFilter} AND h.type = 'hold' AND h.created_at >= ${from} AND h.created_at < ${to}`;
+}
+
+export const walletIs = (walletId: string) => sql`h.wallet_id = ${walletId}`;
+export const workspaceIs = (workspaceId: string) => sql`h.wallet_id IN (SELECT id FROM wallets WHERE tenant_id = ${workspaceId})`;
+
+export class SqliteSpend implements SpendRepo {
+  constructor(private db: Db) {}
+  private spent(walletFilter: SQL, from: number, to: number): bigint {
+    const row = this.db.get<{ spent: bigint | number }>(spendQuery(walletFilter, from, to));
     return BigInt(row?.spent ?? 0);
   }
   async byWallet(walletId: string, from: number, to: number) {
-    return this.spent(sql`h.wallet_id = ${walletId}`, from, to);
+    return this.spent(walletIs(walletId), from, to);
   }
   async byWorkspace(workspaceId: string, from: number, to: number) {
-    return this.spent(sql`h.wallet_id IN (SELECT id FROM wallets WHERE tenant_id = ${workspaceId})`, from, to);
+    return this.spent(workspaceIs(workspaceId), from, to);
   }
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `ledger_holds` ON `ledger_entries` (`wallet_id`,`created_at`) WHERE type = 'hold';
