@@ -25,7 +25,9 @@ import { parseArgs } from 'node:util';
 import { createPrivateKey } from 'node:crypto';
 import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
-import { generateEd25519, signObject } from '../src/core/ed25519.js';
+import { generateEd25519 } from '../src/core/ed25519.js';
+import { encodeHeader } from '../src/sdk/protocol.js';
+import { signProof } from './lib/proof.js';
 import { ensureDevCredentials } from '../src/dev/bootstrap.js';
 import { startGateway } from '../src/gateway/server.js';
 import { authenticate } from '../src/domain/api-keys.js';
@@ -140,8 +142,7 @@ try {
     const ch = await stage(N, () => op('challenge', { capabilityId: cap.id }));
     const proofs = ch.out.map(({ challenge }, i) => {
       const w = wallets[i % wallets.length]!;
-      const unsigned = { version: 1, challenge, walletId: w.walletId, signedAt: new Date().toISOString() };
-      return Buffer.from(JSON.stringify({ ...unsigned, signature: signObject(w.key, unsigned) })).toString('base64url');
+      return encodeHeader(signProof(w.key, w.walletId, challenge));
     });
     const au = await stage(N, (i) => op('authorize', { capabilityId: cap.id, payment: proofs[i] }));
     const co = await stage(N, (i) => op('complete', { transactionId: au.out[i]!.transactionId, responseHash: `sha256:${'ab'.repeat(32)}` }));

@@ -37,6 +37,7 @@ import { cpuTimes, machineInfo, stealPercent } from './lib/machine.js';
 import { checkIntegrity, FUNDING, PRICE, pinToCpus, setupMarket, type GatewayReady, type GatewayUsage } from './lib/setup.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
 import { perCall, type Usage } from './lib/usage.js';
+import { flagReader } from './lib/flags.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -59,15 +60,7 @@ const { values: flags } = parseArgs({
   },
 });
 
-function opt(name: keyof typeof flags, fallback: string): string {
-  const env = process.env[`BENCH_${name.toUpperCase().replace(/-/g, '_')}`];
-  return (flags[name] as string | undefined) ?? env ?? fallback;
-}
-function num(name: keyof typeof flags, fallback: number): number {
-  const v = Number(opt(name, String(fallback)));
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name} must be a positive number`);
-  return v;
-}
+const { opt, num } = flagReader(flags);
 
 const cfg = {
   buyer: opt('buyer', 'node') as BuyerKind,
