@@ -2,6 +2,7 @@
  * The platform's signing keys for price challenges and receipts. Public halves live
  * in the database (so every instance and every old receipt can find them by id);
  * private halves live in `<dataDir>/keys/<keyId>.pem`, mode 0600, and never leave.
+ * Instances that share the database follow each other's rotations (`startRefresh`).
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { AppError } from '../core/errors.js';
 import { generateEd25519, signObject } from '../core/ed25519.js';
 import type { SigningKeyRecord } from '../store/repos/platform.js';
 import type { DomainContext } from './context.js';
+import { Periodic } from './periodic.js';
 
 export interface PrivateKeyFiles {
   read(keyId: string): string | undefined;
@@ -34,6 +36,7 @@ export function privateKeyDir(dataDir: string): PrivateKeyFiles {
 
 export class SigningKeys {
   private current?: { id: string; key: KeyObject; publicKeyPem: string };
+  private readonly refresher = new Periodic(() => this.refresh());
 
   constructor(private ctx: DomainContext, private files: PrivateKeyFiles) {}
 
@@ -70,8 +73,25 @@ export class SigningKeys {
 
   /** Another instance may have rotated: follow the database. */
   async refresh(): Promise<void> {
+    const before = this.current;
     const rec = await this.ctx.store.read((r) => r.signingKeys.current());
+    // a rotation here while reading made a newer key than the one read
+    if (this.current !== before) return;
     if (rec && rec.id !== this.current?.id) this.load(rec);
+  }
+
+  /**
+   * Refreshes every `intervalMs`, so a rotation by another instance is followed within
+   * that time. A failed refresh (say the new key's private file is not in this instance's
+   * data directory) keeps the key in use, goes to `onError`, and is tried again next time.
+   */
+  startRefresh(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
+    this.refresher.start(intervalMs, onError);
+  }
+
+  /** Stops the timer and waits for a refresh in progress, so the store can close after. */
+  stopRefresh(): Promise<void> {
+    return this.refresher.stop();
   }
 
   get currentKeyId(): string {

@@ -19,7 +19,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
-import { ensureTls, type TlsMaterial } from './tls.js';
+import { ensureTls, serverTlsOptions, TlsRenewal, type TlsMaterial } from './tls.js';
 
 export interface StartGatewayOptions {
   dataDir: string;
@@ -36,13 +36,20 @@ export interface StartGatewayOptions {
   logger?: boolean | object;
   /** how commits reach the disk (SqliteStoreOptions.durability; default 'background') */
   durability?: 'background' | 'in-commit';
+  /** how often the server certificate is checked and renewed while running (ms; default one hour, 0 never) */
+  tlsCheckIntervalMs?: number;
+  /** how often the current signing key is re-read, to follow rotations by other instances (ms; default 30 s, 0 never) */
+  signingKeyRefreshMs?: number;
 }
 
 export interface RunningGateway {
   app: FastifyInstance;
   services: Services;
   store: SqliteStore;
+  /** what the HTTPS server serves now (renewals included); null without TLS */
   tls: TlsMaterial | null;
+  /** the running certificate check; null without TLS */
+  tlsRenewal: TlsRenewal | null;
   baseUrl: string;
   httpUrl: string | null;
   dataDir: string;
@@ -74,7 +81,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       services,
       logger: opts.logger ?? false,
       serverFactory: (handler) => {
-        const main = tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : http.createServer(handler);
+        const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
         // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
         if (opts.httpPort !== null && tls) {
           plain = http.createServer((req, res) => {
@@ -98,18 +105,30 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     }
     services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'));
     services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'));
+    const tlsRenewal = tls ? new TlsRenewal(dataDir, app.server as https.Server, tls, app.log) : null;
+    tlsRenewal?.start(opts.tlsCheckIntervalMs ?? 60 * 60 * 1000, (err) =>
+      app.log.error({ err }, 'TLS certificate check failed; the current certificate stays in use, tried again at the next check'),
+    );
+    services.signingKeys.startRefresh(opts.signingKeyRefreshMs ?? 30_000, (err) =>
+      app.log.error({ err, signingKeyId: services.signingKeys.currentKeyId }, 'signing key refresh failed; the current key stays in use, tried again next time'),
+    );
     const baseUrl = `${tls ? 'https' : 'http'}://${host}:${port}`;
     return {
       app,
       services,
       store,
-      tls,
+      get tls() {
+        return tlsRenewal?.current ?? null;
+      },
+      tlsRenewal,
       baseUrl,
       httpUrl,
       dataDir,
       async close() {
         await services.sweeper.stop();
         await services.rails.jobs.stop();
+        await tlsRenewal?.stop();
+        await services.signingKeys.stopRefresh();
         if (plain) {
           const p: http.Server = plain;
           p.closeAllConnections?.();

@@ -7,12 +7,18 @@
  * server certificate is renewed with the existing CA, and a new CA (which every
  * client must trust again) is made only when the CA itself is missing, unreadable,
  * does not match its key, or is about to expire.
+ *
+ * A running gateway checks again every hour (`TlsRenewal`) and swaps a renewed
+ * certificate into its HTTPS server, so it never serves an expired one.
  */
 import { createPublicKey, webcrypto, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
+import type { FastifyBaseLogger } from 'fastify';
+import { Periodic } from '../domain/periodic.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 
@@ -38,7 +44,8 @@ const CA_RENEW_BEFORE = 30 * DAY;
 interface Ca {
   pem: string;
   cert: x509.X509Certificate;
-  privateKey: CryptoKey;
+  /** imported only when a certificate is to be signed: most starts and checks sign nothing */
+  privateKey(): Promise<CryptoKey>;
 }
 
 async function exportKeyPem(key: CryptoKey): Promise<string> {
@@ -70,7 +77,7 @@ async function loadCa(caCertPath: string, caKeyPath: string, now: number): Promi
     if (!c.ca || Date.parse(c.validTo) <= now + CA_RENEW_BEFORE) return undefined;
     if (!publicDerOf(keyPem).equals(c.publicKey.export({ type: 'spki', format: 'der' }))) return undefined;
     const der = Buffer.from(keyPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
-    const privateKey = (await webcrypto.subtle.importKey('pkcs8', der, ALG, false, ['sign'])) as unknown as CryptoKey;
+    const privateKey = async () => (await webcrypto.subtle.importKey('pkcs8', der, ALG, false, ['sign'])) as unknown as CryptoKey;
     return { pem, cert: new x509.X509Certificate(pem), privateKey };
   } catch {
     return undefined;
@@ -108,7 +115,7 @@ async function createCa(now: number): Promise<Ca & { keyPem: string }> {
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
-  return { pem: cert.toString('pem') + '\n', cert, privateKey: keys.privateKey, keyPem: await exportKeyPem(keys.privateKey) };
+  return { pem: cert.toString('pem') + '\n', cert, privateKey: async () => keys.privateKey, keyPem: await exportKeyPem(keys.privateKey) };
 }
 
 /** A server certificate for localhost, 127.0.0.1 and ::1 signed by `ca`, never outliving it. */
@@ -120,7 +127,7 @@ async function issueLeaf(ca: Ca, now: number): Promise<{ cert: string; key: stri
     issuer: ca.cert.subject,
     notBefore: new Date(now - DAY),
     notAfter: new Date(Math.min(now + LEAF_LIFETIME, ca.cert.notAfter.getTime())),
-    signingKey: ca.privateKey,
+    signingKey: await ca.privateKey(),
     publicKey: keys.publicKey,
     signingAlgorithm: ALG,
     extensions: [
@@ -167,4 +174,59 @@ export async function ensureTls(dataDir: string, now: number = Date.now()): Prom
   writeSecret(keyPath, key);
   writeFileSync(certPath, cert);
   return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
+}
+
+/** The options an HTTPS server is created with, and renewed with: one place, so both stay the same. */
+export function serverTlsOptions(m: Pick<TlsMaterial, 'cert' | 'key'>): { cert: string; key: string } {
+  return { cert: m.cert, key: m.key };
+}
+
+/**
+ * Keeps a running HTTPS server's certificate fresh: each check runs `ensureTls` (the same
+ * renewal as at start, same thresholds) and, when that produced other files, swaps them
+ * into the server. Connections already open keep their certificate; new handshakes get
+ * the new one. Time is the wall clock, not the gateway's injected `Clock`: clients judge
+ * a certificate by their own clock, and tests move the gateway's clock far from it.
+ */
+export class TlsRenewal {
+  private readonly periodic = new Periodic(() => this.check());
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly server: HttpsServer,
+    /** the material the server was started with */
+    private served: TlsMaterial,
+    private readonly log: Pick<FastifyBaseLogger, 'info' | 'warn'>,
+  ) {}
+
+  /** The material the server hands to new connections. */
+  get current(): TlsMaterial {
+    return this.served;
+  }
+
+  /** Renews what needs renewing at `now` (ms) and serves it; true when the certificate changed. */
+  async check(now: number = Date.now()): Promise<boolean> {
+    const next = await ensureTls(this.dataDir, now);
+    if (next.cert === this.served.cert && next.key === this.served.key) return false;
+    this.server.setSecureContext(serverTlsOptions(next));
+    const previous = this.served;
+    this.served = next;
+    const notAfter = new X509Certificate(next.cert).validTo;
+    if (next.ca !== previous.ca) {
+      this.log.warn({ caCertPath: next.caCertPath, notAfter }, 'TLS: the local CA was replaced (it was missing, broken or expiring); clients must trust the new ca.pem');
+    } else {
+      this.log.info({ certPath: next.certPath, notAfter }, 'TLS: server certificate renewed');
+    }
+    return true;
+  }
+
+  /** Checks every `intervalMs`; a failed check is reported to `onError` and tried again next time. */
+  start(intervalMs: number, onError: (e: unknown) => void): void {
+    this.periodic.start(intervalMs, onError);
+  }
+
+  /** Stops the timer and waits for a check in progress. */
+  stop(): Promise<void> {
+    return this.periodic.stop();
+  }
 }
