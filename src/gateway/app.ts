@@ -5,7 +5,7 @@
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { randomId } from '../core/ids.js';
-import errors from './plugins/errors.js';
+import errors, { BODY_LIMIT_BYTES } from './plugins/errors.js';
 import validation from './plugins/validation.js';
 import transport from './plugins/transport.js';
 import limits from './plugins/rate-limit.js';
@@ -49,7 +49,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     logger: opts.logger ?? false,
     trustProxy: services.config.trustProxy,
     genReqId: () => randomId('request'),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT_BYTES,
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     ajv: { customOptions: { coerceTypes: false } },
   } as FastifyServerOptions);

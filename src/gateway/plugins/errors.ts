@@ -54,6 +54,9 @@ export function validationToAppError(err: FastifyError & { validation?: AjvError
   });
 }
 
+/** The largest request body the gateway reads (buildApp's bodyLimit); the 413 message states it. */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
 /** Fastify's own client errors, in our envelope. */
 function fastifyClientError(err: FastifyError): AppError | undefined {
   switch (err.code) {
@@ -65,8 +68,7 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('VALIDATION_FAILED', 'content-type: bodies must be application/json', { field: 'content-type' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      // bodyLimit comes from buildApp; fastify's error does not carry it, so say it in MiB as configured there
-      return new AppError('PAYLOAD_TOO_LARGE', 'body: is larger than the 1 MiB limit; send a smaller body (split a batch into several requests)', { field: 'body', limitBytes: 1024 * 1024 });
+      return new AppError('PAYLOAD_TOO_LARGE', `body: is larger than the ${BODY_LIMIT_BYTES / 1024 / 1024} MiB limit; send a smaller body (split a batch into several requests)`, { field: 'body', limitBytes: BODY_LIMIT_BYTES });
     default:
       break;
   }
