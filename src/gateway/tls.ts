@@ -12,7 +12,7 @@
  * certificate into its HTTPS server, so it never serves an expired one.
  */
 import { createPublicKey, webcrypto, X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import 'reflect-metadata';
@@ -53,9 +53,20 @@ async function exportKeyPem(key: CryptoKey): Promise<string> {
   return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n?$/, '\n')}-----END PRIVATE KEY-----\n`;
 }
 
+/**
+ * Written to a temporary file and renamed over the old one, so an instance reading the
+ * directory (several can share it) never sees half a file; a key and its certificate can
+ * still come from two renewals, which `leafUsable` catches (the next check reissues).
+ */
+function writeAtomically(path: string, content: string, mode = 0o644): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, content, { mode });
+  chmodSync(tmp, mode);
+  renameSync(tmp, path);
+}
+
 function writeSecret(path: string, content: string): void {
-  writeFileSync(path, content, { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writeAtomically(path, content, 0o600);
 }
 
 function serialNumber(): string {
@@ -167,12 +178,12 @@ export async function ensureTls(dataDir: string, now: number = Date.now()): Prom
   if (!ca) {
     const made = await createCa(now);
     writeSecret(caKeyPath, made.keyPem);
-    writeFileSync(caCertPath, made.pem);
+    writeAtomically(caCertPath, made.pem);
     ca = made;
   }
   const { cert, key } = await issueLeaf(ca, now);
   writeSecret(keyPath, key);
-  writeFileSync(certPath, cert);
+  writeAtomically(certPath, cert);
   return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
 }
 
