@@ -40,6 +40,12 @@ export interface StartGatewayOptions {
   tlsCheckIntervalMs?: number;
   /** how often the current signing key is re-read, to follow rotations by other instances (ms; default 30 s, 0 never) */
   signingKeyRefreshMs?: number;
+  /**
+   * close(): how long requests under way get to finish before every connection is cut (ms;
+   * default 5 s). Without it, a client holding a connection that never sends a request (an idle
+   * TLS socket) would hold the close forever.
+   */
+  closeGraceMs?: number;
 }
 
 export interface RunningGateway {
@@ -134,7 +140,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
           p.closeAllConnections?.();
           await new Promise<void>((res) => p.close(() => res()));
         }
-        await app.close();
+        const cut = setTimeout(() => app.server.closeAllConnections?.(), opts.closeGraceMs ?? 5000);
+        try {
+          await app.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await store.close();
       },
     };
