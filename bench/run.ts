@@ -13,7 +13,7 @@
  * Flags (or env BENCH_<NAME>, e.g. BENCH_MAX_SECONDS=30):
  *   --buyer node|sdk        node: node:crypto buyer (default); sdk: createBuyer as shipped
  *   --buyers N              buyer processes (default 1)
- *   --concurrency N         paid calls in flight in the closed-loop phases (default 64)
+ *   --concurrency N         paid calls in flight in the closed-loop phases (default 256: fewer leave the CPUs idle while calls wait for commits)
  *   --wallets N             agent wallets (default 16), spread over the buyers
  *   --warmup-seconds S      (default 5)   --unpaid-max-seconds S (default 5)
  *   --max-seconds S         (default 20)  --latency-seconds S    (default 15, per route)
@@ -65,7 +65,7 @@ const { opt, num } = flagReader(flags);
 const cfg = {
   buyer: opt('buyer', 'node') as BuyerKind,
   buyers: num('buyers', 1),
-  concurrency: num('concurrency', 64),
+  concurrency: num('concurrency', 256),
   wallets: num('wallets', 16),
   warmupSeconds: num('warmup-seconds', 5),
   unpaidMaxSeconds: num('unpaid-max-seconds', 5),
