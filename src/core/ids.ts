@@ -49,6 +49,11 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let taken = 0;
 
+/** The time in milliseconds, base36, fixed width: what makes ids and nonces sort by creation. */
+function timePrefix(): string {
+  return Date.now().toString(36).padStart(TIME_CHARS, '0');
+}
+
 /**
  * The prefix, then the time in milliseconds and random characters, 20 base36 characters in
  * all: ids made later sort later. That is for the database, not for meaning: a table's
@@ -63,7 +68,7 @@ export function randomId(kind: IdKind): string {
     pool = randomBytes(POOL_BYTES);
     taken = 0;
   }
-  let s = Date.now().toString(36).padStart(TIME_CHARS, '0');
+  let s = timePrefix();
   for (let i = taken; i < taken + RANDOM_CHARS; i++) s += ALPHABET[pool[i]! % 36];
   taken += RANDOM_CHARS;
   return `${ID_PREFIX[kind]}_${s}`;
@@ -85,5 +90,5 @@ export class SequentialIds implements IdGenerator {
  * then 24 random bytes in base64url. Unguessable and single-use; 41 characters.
  */
 export function challengeNonce(): string {
-  return Date.now().toString(36).padStart(TIME_CHARS, '0') + randomBytes(24).toString('base64url');
+  return timePrefix() + randomBytes(24).toString('base64url');
 }
