@@ -22,8 +22,8 @@ export const transactions = sqliteTable('transactions', {
   resolvedAt: int('resolved_at'),
 }, (t) => [
   uniqueIndex('transactions_nonce').on(t.nonce),
+  // the sweeper's query; no index on wallet_id: no query selects transactions by wallet
   index('transactions_open').on(t.status, t.expiresAt),
-  index('transactions_wallet').on(t.walletId),
 ]);
 
 export const receipts = sqliteTable('receipts', {
