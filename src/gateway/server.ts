@@ -98,7 +98,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         return main;
       },
     });
-    await app.listen({ host, port: opts.port ?? 4402 });
+    await app.listen({
+      host,
+      port: opts.port ?? 4402,
+      // fastify names the scheme from its own options and cannot see the HTTPS server made above
+      listenTextResolver: (address) => `Server listening at ${tls ? address.replace(/^http:/, 'https:') : address}`,
+    });
     const port = (app.server.address() as AddressInfo).port;
     let httpUrl: string | null = null;
     if (plain) {

@@ -77,6 +77,9 @@ describe('agentpay dev --json', () => {
     const stopped = await dev.stop();
     expect(stopped.exitCode).toBe(0);
     expect(stopped.stdout.trim().split('\n')).toHaveLength(1); // exactly one line on stdout
+    // the logs, on stderr, name the scheme the gateway really serves
+    expect(stopped.stderr).toContain(`Server listening at ${first.baseUrl}`);
+    expect(stopped.stderr).not.toContain(`Server listening at ${first.baseUrl.replace('https:', 'http:')}`);
     expect(existsSync(join(dataDir, 'gateway.json'))).toBe(false);
 
     const down = await run(['wallets', 'balance', walletId]);
