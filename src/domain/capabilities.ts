@@ -123,19 +123,6 @@ export function isDiscoverable(c: Capability, provider: Tenant | undefined): boo
   return c.status === 'active' && provider?.kind === 'provider' && provider.verified && provider.status === 'active';
 }
 
-/**
- * The capability a price challenge quotes, with its seller. Throws CAPABILITY_NOT_FOUND for an
- * unknown id and PROVIDER_NOT_FOUND if the seller is gone; whether a deprecated capability or an
- * unverified or suspended seller may be quoted is the caller's decision (see isDiscoverable).
- */
-export async function capabilityForQuote(r: Repos, capabilityId: string): Promise<{ capability: Capability; provider: Tenant }> {
-  const capability = await r.capabilities.get(capabilityId);
-  if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', capabilityId);
-  const provider = await r.tenants.get(capability.providerId);
-  if (!provider || provider.kind !== 'provider') throw notFound('PROVIDER_NOT_FOUND', 'provider', capability.providerId);
-  return { capability, provider };
-}
-
 // ---- validation of what a seller sends -------------------------------------------------
 
 function text(value: unknown, field: string, max: number): string {

@@ -119,7 +119,7 @@ describe('POST /v1/capabilities', () => {
       ['a missing category', { category: undefined }, 'category'],
       ['a schema that is not an object', { schema: ['type', 'object'] }, 'schema'],
       ['a fractional latency', { latencyP50Ms: 12.5 }, 'latencyP50Ms'],
-      ['an unknown field', { priceMinorr: '100' }, '(body)'],
+      ['an unknown field', { priceMinorr: '100' }, 'priceMinorr'],
     ];
     for (const [what, patch, field] of cases) {
       it(`for ${what}`, async () => {

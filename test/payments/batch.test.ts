@@ -77,7 +77,7 @@ describe('POST /v1/x402/batch', () => {
     expect(results[1]!.body).toMatchObject({ error: { code: 'FORBIDDEN' } });
     expect(results[2]!.body).toMatchObject({ error: { code: 'CAPABILITY_NOT_FOUND' } });
     expect(results[3]!.body).toMatchObject({ error: { code: 'NOT_FOUND' } });
-    expect(results[4]!.body).toMatchObject({ error: { code: 'VALIDATION_FAILED', message: expect.stringContaining('"extra"') } });
+    expect(results[4]!.body).toMatchObject({ error: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/^extra: is not a field of this request/), details: expect.objectContaining({ field: 'extra' }) } });
     expect(results[5]!.body).toMatchObject({ receipt: { status: 'success' } });
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 0n, held: 0n });
     expectLedgerConsistent(t);

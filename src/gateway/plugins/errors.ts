@@ -19,6 +19,7 @@ interface AjvError {
 function fieldOf(e: AjvError): string {
   const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
   if (e.keyword === 'required') return path ? `${path}.${String(e.params.missingProperty)}` : String(e.params.missingProperty);
+  if (e.keyword === 'additionalProperties') return path ? `${path}.${String(e.params.additionalProperty)}` : String(e.params.additionalProperty);
   return path || '(body)';
 }
 
@@ -35,7 +36,7 @@ function describe(e: AjvError): string {
     case 'enum':
       return `must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'additionalProperties':
-      return `has an unknown field ${JSON.stringify(e.params.additionalProperty)}`;
+      return 'is not a field of this request: remove it, or check its spelling';
     default:
       return e.message ?? 'is invalid';
   }

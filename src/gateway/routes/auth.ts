@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { OptionalBody, StringEnum } from '../schemas.js';
+import { IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 
 const CreateKeyBody = Type.Object(
   {
@@ -14,6 +14,7 @@ const CreateKeyBody = Type.Object(
     preset: Type.Optional(StringEnum(['agent'] as const)),
     expiresAt: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 time' })),
     expiresInSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 * 366 * 24 * 3600 })),
+    ...IgnoredTenantIds,
   },
   { additionalProperties: false },
 );

@@ -2,11 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Id } from '../schemas.js';
+import { Id, IgnoredTenantIds } from '../schemas.js';
 
 const WalletParams = Type.Object({ id: Id('wal') });
 const BreakerParams = Type.Object({ id: Id('wal'), providerId: Id('prv') });
-const ResumeBody = Type.Object({ providerId: Id('prv') }, { additionalProperties: false });
+// providerId is this route's own field (the seller to resume); workspaceId is the key's and ignored
+const ResumeBody = Type.Object({ providerId: Id('prv'), workspaceId: IgnoredTenantIds.workspaceId }, { additionalProperties: false });
 
 export default async function breakerRoutes(app: FastifyInstance) {
   const { breakers } = app.services;

@@ -6,17 +6,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Amount, StringEnum } from '../schemas.js';
+import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { capabilityView, versionView, type CapabilityPatch, type PublishInput } from '../../domain/capabilities.js';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
-
-/** The tenant comes from the key; these are accepted and ignored, as the specification says. */
-const IgnoredTenantIds = {
-  providerId: Type.Optional(Type.Unknown({ description: 'ignored: the provider is the key\'s tenant' })),
-  workspaceId: Type.Optional(Type.Unknown({ description: 'ignored' })),
-};
 
 const Tags = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 32 });
 const JsonSchemaObject = Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the request body or tool arguments' });

@@ -12,7 +12,7 @@ import type { PaymentService } from '../../domain/payments/service.js';
 import { principal } from '../plugins/auth.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
-import { Id, StringEnum } from '../schemas.js';
+import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
 
 const ResponseHash = Type.String({
   pattern: '^sha256:[0-9a-f]{64}$',
@@ -20,7 +20,7 @@ const ResponseHash = Type.String({
   examples: [`sha256:${'0'.repeat(64)}`],
 });
 
-const ChallengeBody = Type.Object({ capabilityId: Id('cap') }, { additionalProperties: false });
+const ChallengeBody = Type.Object({ capabilityId: Id('cap'), ...IgnoredTenantIds }, { additionalProperties: false });
 
 const AuthorizeBody = Type.Object({
   capabilityId: Id('cap'),
@@ -28,15 +28,17 @@ const AuthorizeBody = Type.Object({
     Type.String({ minLength: 1, maxLength: 16_384, description: 'the x-payment header value as received' }),
     Type.Object({}, { additionalProperties: true, description: 'the payment proof object' }),
   ]),
+  ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
-const CompleteBody = Type.Object({ transactionId: Id('txn'), responseHash: ResponseHash }, { additionalProperties: false });
+const CompleteBody = Type.Object({ transactionId: Id('txn'), responseHash: ResponseHash, ...IgnoredTenantIds }, { additionalProperties: false });
 
 const FailBody = Type.Object({
   transactionId: Id('txn'),
   reason: StringEnum(['client_error', 'provider_error'] as const),
   responseHash: Type.Optional(ResponseHash),
   statusCode: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
+  ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
 /** The most operations one batch carries. */

@@ -33,6 +33,7 @@ const PayoutHeaders = Type.Object({
 const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
 export default async function payoutRoutes(app: FastifyInstance) {

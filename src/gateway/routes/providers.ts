@@ -5,13 +5,16 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { OptionalBody, StringEnum } from '../schemas.js';
+import { IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
 
 const ListQuery = Type.Object(
-  { verification: Type.Optional(StringEnum(['requested', 'approved', 'denied'] as const, { description: 'operator only: latest request status' })) },
+  {
+    verification: Type.Optional(StringEnum(['requested', 'approved', 'denied'] as const, { description: 'operator only: latest request status' })),
+    ...IgnoredTenantIds,
+  },
   { additionalProperties: false },
 );
 
@@ -19,6 +22,7 @@ const VerificationRequestBody = Type.Object(
   {
     note: Type.Optional(Type.String({ maxLength: 2000 })),
     contact: Type.Optional(Type.String({ maxLength: 500 })),
+    ...IgnoredTenantIds,
   },
   { additionalProperties: false },
 );
@@ -27,6 +31,7 @@ const DecisionBody = Type.Object(
   {
     decision: StringEnum(['approved', 'denied'] as const),
     reason: Type.Optional(Type.String({ maxLength: 2000 })),
+    ...IgnoredTenantIds,
   },
   { additionalProperties: false },
 );

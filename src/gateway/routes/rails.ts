@@ -7,11 +7,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
 import { EVENT_TYPES } from '../../domain/rails/events.js';
 import { principal } from '../plugins/auth.js';
-import { StringEnum } from '../schemas.js';
+import { IgnoredTenantIds, StringEnum } from '../schemas.js';
 
 const Page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  ...IgnoredTenantIds,
 };
 const TransactionsQuery = Type.Object({
   kind: Type.Optional(StringEnum(['topup', 'deposit', 'payout'] as const)),

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Id } from '../schemas.js';
+import { Id, IgnoredTenantIds } from '../schemas.js';
 
 const ProviderParams = Type.Object({ id: Id('prv') });
 
@@ -11,6 +11,7 @@ const RateBody = Type.Object({
   rating: Type.Integer({ minimum: 1, maximum: 5 }),
   raterWalletId: Id('wal'),
   raterAgentId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
 export default async function ratingRoutes(app: FastifyInstance) {
