@@ -32,8 +32,19 @@ export function generateEd25519(): Ed25519KeyPair {
 
 export class InvalidPublicKeyError extends Error {}
 
-/** Parses an ed25519 SPKI PEM; throws InvalidPublicKeyError with a reason a person can act on. */
+const PEM_LABEL = /-----BEGIN ([A-Z0-9 ]+)-----/g;
+
+/**
+ * Parses an ed25519 SPKI PEM; throws InvalidPublicKeyError with a reason a person can act on.
+ * Node derives a public key from a private one without a word, so a private key (or a file
+ * holding both halves) is refused here by its PEM label: it must never be taken for a public key.
+ */
 export function parsePublicKeyPem(pem: string): KeyObject {
+  const labels = [...pem.matchAll(PEM_LABEL)].map((m) => m[1]!);
+  if (labels.some((l) => l.includes('PRIVATE KEY'))) {
+    throw new InvalidPublicKeyError('is a private key: send only its public half ("-----BEGIN PUBLIC KEY-----", e.g. from `openssl pkey -in key.pem -pubout`)');
+  }
+  if (labels.length > 1) throw new InvalidPublicKeyError('holds more than one PEM block; send exactly one public key');
   let key: KeyObject;
   try {
     key = createPublicKey({ key: pem, format: 'pem' });

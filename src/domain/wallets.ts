@@ -51,12 +51,12 @@ export class WalletService {
     let publicKeyPem: string | null = null;
     if (input.publicKeyPem !== undefined) {
       try {
-        assertStrongPublicKey(input.publicKeyPem);
+        // stored as re-encoded from the parsed key, never as sent: nothing else the text held is kept
+        publicKeyPem = assertStrongPublicKey(input.publicKeyPem).export({ type: 'spki', format: 'pem' }).toString();
       } catch (e) {
         if (e instanceof InvalidPublicKeyError) throw validationError('publicKeyPem', e.message);
         throw e;
       }
-      publicKeyPem = input.publicKeyPem.trim() + '\n';
     } else if (input.ownerType === 'agent') {
       throw validationError('publicKeyPem', 'is required for agent wallets (the ed25519 public key that signs payment proofs)');
     }

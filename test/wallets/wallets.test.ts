@@ -19,6 +19,8 @@ const get = (path: string, apiKey: string | null = ws()) => call(t, 'GET', path,
 
 /** an ed25519 SPKI PEM whose point is the identity, of order 1 */
 const SMALL_ORDER_PEM = `-----BEGIN PUBLIC KEY-----\n${Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from('01'.padEnd(64, '0'), 'hex')]).toString('base64')}\n-----END PUBLIC KEY-----\n`;
+/** an agent's key pair, for the refusals of a private key sent as the public one */
+const AGENT = generateEd25519();
 const RSA_PEM = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
 /** Runs `fn` and asserts that no table of the database changed. */
@@ -42,6 +44,14 @@ describe('POST /v1/wallets', () => {
     await expectLedger(t.workspace, w.id as string, []);
   });
 
+  it('keeps the public key re-encoded from the parsed key, not the text as sent (nothing else the text held is stored)', async () => {
+    const pair = generateEd25519();
+    const sent = `my agent's key\n${pair.publicKeyPem.replace(/\n/g, '\r\n')}trailing words\n`;
+    const w = await t.workspace.wallets.create({ ownerType: 'agent', ownerId: 'careful', publicKeyPem: sent });
+    expect(w.publicKeyPem).toBe(pair.publicKeyPem);
+    expect((await t.workspace.wallets.get(w.id)).publicKeyPem).toBe(pair.publicKeyPem);
+  });
+
   it('creates a workspace wallet without a key', async () => {
     const w = await t.workspace.wallets.create({ ownerType: 'workspace', ownerId: 'team budget' });
     expect(w).toMatchObject({ ownerType: 'workspace', ownerId: 'team budget', publicKeyPem: null });
@@ -63,6 +73,9 @@ describe('POST /v1/wallets', () => {
     ['a small-order ed25519 key', { ownerType: 'agent', ownerId: 'a', publicKeyPem: SMALL_ORDER_PEM }, /^publicKeyPem: is a small-order ed25519 point/],
     ['a bad key on a workspace wallet too', { ownerType: 'workspace', ownerId: 'a', publicKeyPem: RSA_PEM }, /^publicKeyPem: must be an ed25519 key/],
     ['a missing ownerId', { ownerType: 'agent', publicKeyPem: generateEd25519().publicKeyPem }, /^ownerId: is required/],
+    ['a private key given as the public key', { ownerType: 'agent', ownerId: 'a', publicKeyPem: AGENT.privateKeyPem }, /^publicKeyPem: is a private key: send only its public half/],
+    ['a file with both halves', { ownerType: 'agent', ownerId: 'a', publicKeyPem: AGENT.publicKeyPem + AGENT.privateKeyPem }, /^publicKeyPem: is a private key/],
+    ['two public keys', { ownerType: 'agent', ownerId: 'a', publicKeyPem: AGENT.publicKeyPem + generateEd25519().publicKeyPem }, /^publicKeyPem: holds more than one PEM block/],
     ['a blank ownerId', { ownerType: 'workspace', ownerId: '   ' }, /^ownerId: must not be empty/],
     ['a missing ownerType', { ownerId: 'a' }, /^ownerType: is required/],
   ];
