@@ -42,6 +42,9 @@ const NPM_NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const IMMUTABLE_FIELDS = ['address', 'endpoint', 'protocol', 'toolName'] as const;
+/** The largest advertised median latency: an hour. */
+export const MAX_LATENCY_MS = 3_600_000;
+
 const EDITABLE_FIELDS = ['name', 'description', 'category', 'tags', 'priceMinor', 'currency', 'schema', 'latencyP50Ms', 'version'] as const;
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -144,9 +147,10 @@ function tagsOf(value: unknown): string[] {
   return out;
 }
 
+/** The spec's `number`: fractions allowed (12.5 ms), at most an hour. */
 function latencyOf(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw validationError('latencyP50Ms', 'must be a whole number of milliseconds, 0 or more');
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_LATENCY_MS) {
+    throw validationError('latencyP50Ms', `must be a number of milliseconds from 0 to ${MAX_LATENCY_MS}`);
   }
   return value;
 }

@@ -78,8 +78,7 @@ export class DiscoveryService {
       ...(f.category !== undefined ? { category: f.category } : {}),
       ...(f.protocol !== undefined ? { protocol: f.protocol } : {}),
       ...(f.maxPriceMinor !== undefined ? { maxPriceMinor: f.maxPriceMinor } : {}),
-      // latencies are whole milliseconds, so a fractional ceiling rounds down
-      ...(f.maxLatencyMs !== undefined ? { maxLatencyMs: Math.floor(f.maxLatencyMs) } : {}),
+      ...(f.maxLatencyMs !== undefined ? { maxLatencyMs: f.maxLatencyMs } : {}),
     });
     if (candidates.length === 0) return [];
 

@@ -37,6 +37,17 @@ describe('POST /v1/capabilities', () => {
     expect(version).toEqual({ id: expect.stringMatching(/^ver_/), endpoint: 'https://sum.example.com/run', address, version: '1', hash: sha256({ address, schema }) });
   });
 
+  it('takes a fractional latency (the spec\'s number), keeps it exactly, and discovery filters on it', async () => {
+    const { capability } = await t.provider.capabilities.publish(restInput({ name: 'Quick fractional latency', latencyP50Ms: 12.5 }));
+    expect(capability.latencyP50Ms).toBe(12.5);
+    expect((await t.provider.capabilities.get(capability.id)).capability.latencyP50Ms).toBe(12.5);
+    const edited = await t.provider.capabilities.edit(capability.id, { latencyP50Ms: 7.25 });
+    expect(edited.capability.latencyP50Ms).toBe(7.25);
+    const ids = async (maxLatencyMs: number) => (await t.workspace.discovery.search({ query: 'fractional latency', maxLatencyMs })).map((r) => r.capability.id);
+    expect(await ids(7.25)).toContain(capability.id);
+    expect(await ids(7.2)).not.toContain(capability.id);
+  });
+
   it('publishes an MCP capability with its tool name and a caller-chosen version label', async () => {
     const { capability, version } = await t.provider.capabilities.publish(
       restInput({ protocol: 'mcp', toolName: 'get_forecast', endpoint: undefined, address: { kind: 'url', url: 'https://mcp.example.com/mcp' }, version: '2026.1' }),
@@ -118,7 +129,8 @@ describe('POST /v1/capabilities', () => {
       ['a blank name', { name: '   ' }, 'name'],
       ['a missing category', { category: undefined }, 'category'],
       ['a schema that is not an object', { schema: ['type', 'object'] }, 'schema'],
-      ['a fractional latency', { latencyP50Ms: 12.5 }, 'latencyP50Ms'],
+      ['a negative latency', { latencyP50Ms: -1 }, 'latencyP50Ms'],
+      ['a latency over an hour', { latencyP50Ms: 3_600_000.5 }, 'latencyP50Ms'],
       ['an unknown field', { priceMinorr: '100' }, 'priceMinorr'],
     ];
     for (const [what, patch, field] of cases) {

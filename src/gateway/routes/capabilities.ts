@@ -7,14 +7,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
-import { capabilityView, versionView, type CapabilityPatch, type PublishInput } from '../../domain/capabilities.js';
+import { capabilityView, MAX_LATENCY_MS, versionView, type CapabilityPatch, type PublishInput } from '../../domain/capabilities.js';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
 
 const Tags = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 32 });
 const JsonSchemaObject = Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the request body or tool arguments' });
-const Latency = Type.Integer({ minimum: 0, maximum: 3_600_000, description: 'advertised median latency in milliseconds' });
+const Latency = Type.Number({ minimum: 0, maximum: MAX_LATENCY_MS, description: 'advertised median latency in milliseconds (fractions allowed)' });
 // address and endpoint are checked in the domain, whose messages name the exact field at fault
 const Address = Type.Object({ kind: StringEnum(['url', 'package'] as const) }, { additionalProperties: true });
 

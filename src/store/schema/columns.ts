@@ -20,6 +20,16 @@ export const int = customType<{ data: number; driverData: bigint | number }>({
   fromDriver: (v) => Number(v),
 });
 
+/**
+ * A measure that may have a fraction (an advertised latency in ms): a JSON number, kept as
+ * SQLite stores it (INTEGER when whole, REAL otherwise), a number in memory. Never money.
+ */
+export const measure = customType<{ data: number; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  toDriver: (v) => v,
+  fromDriver: (v) => Number(v),
+});
+
 export const bool = customType<{ data: boolean; driverData: bigint | number }>({
   dataType: () => 'integer',
   toDriver: (v) => (v ? 1n : 0n),

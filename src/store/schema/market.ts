@@ -1,5 +1,5 @@
 import { sqliteTable, text, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { int, json, minor } from './columns.js';
+import { int, json, measure, minor } from './columns.js';
 
 export type CapabilityAddress =
   | { kind: 'url'; url: string }
@@ -17,7 +17,7 @@ export const capabilities = sqliteTable('capabilities', {
   category: text('category').notNull(),
   tags: json<string[]>()('tags').notNull(),
   schema: json<Record<string, unknown> | null>()('schema'),
-  latencyP50Ms: int('latency_p50_ms'),
+  latencyP50Ms: measure('latency_p50_ms'),
   toolName: text('tool_name'),
   status: text('status', { enum: ['active', 'deprecated'] }).notNull(),
   currentVersionId: text('current_version_id').notNull(),
