@@ -81,6 +81,24 @@ describe('client-side refusals (nothing signed, nothing sent)', () => {
     }, { proofSent: false });
   });
 
+  it('takes the AbortSignal of a Request as well: an aborted Request is CANCELLED and charges nothing', async () => {
+    const a = await fundedAgent(t, '100');
+    await expectNothingCharged(a, async () => {
+      const already = new AbortController();
+      already.abort();
+      const request = new Request(`${seller.url}/forecast`, { signal: already.signal });
+      expect((await refusal(buyerFor(a).fetch(request))).code).toBe('CANCELLED');
+
+      const ac = new AbortController();
+      const abortOn402: typeof fetch = async (input, init) => {
+        const res = await sellerFetch(input, init);
+        if (res.status === 402) ac.abort();
+        return res;
+      };
+      expect((await refusal(buyerFor(a, { fetch: abortOn402 }).fetch(new Request(`${seller.url}/forecast`, { signal: ac.signal })))).code).toBe('CANCELLED');
+    }, { proofSent: false });
+  });
+
   it('lets the purchase proceed when aborted after the proof is sent', async () => {
     const a = await fundedAgent(t, '100');
     const ac = new AbortController();

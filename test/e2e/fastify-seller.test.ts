@@ -108,6 +108,25 @@ describe('a paid call', () => {
   });
 });
 
+describe('a paid call answered with a redirect', () => {
+  it('is completed on the 3xx: the buyer gets the redirect with its receipt, pays once, and does not follow it with the proof', async () => {
+    for (const [path, target] of [['/moved', 'free'], ['/moved-to-paid', 'forecast']] as const) {
+      const a = await fundedAgent(t, '1000');
+      const handledTarget = seller.log.handled[target] ?? 0;
+      const payments = seller.log.paymentsReceived;
+      const res = await buyerFor(a).fetch(`${seller.url}${path}`);
+      expect(res.status, path).toBe(302);
+      expect(res.headers.get('location')).toBe(`/${target}`);
+      expect(res.receipt).toMatchObject({ status: 'success', consumerId: a.walletId, amount: { amountMinor: '100' } });
+      expect(await verifiesIndependently(res.receipt!)).toBe(true);
+      expect(seller.log.handled[target] ?? 0).toBe(handledTarget); // not followed
+      expect(seller.log.paymentsReceived - payments).toBe(1); // the proof was sent once
+      expect((await t.workspace.wallets.balance(a.walletId)).balanceMinor).toBe('900');
+      await expectLedgerConsistent(t.workspace, a.walletId);
+    }
+  });
+});
+
 describe('a paid call whose handler fails', () => {
   it('answers the seller 4xx with a failed receipt, refunds the buyer and does not count toward the breaker', async () => {
     const a = await fundedAgent(t, '500');

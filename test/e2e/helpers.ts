@@ -164,6 +164,15 @@ export async function startFastifySeller(t: TestGateway, caps: { price100: strin
     count(log, 'free');
     return { free: true };
   });
+  // a paid call answered with a redirect: completed on the 3xx, to a free route or to another paid one
+  app.get('/moved', paidBy(caps.price100), async (_request, reply) => {
+    count(log, 'moved');
+    return reply.redirect('/free');
+  });
+  app.get('/moved-to-paid', paidBy(caps.price100), async (_request, reply) => {
+    count(log, 'moved-to-paid');
+    return reply.redirect('/forecast');
+  });
 
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;

@@ -60,15 +60,20 @@ export interface Buyer {
 
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
-/** A request that can be sent twice: a Request or a streamed body is read once, up front. */
+const isRequest = (input: unknown): input is Request => typeof Request !== 'undefined' && input instanceof Request;
+
+/**
+ * A request that can be sent twice: a Request or a streamed body is read once, up front. A
+ * Request's own signal counts like `init.signal` (init wins, as in fetch).
+ */
 async function replayable(input: string | URL | Request, init: RequestInit): Promise<{ url: string; init: RequestInit }> {
-  if (typeof Request !== 'undefined' && input instanceof Request) {
+  if (isRequest(input)) {
     const method = init.method ?? input.method;
     const headers = new Headers(input.headers);
     new Headers(init.headers).forEach((v, k) => headers.set(k, v));
     let body = init.body;
     if (body === undefined && input.body !== null && method !== 'GET' && method !== 'HEAD') body = await input.arrayBuffer();
-    return { url: input.url, init: { ...init, method, headers, ...(body !== undefined ? { body } : {}) } };
+    return { url: input.url, init: { ...init, method, headers, signal: init.signal ?? input.signal, ...(body !== undefined ? { body } : {}) } };
   }
   const body = typeof ReadableStream !== 'undefined' && init.body instanceof ReadableStream ? await new Response(init.body).arrayBuffer() : init.body;
   return { url: String(input), init: { ...init, ...(body !== undefined ? { body } : {}) } };
@@ -103,10 +108,10 @@ export function createBuyer(opts: BuyerOptions): Buyer {
 
   async function payingFetch(input: string | URL | Request, init: BuyerRequestInit = {}): Promise<PaidResponse> {
     const { maxPriceMinor, ...rest } = init;
-    const signal = rest.signal ?? undefined;
-    if (signal?.aborted) throw cancelled();
+    if ((rest.signal ?? (isRequest(input) ? input.signal : undefined))?.aborted) throw cancelled();
     if (maxPriceMinor !== undefined) ceilingOf(maxPriceMinor, 'maxPriceMinor');
     const req = await replayable(input, rest);
+    const signal = req.init.signal ?? undefined;
 
     let first: Response;
     try {
@@ -128,7 +133,10 @@ export function createBuyer(opts: BuyerOptions): Buyer {
     const headers = new Headers(req.init.headers);
     headers.set(PAYMENT_HEADER, encodeHeader(proof));
     const { signal: _s, ...paidInit } = req.init;
-    const res = await sellerFetch(req.url, { ...paidInit, headers });
+    // The proof goes to the URL that quoted it (where the first request ended up after any
+    // redirects), and a redirect of the paid call is not followed: the seller completed the
+    // call on its 3xx, whose receipt is returned, and following would send the proof again.
+    const res = await sellerFetch(first.url || req.url, { ...paidInit, headers, redirect: 'manual' });
     const bytes = new Uint8Array(await res.arrayBuffer());
     const receipt = await verifiedReceipt(res.headers.get(RECEIPT_HEADER), bytes, challenge);
     if (!receipt && res.status >= 400) {
