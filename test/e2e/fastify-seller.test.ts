@@ -108,6 +108,17 @@ describe('a paid call', () => {
   });
 });
 
+describe('onSend hooks of the route or of a child plugin that change the body', () => {
+  it('run before agentpay hashes: the receipt matches the bytes the buyer gets', async () => {
+    for (const [path, body] of [['/decorated', 'decorated\n<!-- route hook -->'], ['/child-decorated', 'child\n<!-- child hook -->']] as const) {
+      const a = await fundedAgent(t, '100');
+      const res = await buyerFor(a).fetch(`${seller.url}${path}`);
+      expect(await res.text(), path).toBe(body);
+      expect(res.receipt).toMatchObject({ status: 'success', responseHash: sha256(body) });
+    }
+  });
+});
+
 describe('a paid call answered with a redirect', () => {
   it('is completed on the 3xx: the buyer gets the redirect with its receipt, pays once, and does not follow it with the proof', async () => {
     for (const [path, target] of [['/moved', 'free'], ['/moved-to-paid', 'forecast']] as const) {

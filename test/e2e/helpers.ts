@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { expect } from 'vitest';
 import { balanceOf } from '../../src/domain/ledger.js';
@@ -163,6 +163,18 @@ export async function startFastifySeller(t: TestGateway, caps: { price100: strin
   app.get('/free', { config: { agentpay: false } }, async () => {
     count(log, 'free');
     return { free: true };
+  });
+  // onSend hooks that change the body, on the route itself and in a child plugin: agentpay still hashes last
+  app.get('/decorated', { ...paidBy(caps.price100), onSend: async (_request: unknown, reply: FastifyReply, payload: unknown) => (reply.statusCode === 200 ? `${String(payload)}\n<!-- route hook -->` : payload) }, async () => {
+    count(log, 'decorated');
+    return 'decorated';
+  });
+  await app.register(async (child) => {
+    child.addHook('onSend', async (_request, reply, payload) => (reply.statusCode === 200 ? `${String(payload)}\n<!-- child hook -->` : payload));
+    child.get('/child-decorated', paidBy(caps.price100), async () => {
+      count(log, 'child-decorated');
+      return 'child';
+    });
   });
   // a paid call answered with a redirect: completed on the 3xx, to a free route or to another paid one
   app.get('/moved', paidBy(caps.price100), async (_request, reply) => {

@@ -93,6 +93,22 @@ describe('CORS on the node adapter', () => {
   });
 });
 
+describe('CORS with per-method routes', () => {
+  it('answers the preflight of a route keyed by method ("GET /forecast") by the method it asks for', async () => {
+    const s = await startNodeSeller(t, capabilityId, { cors: { origin: '*' }, capabilityId: undefined, routes: { 'GET /forecast': capabilityId } });
+    try {
+      const pre = await fetch(`${s.url}/forecast`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-payment' } });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-headers')).toContain('x-payment');
+      expect(pre.headers.get('access-control-allow-methods')).toBe('GET');
+      expect(s.log.handled.forecast).toBeUndefined(); // the handler did not answer the preflight
+      expect((await fetch(`${s.url}/forecast`)).status).toBe(402);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('paidMiddleware in a connect-style chain', () => {
   it('calls next only after authorization and settles what the route handler sent', async () => {
     const unpaid = await fetch(`${seller.url}/mw`);

@@ -6,9 +6,11 @@
  *   app.get('/health', { config: { agentpay: false } }, async () => 'ok'); // free
  *
  * preHandler: no x-payment -> 402 with a challenge; a proof -> authorize, and only then
- * the handler. onSend (registered last, so it sees the final bytes): hash exactly the
- * serialized payload, complete or fail, add x-service-receipt and send the same buffer.
- * Plugins that rewrite the body in onSend (compression) must be registered before this one.
+ * the handler. onSend: hash exactly the serialized payload, complete or fail, add
+ * x-service-receipt and send the same buffer. That hook is appended to each route's own
+ * onSend list when the route is registered: route-level hooks run after every instance-level
+ * one (the app's and any child plugin's) and in order, so it is the last to see the body,
+ * whatever other onSend hooks the route or its plugins declare.
  */
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -98,7 +100,7 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     return reply;
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const settleOnSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const call = paid.get(request);
     if (!call) return payload;
     paid.delete(request); // settle once, even if an error handler sends again
@@ -118,6 +120,10 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     reply.removeHeader('transfer-encoding');
     decorate(request, reply);
     return body;
+  };
+  app.addHook('onRoute', (route) => {
+    const own = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+    route.onSend = [...own, settleOnSend] as typeof route.onSend;
   });
 };
 

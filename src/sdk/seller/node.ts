@@ -120,14 +120,21 @@ interface Guard {
   cors: CorsOptions | undefined;
 }
 
+/** The method a CORS preflight asks about; undefined for any other request. */
+function preflightMethod(req: IncomingMessage): string | undefined {
+  const requested = req.headers['access-control-request-method'];
+  return req.method === 'OPTIONS' && typeof requested === 'string' ? requested : undefined;
+}
+
 function guardOf(opts: NodeSellerOptions): Guard {
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
   const fixed = 'seller' in opts ? opts.capabilityId : undefined;
   return {
     seller,
     cors: opts.cors,
-    // express rewrites req.url under a mounted router; originalUrl is the path the buyer called
-    capabilityFor: (req) => fixed ?? seller.capabilityFor(req.method ?? 'GET', new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://x').pathname),
+    // express rewrites req.url under a mounted router; originalUrl is the path the buyer called.
+    // A preflight is looked up by the method it asks about, so that a 'GET /x' route answers it.
+    capabilityFor: (req) => fixed ?? seller.capabilityFor(preflightMethod(req) ?? req.method ?? 'GET', new URL((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/', 'http://x').pathname),
   };
 }
 
@@ -142,8 +149,8 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
   const capabilityId = g.capabilityFor(req);
   if (!capabilityId) return { state: 'free' };
   const origin: Record<string, string> = g.cors && req.headers.origin ? { 'access-control-allow-origin': g.cors.origin ?? '*' } : {};
-  const requested = req.headers['access-control-request-method'];
-  if (g.cors && req.method === 'OPTIONS' && typeof requested === 'string') {
+  const requested = preflightMethod(req);
+  if (g.cors && requested) {
     const h = req.headers['access-control-request-headers'];
     send(res, 204, preflightHeaders(g.cors, requested, typeof h === 'string' ? h : undefined), '');
     return { state: 'answered' };
