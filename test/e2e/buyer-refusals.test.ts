@@ -99,6 +99,18 @@ describe('client-side refusals (nothing signed, nothing sent)', () => {
     }, { proofSent: false });
   });
 
+  it('answers GATEWAY_UNAVAILABLE, nothing signed or charged, when the buyer cannot reach its gateway for the platform key', async () => {
+    const a = await fundedAgent(t, '100');
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r())); // nothing listens there now
+    await expectNothingCharged(a, async () => {
+      const e = await refusal(buyerFor(a, { gatewayUrl: `https://127.0.0.1:${port}` }).fetch(`${seller.url}/forecast`));
+      expect(e).toMatchObject({ code: 'GATEWAY_UNAVAILABLE', details: { gatewayUrl: `https://127.0.0.1:${port}` } });
+    }, { proofSent: false });
+  });
+
   it('lets the purchase proceed when aborted after the proof is sent', async () => {
     const a = await fundedAgent(t, '100');
     const ac = new AbortController();
@@ -260,19 +272,16 @@ describe('gateway refusals passed through by the seller', () => {
 
 describe('a receipt that does not match', () => {
   it('is refused with INVALID_RECEIPT when something changed the body after it was hashed', async () => {
-    const app = Fastify({ https: { cert: t.gw.tls!.cert, key: t.gw.tls!.key } });
-    await app.register(agentpaySeller, { gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, capabilityId: caps.price1 });
-    // registered after the seller plugin: runs after the hash was taken (what a misplaced compressor would do)
-    app.addHook('onSend', async (_request, _reply, payload) => (Buffer.isBuffer(payload) ? Buffer.concat([payload, Buffer.from(' ')]) : payload));
-    app.get('/thing', async () => ({ n: 1 }));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    try {
-      const a = await fundedAgent(t, '10');
-      const e = await refusal(buyerFor(a).fetch(`https://127.0.0.1:${(app.server.address() as AddressInfo).port}/thing`));
-      expect(e.code).toBe('INVALID_RECEIPT');
-      expect((e.body.receipt as { status: string }).status).toBe('success');
-    } finally {
-      await app.close();
-    }
+    // a proxy between seller and buyer that adds a byte to the paid response: the receipt's hash no longer matches
+    const tampering: typeof fetch = async (input, init) => {
+      const res = await sellerFetch(input, init);
+      if (!res.headers.has('x-service-receipt')) return res;
+      const bytes = Buffer.concat([Buffer.from(await res.arrayBuffer()), Buffer.from(' ')]);
+      return new Response(bytes, { status: res.status, headers: res.headers });
+    };
+    const a = await fundedAgent(t, '10');
+    const e = await refusal(buyerFor(a, { fetch: tampering }).fetch(`${seller.url}/cheap`));
+    expect(e.code).toBe('INVALID_RECEIPT');
+    expect((e.body.receipt as { status: string }).status).toBe('success');
   });
 });

@@ -104,7 +104,12 @@ export function createPayer(opts: PayerOptions): Payer {
         (e) => {
           keys.delete(keyId); // a network failure is not remembered
           if (e instanceof AgentpayError && e.status === 404) return null;
-          throw e;
+          if (e instanceof AgentpayError) throw e;
+          // unreachable, TLS refused, DNS: a typed error like every other refusal
+          const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+          throw new AgentpayError('GATEWAY_UNAVAILABLE', `could not reach the gateway ${opts.gatewayUrl} for platform key ${keyId} (${cause}); check gatewayUrl and ca, then retry`, {
+            details: { gatewayUrl: opts.gatewayUrl, signingKeyId: keyId },
+          });
         },
       );
       keys.set(keyId, p);
