@@ -24,10 +24,22 @@ export default class Publish extends BaseCommand<typeof Publish> {
     protocol: Flags.option({ options: PROTOCOLS, description: 'rest (an HTTP endpoint) or mcp (an MCP tool)' })(),
     price: Flags.string({ description: 'price per call in integer minor units, e.g. 150 for 1.50 USD' }),
     category: Flags.string({ description: 'category (exact match in search)' }),
-    endpoint: Flags.string({ description: 'URL buyers call', exclusive: ['package-args', 'package-command', 'package-version'] }),
+    // The address is --endpoint, or a package: --package-args with --package-version (and optionally
+    // --package-command). Declared in this order so that help reads
+    // [--endpoint | --package-args --package-version]; --endpoint with --package-command alone is
+    // refused by buildPublishInput (usage error), as before.
     'package-command': Flags.string({ description: 'launcher of a package address (only npx is approved)' }),
-    'package-args': Flags.string({ description: 'npx arguments separated by spaces, pinning an exact version, e.g. "-y @acme/tool@1.2.3"' }),
-    'package-version': Flags.string({ description: 'the exact package version the args pin, e.g. 1.2.3' }),
+    'package-args': Flags.string({
+      description: 'npx arguments separated by spaces, pinning an exact version, e.g. "-y @acme/tool@1.2.3" (with --package-version)',
+      dependsOn: ['package-version'],
+      exclusive: ['endpoint'],
+    }),
+    'package-version': Flags.string({
+      description: 'the exact package version the args pin, e.g. 1.2.3 (with --package-args)',
+      dependsOn: ['package-args'],
+      exclusive: ['endpoint'],
+    }),
+    endpoint: Flags.string({ description: 'URL buyers call', exclusive: ['package-args'] }),
     'tool-name': Flags.string({ description: 'MCP tool name (required for mcp, refused for rest)' }),
     tags: Flags.string({ description: 'comma-separated tags, e.g. summarization,nlp' }),
     'schema-file': Flags.string({ description: 'JSON Schema file of the request body or tool arguments' }),

@@ -17,7 +17,7 @@ export default class Search extends BaseCommand<typeof Search> {
     protocol: Flags.option({ options: PROTOCOLS, description: 'only rest or only mcp' })(),
     category: Flags.string({ description: 'exact category' }),
     'max-latency': Flags.integer({ description: 'ceiling on advertised median latency, in milliseconds', min: 0 }),
-    limit: Flags.integer({ description: 'at most this many results (default 20, at most 100)', min: 1 }),
+    limit: Flags.integer({ description: 'at most this many results, 1 to 100 (default 20)', min: 1, max: 100 }),
   };
 
   async run(): Promise<void> {

@@ -38,5 +38,6 @@ export default class Signup extends BaseCommand<typeof Signup> {
       profileName: f.profile,
     });
     this.out.result(outcome, () => signupText(outcome));
+    if (outcome.next) this.out.note(`Next: verify it with the token: ${outcome.next}`);
   }
 }

@@ -1,8 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
 import { askText } from '../../src/cli/prompts.js';
-import { transactionTable } from '../../src/cli/rails.js';
-import { parseAmountFlag } from '../../src/cli/wallets.js';
+import { parseUsdcAmountFlag, transactionTable } from '../../src/cli/rails.js';
 
 export default class SandboxDeposit extends BaseCommand<typeof SandboxDeposit> {
   static override summary = 'Sandbox: send USDC to one of your deposit addresses on the sandbox chain';
@@ -13,7 +12,7 @@ export default class SandboxDeposit extends BaseCommand<typeof SandboxDeposit> {
 
   async run(): Promise<void> {
     const amount = await askText({ flag: '--amount', message: 'USDC base units (1000000 = 1 USDC)', value: this.flags.amount });
-    const transaction = await this.client().sandbox.deposit(this.args.address, parseAmountFlag(amount));
+    const transaction = await this.client().sandbox.deposit(this.args.address, parseUsdcAmountFlag(amount));
     this.out.result({ transaction }, () => transactionTable([transaction]));
   }
 }

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
+import { usageError } from '../../src/cli/errors.js';
 import { settingsFields } from '../../src/cli/rails.js';
 
 const SERVICES = { screening: 'screeningDown', pricing: 'pricingDown', payouts: 'payoutsDown' } as const;
@@ -14,8 +15,12 @@ export default class SandboxOutage extends BaseCommand<typeof SandboxOutage> {
   };
 
   async run(): Promise<void> {
+    // refused rather than guessed: a bare `sandbox outage SERVICE` must never take a service down
+    if (Boolean(this.flags.down) === Boolean(this.flags.up)) {
+      throw usageError('pass exactly one of --down or --up', `agentpay sandbox outage ${this.args.service} --down (or --up)`);
+    }
     const key = SERVICES[this.args.service as keyof typeof SERVICES];
-    const settings = await this.client().sandbox.update({ [key]: !this.flags.up });
+    const settings = await this.client().sandbox.update({ [key]: Boolean(this.flags.down) });
     this.out.result({ settings }, () => settingsFields(settings));
   }
 }

@@ -53,6 +53,8 @@ export interface SignupOutcome {
   /** absent while the signup waits for its token */
   verified?: SignupVerified;
   profile?: SavedProfile;
+  /** while the signup waits for its token: the command that verifies it */
+  next?: string;
 }
 
 const notEmpty = (v: string) => (v.trim() ? true : 'required');
@@ -81,7 +83,10 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
     // a local gateway has no mail server: it appends each message to DATA_DIR/outbox.jsonl
     const local = conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local');
     const outbox = local ? { outbox: outboxPath(conn.dataDir!) } : {};
-    if (!canPrompt()) return { signup: record ?? (await client.signup.get(signupId)).signup, ...outbox };
+    if (!canPrompt()) {
+      const pending = record ?? (await client.signup.get(signupId)).signup;
+      return { signup: pending, ...outbox, next: `agentpay signup --signup-id ${pending.id} --token TOKEN` };
+    }
     const where = outbox.outbox ? `in ${outbox.outbox}` : record ? `sent to ${record.email}` : 'from the email';
     token = await askText({ flag: '--token', message: `Verification token (${where})`, validate: notEmpty });
   }
@@ -92,10 +97,8 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
 export function signupText(o: SignupOutcome): string {
   if (!o.verified) {
     const s = o.signup!;
-    return [
-      `Signup ${s.id} is ${s.status}: a verification token was sent to ${s.email}${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}.`,
-      `Verify it: agentpay signup --signup-id ${s.id} --token TOKEN`,
-    ].join('\n');
+    // the next step (o.next) is a note for people: the command prints it on stderr
+    return `Signup ${s.id} is ${s.status}: a verification token was sent to ${s.email}${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}.`;
   }
   const { tenant, apiKey } = o.verified;
   return [

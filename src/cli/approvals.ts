@@ -6,7 +6,7 @@ import { userInfo } from 'node:os';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { Approval } from '../sdk/types.js';
 import { usageError } from './errors.js';
-import { renderFields, renderTable } from './output.js';
+import { moneyText, renderFields, renderTable } from './output.js';
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'denied'] as const;
 export type Decision = 'approve' | 'deny';
@@ -57,8 +57,7 @@ export function approvalTable(approvals: readonly Approval[], empty = '(no appro
     { header: 'STATUS', get: (a) => a.status },
     { header: 'AGENT', get: (a) => a.agentId },
     { header: 'CAPABILITY', get: (a) => a.capabilityId },
-    { header: 'AMOUNT', get: (a) => a.amountMinor },
-    { header: 'CURRENCY', get: (a) => a.currency },
+    { header: 'AMOUNT', get: (a) => moneyText(a.amountMinor, a.currency) },
     { header: 'CREATED', get: (a) => a.createdAt },
     { header: 'RESOLVED BY', get: (a) => a.resolvedBy },
     { header: 'RULE', get: (a) => a.rule },

@@ -58,6 +58,11 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     return undefined;
   }
 
+  /** The API key the command used, if any: its kind decides which next step a 403 gets. */
+  protected apiKeyInUse(): string | undefined {
+    return undefined;
+  }
+
   private wantsJson(): boolean {
     const json = (this.flags as { json?: boolean } | undefined)?.json;
     return json ?? this.argv.includes('--json');
@@ -66,25 +71,32 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
   protected override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
     if (err instanceof Errors.ExitError) throw err;
     const baseUrl = this.gatewayUrl();
-    const report = describeError(err, { ...(baseUrl ? { baseUrl } : {}), command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim() });
-    this.report(report, err);
+    // the flags typed, so that a gateway message naming an API field can name the flag instead
+    const givenFlags = Object.entries((this.flags ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k]) => k);
+    const apiKey = this.apiKeyInUse();
+    const report = describeError(err, { ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(), givenFlags });
+    printReport(report, err, this.wantsJson());
     return this.exit(report.exit);
   }
+}
 
-  private report(r: Report, err: Error): void {
-    if (this.wantsJson()) {
-      process.stdout.write(JSON.stringify({ error: { code: r.code, message: r.message, details: r.details } }) + '\n');
-      if (r.bug) process.stderr.write(`${err.stack ?? err.message}\n`);
-      return;
-    }
-    const lines = [`error ${r.code}: ${r.message}`];
-    if (r.tryNext) lines.push(`Try: ${r.tryNext}`);
-    if (r.bug) {
-      lines.push('This is a bug in agentpay. Please report it with the command you ran and this output:');
-      lines.push(err.stack ?? String(err));
-    }
-    process.stderr.write(lines.join('\n') + '\n');
+/**
+ * Prints a Report: the error envelope on stdout with --json, else `error CODE: message` and the
+ * next step on stderr. Also used by the command_not_found hook, which runs outside any command.
+ */
+export function printReport(r: Report, err: Error, json: boolean): void {
+  if (json) {
+    process.stdout.write(JSON.stringify({ error: { code: r.code, message: r.message, details: r.details } }) + '\n');
+    if (r.bug) process.stderr.write(`${err.stack ?? err.message}\n`);
+    return;
   }
+  const lines = [`error ${r.code}: ${r.message}`];
+  if (r.tryNext) lines.push(`Try: ${r.tryNext}`);
+  if (r.bug) {
+    lines.push('This is a bug in agentpay. Please report it with the command you ran and this output:');
+    lines.push(err.stack ?? String(err));
+  }
+  process.stderr.write(lines.join('\n') + '\n');
 }
 
 /** A command that talks to a gateway: the global connection flags and a client. */
@@ -109,5 +121,9 @@ export abstract class BaseCommand<T extends typeof Command> extends AgentpayComm
 
   protected override gatewayUrl(): string | undefined {
     return this.conn?.baseUrl;
+  }
+
+  protected override apiKeyInUse(): string | undefined {
+    return this.conn?.apiKey;
   }
 }

@@ -20,7 +20,7 @@ import type {
   PublishedCapability,
 } from '../sdk/types.js';
 import { usageError } from './errors.js';
-import { renderFields, renderTable } from './output.js';
+import { moneyText, renderFields, renderTable } from './output.js';
 import { askChoice, askText, canPrompt } from './prompts.js';
 
 export const PROTOCOLS = ['rest', 'mcp'] as const satisfies readonly CapabilityProtocol[];
@@ -245,7 +245,7 @@ export function capabilityTable(list: readonly PublishedCapability[]): string {
     { header: 'ID', get: (p) => p.capability.id },
     { header: 'NAME', get: (p) => p.capability.name },
     { header: 'PROTOCOL', get: (p) => p.capability.protocol },
-    { header: 'PRICE', get: (p) => price(p.capability) },
+    { header: 'PRICE', get: (p) => moneyText(p.capability.priceMinor, p.capability.currency) },
     { header: 'CATEGORY', get: (p) => p.capability.category },
     { header: 'STATUS', get: (p) => p.capability.status },
     { header: 'VERSION', get: (p) => p.version.version },

@@ -89,6 +89,17 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
       conn.sources[field] = layer.source;
     }
   }
+  // --as picks a dev key of a data dir; a key from a flag, the environment or a profile ranks above
+  // ./.agentpay, and would silently win over what --as asked for
+  const keySource = conn.sources.apiKey;
+  if (flags.as && (keySource === 'flag' || keySource === 'env' || keySource === 'profile')) {
+    const from = { flag: 'the --api-key flag', env: 'AGENTPAY_API_KEY', profile: `profile "${conn.profile}"` }[keySource];
+    throw usageError(
+      `--as ${flags.as} picks a dev key of a local gateway's data dir, but the key in use comes from ${from}`,
+      `use that gateway's ${flags.as} key: --data-dir DIR --as ${flags.as} (e.g. --data-dir .agentpay)${keySource === 'flag' ? ' without --api-key' : ''}; or drop --as`,
+      { flag: '--as' },
+    );
+  }
   // A CA replaces the system's trusted roots, so a saved or local one only goes with its own
   // gateway URL; a CA given by flag or env applies to whatever gateway is used.
   const urlLayer = layers.find((l) => l.baseUrl);

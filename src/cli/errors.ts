@@ -6,6 +6,7 @@
  */
 import { Errors } from '@oclif/core';
 import { isAppError } from '../core/errors.js';
+import { DEFAULT_SCOPES } from '../domain/scopes.js';
 import { AgentpayError } from '../sdk/errors.js';
 
 /** Exit codes, documented in docs/cli.md. */
@@ -61,6 +62,10 @@ export interface ReportContext {
   baseUrl?: string;
   /** the command as typed, e.g. "agentpay wallets fund", for usage hints */
   command?: string;
+  /** the flags given on the command line (names without --), to name them instead of API fields */
+  givenFlags?: readonly string[];
+  /** the API key used; its prefix (ap_w_, ap_p_, ap_o_) says its kind */
+  apiKey?: string;
 }
 
 const NETWORK_CODES = new Set([
@@ -114,16 +119,67 @@ function connectionReport(err: unknown, ctx: ReportContext): Report | undefined 
   return undefined;
 }
 
-/** The next step for a refusal from the gateway, by its code. */
-function tryForGateway(e: AgentpayError): string | undefined {
+type KeyKind = 'workspace' | 'provider' | 'operator';
+
+/** How to use a key of that kind, for a hint. */
+const useKey = (kind: KeyKind) => `--as ${kind} (a dev gateway's key, with --data-dir DIR or ./.agentpay) or --api-key ${kind.toUpperCase()}_KEY`;
+
+/** The one kind of key that can hold a scope, or undefined when workspace and provider keys both can. */
+function onlyKindFor(scope: string): KeyKind | undefined {
+  const kinds = (['workspace', 'provider'] as const).filter((k) => (DEFAULT_SCOPES[k] as readonly string[]).includes(scope));
+  if (kinds.length === 0) return 'operator';
+  return kinds.length === 1 ? kinds[0] : undefined;
+}
+
+/** The kind of key a FORBIDDEN message says the action takes ("only a provider key can …"), if it says. */
+function kindNamed(message: string): { kind: KeyKind; own?: boolean } | undefined {
+  if (/\bonly (?:the provider itself|provider \S+ itself)\b/.test(message)) return { kind: 'provider', own: true };
+  if (/\bonly the operator\b|\boperator key\b/.test(message)) return { kind: 'operator' };
+  const m = /\b(?:only a|with a|use a|take a) (workspace|provider) key\b/.exec(message);
+  return m ? { kind: m[1] as KeyKind } : undefined;
+}
+
+const KEY_KINDS: Record<string, KeyKind> = { ap_w_: 'workspace', ap_p_: 'provider', ap_o_: 'operator' };
+
+/** The next step for a 403: which key, or which scope, the action needs. */
+function tryForForbidden(e: AgentpayError, ctx: ReportContext): string {
   const scope = typeof e.details.scope === 'string' ? e.details.scope : undefined;
+  if (scope) {
+    const only = onlyKindFor(scope);
+    const caller = ctx.apiKey ? KEY_KINDS[ctx.apiKey.slice(0, 5)] : undefined;
+    // a key of a kind that may hold the scope was only made narrower; otherwise another kind of key is needed
+    const kindMayHold = caller ? caller === 'operator' || only === undefined || only === caller : only !== 'provider' && only !== 'operator';
+    // keys create: a new key gets only scopes its kind may hold and the calling key has
+    const creating = /key cannot hold the scope/.test(e.message);
+    if (creating || !kindMayHold) {
+      return only && only !== caller
+        ? `${scope} is held only by ${only} keys: ${creating ? `create this key with one: agentpay keys create --scopes ${scope} ` : 'use one that holds it: '}${useKey(only)}`
+        : `use a key that holds ${scope} (agentpay keys list shows each key's scopes)`;
+    }
+    return `create a key with that scope: agentpay keys create --scopes ${scope}`;
+  }
+  const named = kindNamed(e.message);
+  if (named?.own) return `use the provider's own key: ${useKey('provider')}; check which key you are using: agentpay whoami`;
+  if (named) return `use a ${named.kind} key: ${useKey(named.kind)}; check which key you are using: agentpay whoami`;
+  return 'the record may belong to another tenant; check which key you are using: agentpay whoami';
+}
+
+/** The next step for 501: a sandbox-only shortcut, or something no rail of this gateway does. */
+function tryForNotSupported(e: AgentpayError): string {
+  if (/top-ups in USDC/.test(e.message)) {
+    return 'USDC is not topped up but deposited: agentpay wallets deposit-address WALLET_ID (on a sandbox gateway, then agentpay sandbox deposit ADDRESS --amount USDC_BASE_UNITS); agentpay rail providers lists what each rail takes';
+  }
+  if (/^no rail provider/.test(e.message)) return "see what this gateway's rails take: agentpay rail providers";
+  return 'this gateway has no rail for that; development shortcuts work on a sandbox gateway: npx agentpay dev';
+}
+
+/** The next step for a refusal from the gateway, by its code. */
+function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined {
   switch (e.code) {
     case 'UNAUTHORIZED':
       return 'log in with a valid key: agentpay login (or pass --api-key)';
     case 'FORBIDDEN':
-      return scope
-        ? `create a key with that scope: agentpay keys create --scopes ${scope}`
-        : 'the record may belong to another tenant; check which key you are using: agentpay whoami';
+      return tryForForbidden(e, ctx);
     case 'WALLET_NOT_FOUND':
       return 'list the wallets this key can see: agentpay wallets list';
     case 'INSUFFICIENT_FUNDS':
@@ -146,7 +202,7 @@ function tryForGateway(e: AgentpayError): string | undefined {
     case 'INVALID_CURSOR':
       return 'start from the first page (no --after), then pass the nextCursor each page prints';
     case 'NOT_SUPPORTED':
-      return 'this gateway has no rail for that; development shortcuts work on a sandbox gateway: npx agentpay dev';
+      return tryForNotSupported(e);
     case 'RATE_LIMITED':
       return 'wait a moment and retry';
     case 'INSECURE_TRANSPORT':
@@ -158,6 +214,46 @@ function tryForGateway(e: AgentpayError): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** API routes that gateway messages name, as the CLI commands that do the same. */
+const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: string }> = [
+  {
+    route: /PUT \/v1\/providers\/[^/\s]+\/payout-destination/g,
+    command: 'agentpay payouts destination set',
+    tryNext: 'register one: agentpay payouts destination set 0x… (USDC on Base) or ext_… (a bank account); or pass --destination',
+  },
+  { route: /GET \/v1\/rail\/providers/g, command: 'agentpay rail providers' },
+  { route: /POST \/v1\/wallets\/[^/\s]+\/deposit-address/g, command: 'agentpay wallets deposit-address WALLET_ID' },
+  { route: /POST \/v1\/wallets\/([^/\s]+)\/resume-provider/g, command: 'agentpay wallets resume-provider $1 --provider PROVIDER_ID' },
+  { route: /POST \/v1\/discovery\/search/g, command: 'agentpay search' },
+  { route: /POST \/v1\/accounts\/login/g, command: 'agentpay login' },
+];
+
+/**
+ * A gateway message as a CLI user reads it: the API field it names becomes the flag that
+ * was typed (`ownerId:` -> `--owner-id:`, `amountMinor:` -> `--amount:`), and API routes
+ * become the commands that do the same. The gateway's code and details stay as sent.
+ */
+function inCliTerms(e: AgentpayError, ctx: ReportContext): { message: string; flag?: string; tryNext?: string } {
+  let message = e.message;
+  let flag: string | undefined;
+  let tryNext: string | undefined;
+  const field = typeof e.details.field === 'string' ? e.details.field : undefined;
+  if (field && message.startsWith(`${field}:`)) {
+    const name = field.replace(/Minor$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    if (ctx.givenFlags?.includes(name)) {
+      flag = `--${name}`;
+      message = `${flag}${message.slice(field.length)}`;
+    }
+  }
+  for (const r of ROUTE_COMMANDS) {
+    if (!r.route.test(message)) continue;
+    r.route.lastIndex = 0;
+    message = message.replace(r.route, r.command);
+    tryNext ??= r.tryNext;
+  }
+  return { message, ...(flag ? { flag } : {}), ...(tryNext ? { tryNext } : {}) };
 }
 
 export function describeError(err: unknown, ctx: ReportContext = {}): Report {
@@ -172,12 +268,13 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
     };
   }
   if (err instanceof AgentpayError) {
-    const tryNext = tryForGateway(err);
+    const cli = inCliTerms(err, ctx);
+    const tryNext = cli.tryNext ?? tryForGateway(err, ctx) ?? (cli.flag ? help : undefined);
     const errorId = err.body.errorId;
     return {
       code: err.code,
-      message: typeof errorId === 'string' ? `${err.message} (errorId ${errorId})` : err.message,
-      details: { ...err.details, ...(err.status ? { status: err.status } : {}), ...(typeof errorId === 'string' ? { errorId } : {}) },
+      message: typeof errorId === 'string' ? `${cli.message} (errorId ${errorId})` : cli.message,
+      details: { ...err.details, ...(cli.flag ? { flag: cli.flag } : {}), ...(err.status ? { status: err.status } : {}), ...(typeof errorId === 'string' ? { errorId } : {}) },
       exit: err.status === 401 ? EXIT.UNAUTHENTICATED : EXIT.REFUSED,
       ...(tryNext ? { tryNext } : {}),
     };

@@ -122,12 +122,20 @@ function contentOf(dir: string): string[] {
   return readdirSync(dir).filter((e) => e !== '.git');
 }
 
-/** Refuses a path that is a file, or a non-empty directory unless `force`. */
+/** The path itself if it exists, else its nearest existing ancestor (what mkdir would have to go through). */
+function nearestExisting(path: string): string {
+  let p = path;
+  while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
+  return p;
+}
+
+/** Refuses a path that is a file or lies under one, or a non-empty directory unless `force`. */
 export function checkTarget(dir: string, force: boolean): void {
-  if (!existsSync(dir)) return;
-  if (!statSync(dir).isDirectory()) {
-    throw new CliError('NOT_A_DIRECTORY', `${dir} exists and is not a directory`, { tryNext: 'choose another path for the new project' });
+  const existing = nearestExisting(dir);
+  if (!statSync(existing).isDirectory()) {
+    throw new CliError('NOT_A_DIRECTORY', `${existing} exists and is not a directory`, { tryNext: 'choose another path for the new project' });
   }
+  if (existing !== dir) return;
   const entries = contentOf(dir);
   if (entries.length > 0 && !force) {
     const shown = entries.slice(0, 5).join(', ') + (entries.length > 5 ? ', ...' : '');

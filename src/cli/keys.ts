@@ -8,9 +8,11 @@ const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
 
 /** "30d", "12h", "90m", "2w", "3600s" → seconds. */
 export function parseDuration(value: string, flag = '--expires-in'): number {
-  const m = /^([1-9][0-9]*)([smhdw])$/.exec(value.trim());
+  const m = /^([0-9]+)([smhdw])$/.exec(value.trim());
   if (!m) throw usageError(`${flag}: expected a number and a unit (s, m, h, d or w), e.g. 30d; got ${JSON.stringify(value)}`);
-  return Number(m[1]) * UNIT_SECONDS[m[2] as keyof typeof UNIT_SECONDS];
+  const n = Number(m[1]);
+  if (n === 0) throw usageError(`${flag}: must be more than zero, e.g. 30d; got ${JSON.stringify(value)}`);
+  return n * UNIT_SECONDS[m[2] as keyof typeof UNIT_SECONDS];
 }
 
 /** "a,b, c" → ["a","b","c"]; unknown scopes are the gateway's to refuse (it names them). */
@@ -28,12 +30,14 @@ export interface CreateKeyOptions {
 }
 
 export async function createKey(client: AgentpayClient, opts: CreateKeyOptions): Promise<CreatedApiKey> {
-  if (opts.forAgent && opts.scopes) throw usageError('pass either --for-agent or --scopes, not both');
+  // `!== undefined`, not truthiness: an empty --scopes or --expires-in is refused, never read as
+  // "not given" (which would give the new key every scope of the caller, or no expiry)
+  if (opts.forAgent && opts.scopes !== undefined) throw usageError('pass either --for-agent or --scopes, not both');
   const input: CreateKeyInput = {
     ...(opts.name ? { name: opts.name } : {}),
-    ...(opts.scopes ? { scopes: parseScopes(opts.scopes) } : {}),
+    ...(opts.scopes !== undefined ? { scopes: parseScopes(opts.scopes) } : {}),
     ...(opts.forAgent ? { preset: 'agent' as const } : {}),
-    ...(opts.expiresIn ? { expiresInSeconds: parseDuration(opts.expiresIn) } : {}),
+    ...(opts.expiresIn !== undefined ? { expiresInSeconds: parseDuration(opts.expiresIn) } : {}),
   };
   return (await client.keys.create(input)).apiKey;
 }

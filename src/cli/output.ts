@@ -1,12 +1,25 @@
 /**
  * How results leave the CLI: JSON on stdout with --json or when stdout is not a terminal
- * (scripts, pipes, CI), aligned text tables on a terminal. Amounts are the gateway's
- * exact strings; nothing here formats or converts them. Notes for people go to stderr
- * so that stdout stays parseable.
+ * (scripts, pipes, CI), aligned text tables on a terminal. JSON keeps the gateway's exact
+ * minor-unit strings; tables show amounts with `moneyText`. Notes for people go to
+ * stderr so that stdout stays parseable.
  */
+import { CURRENCY_DECIMALS, minorToDecimal } from '../core/money.js';
+
 export interface Column<T> {
   header: string;
   get: (row: T) => unknown;
+}
+
+/**
+ * An amount as a table shows it, exact and in whole currency units: "10" USD is
+ * "0.10 USD", "5000" USDC is "0.005000 USDC". A currency whose decimals agentpay does
+ * not know stays in minor units, saying so: "10 EUR minor units".
+ */
+export function moneyText(amountMinor: string, currency: string): string {
+  const decimals = CURRENCY_DECIMALS[currency];
+  const decimal = decimals === undefined ? undefined : minorToDecimal(amountMinor, decimals);
+  return decimal === undefined ? `${amountMinor} ${currency} minor units` : `${decimal} ${currency}`;
 }
 
 function cell(v: unknown): string {

@@ -12,7 +12,11 @@ export type Decision = (typeof DECISIONS)[number];
 async function ownProviderId(client: AgentpayClient): Promise<string> {
   const me = await client.auth.whoami();
   if (me.tenant.kind !== 'provider') {
-    throw usageError(`this key belongs to a ${me.tenant.kind}, not a provider: name the provider to verify`, 'agentpay providers request-verification PRV_ID (with that provider\'s key)');
+    // naming another provider would not help: the gateway takes the request only from the provider's own key
+    throw usageError(
+      `this key belongs to a ${me.tenant.kind}, not a provider: a provider requests its own verification, with its own key`,
+      "use the provider's key: agentpay providers request-verification --as provider (a dev gateway's key, with --data-dir DIR or ./.agentpay), or --api-key PROVIDER_KEY",
+    );
   }
   return me.tenant.id;
 }

@@ -3,10 +3,11 @@
  * `rail …`, `sandbox …`): plain inputs in, API results out, plus how a person sees them.
  * Amounts stay the gateway's strings of integer minor units.
  */
+import { validationError } from '../core/errors.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { DepositAddress, Payout, PayoutDestination, RailProvider, RailTransaction, SandboxSettings, TopUpIntent } from '../sdk/client/index.js';
 import { CliError, usageError } from './errors.js';
-import { renderFields, renderTable } from './output.js';
+import { moneyText, renderFields, renderTable } from './output.js';
 import { parseAmountFlag } from './wallets.js';
 
 export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
@@ -58,6 +59,20 @@ export async function createPayout(client: AgentpayClient, input: {
     ...(input.destination ? { destination: input.destination } : {}),
     ...(input.provider ? { treasuryProviderId: input.provider } : {}),
   }, input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {});
+}
+
+/**
+ * `sandbox deposit --amount`: USDC base units (6 decimals), not cents, so a decimal such
+ * as "1.5" is refused with its exact base-unit form ("1500000"), never rounded.
+ */
+export function parseUsdcAmountFlag(value: string): string {
+  const m = /^([0-9]*)\.([0-9]+)$/.exec(value);
+  if (m) {
+    const units = m[2]!.length <= 6 ? `${m[1]}${m[2]!.padEnd(6, '0')}`.replace(/^0+(?=.)/, '') : undefined;
+    const example = units && units !== '0' ? `"${units}" is ${value} USDC` : '"1500000" is 1.5 USDC';
+    throw validationError('--amount', `must be a whole number of USDC base units (6 decimals: ${example}); got ${JSON.stringify(value)}`);
+  }
+  return parseAmountFlag(value);
 }
 
 /** `sandbox confirm ID`: a top-up (`top_…`) is confirmed by the processor, a payout (`pay_…`) by its rail. */
@@ -123,7 +138,7 @@ export function payoutTable(ps: readonly Payout[]): string {
   return renderTable(ps, [
     { header: 'ID', get: (p) => p.id },
     { header: 'STATUS', get: (p) => p.status },
-    { header: 'AMOUNT', get: (p) => p.amountMinor },
+    { header: 'AMOUNT', get: (p) => moneyText(p.amountMinor, 'USD') },
     { header: 'RAIL', get: (p) => p.rail },
     { header: 'DESTINATION', get: (p) => p.destination },
     { header: 'CREATED', get: (p) => p.createdAt },
@@ -149,8 +164,8 @@ export function transactionTable(ts: readonly RailTransaction[]): string {
     { header: 'ID', get: (x) => x.id },
     { header: 'KIND', get: (x) => x.kind },
     { header: 'STATE', get: (x) => x.state },
-    { header: 'ON RAIL', get: (x) => `${x.railAmountMinor} ${x.railCurrency}` },
-    { header: 'CREDITED USD', get: (x) => x.creditedMinor },
+    { header: 'ON RAIL', get: (x) => moneyText(x.railAmountMinor, x.railCurrency) },
+    { header: 'CREDITED', get: (x) => moneyText(x.creditedMinor, 'USD') },
     { header: 'RAIL', get: (x) => x.rail },
     { header: 'WALLET', get: (x) => x.walletId },
     { header: 'REASON', get: (x) => x.reason },

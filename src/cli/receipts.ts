@@ -2,7 +2,7 @@
 import { verifyObject } from '../core/ed25519.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { Receipt, ReceiptPage } from '../sdk/types.js';
-import { renderFields, renderTable } from './output.js';
+import { moneyText, renderFields, renderTable } from './output.js';
 
 export interface CheckedReceipt {
   receipt: Receipt;
@@ -44,7 +44,7 @@ export function receiptPageText(page: ReceiptPage, limit: number | undefined): s
     { header: 'ID', get: (r) => r.id },
     { header: 'TIME', get: (r) => r.timestamp },
     { header: 'STATUS', get: (r) => r.status },
-    { header: 'AMOUNT', get: (r) => amount(r) },
+    { header: 'AMOUNT', get: (r) => moneyText(r.amount.amountMinor, r.amount.currency) },
     { header: 'CAPABILITY', get: (r) => r.capabilityId },
     { header: 'WALLET', get: (r) => r.consumerId },
     { header: 'TRANSACTION', get: (r) => r.transactionId },

@@ -2,7 +2,7 @@
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { CapabilityProtocol, DiscoveryFilters, DiscoveryResult } from '../sdk/types.js';
 import { parsePrice } from './capabilities.js';
-import { renderTable } from './output.js';
+import { moneyText, renderTable } from './output.js';
 
 export interface SearchOptions {
   query?: string | undefined;
@@ -29,7 +29,7 @@ export function searchTable(results: readonly DiscoveryResult[]): string {
   return renderTable(results, [
     { header: 'ID', get: (r) => r.capability.id },
     { header: 'NAME', get: (r) => r.capability.name },
-    { header: 'PRICE', get: (r) => `${r.capability.priceMinor} ${r.capability.currency}` },
+    { header: 'PRICE', get: (r) => moneyText(r.capability.priceMinor, r.capability.currency) },
     { header: 'PROTOCOL', get: (r) => r.capability.protocol },
     { header: 'PROVIDER', get: (r) => `${r.provider.name}${r.provider.verified ? ' (verified)' : ''}` },
     { header: 'SCORE', get: (r) => r.score.toFixed(3) },

@@ -9,7 +9,7 @@ import { parseMinor } from '../core/money.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { Balance, LedgerEntry, Wallet } from '../sdk/types.js';
 import { CliError, usageError } from './errors.js';
-import { renderFields, renderTable } from './output.js';
+import { moneyText, renderFields, renderTable } from './output.js';
 
 export interface CreateWalletInput {
   ownerType: 'agent' | 'workspace';
@@ -107,9 +107,9 @@ export function ledgerTable(entries: readonly LedgerEntry[]): string {
   return renderTable(entries, [
     { header: 'SEQ', get: (e) => e.seq },
     { header: 'TYPE', get: (e) => e.type },
-    { header: 'AMOUNT', get: (e) => e.amountMinor },
-    { header: 'HOLD', get: (e) => e.holdMinor },
-    { header: 'BALANCE AFTER', get: (e) => e.balanceAfterMinor },
+    { header: 'AMOUNT', get: (e) => moneyText(e.amountMinor, e.currency) },
+    { header: 'HOLD', get: (e) => moneyText(e.holdMinor, e.currency) },
+    { header: 'BALANCE AFTER', get: (e) => moneyText(e.balanceAfterMinor, e.currency) },
     { header: 'TRANSACTION', get: (e) => e.transactionId },
     { header: 'CREATED', get: (e) => e.createdAt },
     { header: 'MEMO', get: (e) => e.memo },

@@ -35,6 +35,24 @@ export function formatMinor(n: Minor): string {
   return n.toString();
 }
 
+/** How many decimals each currency's minor unit has: USD cents, USDC base units. */
+export const CURRENCY_DECIMALS: Readonly<Record<string, number>> = { USD: 2, USDC: 6 };
+
+/**
+ * An integer minor-unit string as an exact decimal with `decimals` places, by string
+ * arithmetic only: ("10", 2) -> "0.10", ("-1500", 2) -> "-15.00", ("5000", 6) -> "0.005000".
+ * Returns undefined for anything that is not an integer string.
+ */
+export function minorToDecimal(minor: string, decimals: number): string | undefined {
+  const m = /^(-?)([0-9]+)$/.exec(minor);
+  if (!m || !Number.isInteger(decimals) || decimals < 0) return undefined;
+  const digits = m[2]!.replace(/^0+(?=.)/, '').padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals);
+  const frac = digits.slice(digits.length - decimals);
+  const sign = m[1] && /[1-9]/.test(digits) ? '-' : '';
+  return `${sign}${whole}${decimals ? `.${frac}` : ''}`;
+}
+
 /** Fee in basis points, rounded down to the minor unit: feeFor(100n, 300) === 3n. */
 export function feeFor(amount: Minor, feeBps: number): Minor {
   return (amount * BigInt(feeBps)) / 10_000n;

@@ -82,7 +82,7 @@ describe('search table', () => {
     }));
     const lines = searchTable(results).split('\n');
     expect(lines[0]!.split(/\s{2,}/)).toEqual(['ID', 'NAME', 'PRICE', 'PROTOCOL', 'PROVIDER', 'SCORE']);
-    expect(lines[1]!.split(/\s{2,}/)).toEqual(['cap_0', 'Cap 0', '25 USD', 'rest', 'Acme (verified)', '0.900']);
+    expect(lines[1]!.split(/\s{2,}/)).toEqual(['cap_0', 'Cap 0', '0.25 USD', 'rest', 'Acme (verified)', '0.900']);
     expect(lines[2]).toContain('cap_1');
     expect(searchTable([])).toBe('(no capabilities match)');
   });

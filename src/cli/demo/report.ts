@@ -1,5 +1,5 @@
 /** How a person reads what `agentpay demo` did: the purchases, receipts, money and balances. */
-import { renderTable } from '../output.js';
+import { moneyText, renderTable } from '../output.js';
 import type { DemoSummary, WalletMovement } from './run.js';
 
 /** Signed minor units for a movement: -100, +97, 0. */
@@ -16,7 +16,7 @@ export function demoReport(s: DemoSummary): string {
     renderTable(s.search.results, [
       { header: 'CAPABILITY', get: (r) => r.capabilityId },
       { header: 'NAME', get: (r) => r.name },
-      { header: 'PRICE', get: (r) => r.priceMinor },
+      { header: 'PRICE', get: (r) => moneyText(r.priceMinor, s.currency) },
       { header: 'SCORE', get: (r) => r.score.toFixed(3) },
     ], '(nothing found)'),
     '',
@@ -32,7 +32,7 @@ export function demoReport(s: DemoSummary): string {
     renderTable(s.receipts, [
       { header: 'RECEIPT', get: (r) => r.id },
       { header: 'STATUS', get: (r) => r.status },
-      { header: 'AMOUNT', get: (r) => `${r.amount.amountMinor} ${r.amount.currency}` },
+      { header: 'AMOUNT', get: (r) => moneyText(r.amount.amountMinor, r.amount.currency) },
       { header: 'TRANSACTION', get: (r) => r.transactionId },
       { header: 'SIGNATURE', get: (r) => (r.signatureValid ? 'valid' : 'INVALID') },
     ]),
