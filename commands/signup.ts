@@ -13,13 +13,15 @@ export default class Signup extends BaseCommand<typeof Signup> {
   static override examples = [
     '<%= config.bin %> signup',
     '<%= config.bin %> signup --kind workspace --name "Acme Research" --email ops@acme.test --password "$PASSWORD"',
+    'printf %s "$PASSWORD" | <%= config.bin %> signup --kind provider --name "Weather Co" --email ops@weather.test --password-stdin',
     '<%= config.bin %> signup --signup-id sgn_123 --token 0f3a...',
   ];
   static override flags = {
     kind: Flags.option({ options: ['workspace', 'provider'] as const, description: 'workspace (buys) or provider (sells)' })(),
     name: Flags.string({ description: 'workspace or provider name' }),
     email: Flags.string({ description: 'account email; the verification token is sent there' }),
-    password: Flags.string({ description: 'account password (asked for, hidden, when omitted on a terminal)' }),
+    password: Flags.string({ description: 'account password (asked for, hidden, when omitted on a terminal)', exclusive: ['password-stdin'] }),
+    'password-stdin': Flags.boolean({ description: 'read the password from stdin (keeps it out of the process list and shell history)' }),
     website: Flags.string({ description: "provider's website" }),
     'signup-id': Flags.string({ description: 'verify this existing signup instead of starting a new one' }),
     token: Flags.string({ description: 'verification token of --signup-id', dependsOn: ['signup-id'] }),
@@ -34,6 +36,7 @@ export default class Signup extends BaseCommand<typeof Signup> {
       name: f.name,
       email: f.email,
       password: f.password,
+      passwordStdin: f['password-stdin'],
       website: f.website,
       profileName: f.profile,
     });

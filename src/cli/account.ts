@@ -42,6 +42,8 @@ export interface SignupOptions {
   name?: string | undefined;
   email?: string | undefined;
   password?: string | undefined;
+  /** read the password from stdin instead */
+  passwordStdin?: boolean | undefined;
   website?: string | undefined;
   profileName?: string | undefined;
 }
@@ -59,6 +61,13 @@ export interface SignupOutcome {
 
 const notEmpty = (v: string) => (v.trim() ? true : 'required');
 
+/** `--password-stdin`: all of stdin but one trailing newline; empty is a usage error. */
+function passwordFromStdin(): string {
+  const password = readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+  if (!password) throw usageError('--password-stdin: stdin was empty; pipe the password in, e.g. printf %s "$PASSWORD" | agentpay …');
+  return password;
+}
+
 export async function signup(conn: Connection, opts: SignupOptions): Promise<SignupOutcome> {
   const client = makeClient(conn, { auth: false });
   let record: SignupRecord | undefined;
@@ -69,7 +78,7 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
     const kind = await askChoice({ flag: '--kind', message: 'Sign up as', value: opts.kind, choices: ['workspace', 'provider'] as const });
     const name = await askText({ flag: '--name', message: kind === 'provider' ? 'Provider name' : 'Workspace name', value: opts.name, validate: notEmpty });
     const email = await askText({ flag: '--email', message: 'Email', value: opts.email, validate: notEmpty });
-    const password = await askSecret({ flag: '--password', message: 'Password', value: opts.password, validate: notEmpty });
+    const password = opts.passwordStdin ? passwordFromStdin() : await askSecret({ flag: '--password', message: 'Password', value: opts.password, validate: notEmpty });
     const website = kind === 'provider' && opts.website === undefined && canPrompt()
       ? (await askText({ flag: '--website', message: 'Website (optional)', optional: true })) || undefined
       : opts.website;
@@ -138,7 +147,7 @@ export async function login(conn: Connection, opts: LoginOptions): Promise<Login
   let apiKey: string;
   let expiresAt: string | undefined;
   if (opts.email) {
-    const password = opts.passwordStdin ? readFileSync(0, 'utf8').replace(/\r?\n$/, '') : await askSecret({ flag: '--password', message: 'Password', value: opts.password, validate: notEmpty });
+    const password = opts.passwordStdin ? passwordFromStdin() : await askSecret({ flag: '--password', message: 'Password', value: opts.password, validate: notEmpty });
     const res = await makeClient(conn, { auth: false }).accounts.login({ email: opts.email, password });
     apiKey = res.apiKey.key;
     expiresAt = res.apiKey.expiresAt;

@@ -102,6 +102,19 @@ describe('agentpay signup', () => {
     expect(profiles(configDir).current).toBe('acme');
   });
 
+  it('reads the password from stdin with --password-stdin (out of argv), and refuses an empty stdin', async () => {
+    const configDir = tempDir();
+    const r = await cli(['signup', ...gw, '--kind', 'workspace', '--name', 'Piped Ltd', '--email', 'piped@acme.test', '--password-stdin', '--json'], { configDir, input: 'piped secret phrase\n' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(json(r).verified.tenant).toMatchObject({ kind: 'workspace', id: expect.stringMatching(/^wsp_/) });
+    const login = await cli(['login', ...gw, '--email', 'piped@acme.test', '--password-stdin', '--profile', 'piped', '--json'], { configDir, input: 'piped secret phrase' });
+    expect(login.exitCode, login.stderr).toBe(0); // the trailing newline was not part of the password
+
+    const empty = await cli(['signup', ...gw, '--kind', 'workspace', '--name', 'Empty', '--email', 'empty@acme.test', '--password-stdin', '--json'], { configDir: tempDir(), input: '' });
+    expect(empty.exitCode).toBe(2);
+    expect(json(empty).error).toMatchObject({ code: 'USAGE', message: expect.stringMatching(/^--password-stdin: stdin was empty/) });
+  });
+
   it('verifies an existing signup with --signup-id and --token; a provider gets its settlement wallet', async () => {
     const configDir = tempDir();
     const started = await t.client().signup.start({ kind: 'provider', name: 'Weather Co', email: 'api@weather.test', password: 'sunny days ahead', website: 'https://weather.test' });
