@@ -3,8 +3,9 @@
  * provider, their keys kept in DATA_DIR/dev-credentials.json (mode 0600). Later starts
  * reuse the file. The database holds only hashes of these keys.
  */
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../core/files.js';
 import { issueKey } from '../domain/api-keys.js';
 import type { DomainContext } from '../domain/context.js';
 import { createTenant, OPERATOR_TENANT_ID } from '../domain/tenants.js';
@@ -21,13 +22,6 @@ export function readDevCredentials(dataDir: string): DevCredentials | undefined 
   const p = credentialsPath(dataDir);
   if (!existsSync(p)) return undefined;
   return JSON.parse(readFileSync(p, 'utf8')) as DevCredentials;
-}
-
-function writeSecretJson(path: string, value: unknown): void {
-  const tmp = `${path}.tmp`;
-  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
 }
 
 export async function ensureDevCredentials(ctx: DomainContext, dataDir: string): Promise<DevCredentials> {
@@ -50,6 +44,6 @@ export async function ensureDevCredentials(ctx: DomainContext, dataDir: string):
       provider: { id: prv.id, apiKey: prvKey.key, walletId: prv.settlementWalletId! },
     } satisfies DevCredentials;
   });
-  writeSecretJson(credentialsPath(dataDir), creds);
+  writeFileAtomic(credentialsPath(dataDir), JSON.stringify(creds, null, 2) + '\n', { mode: 0o600 });
   return creds;
 }

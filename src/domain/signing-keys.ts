@@ -5,9 +5,10 @@
  * Instances that share the database follow each other's rotations (`startRefresh`).
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
+import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
 import { generateEd25519, signObject } from '../core/ed25519.js';
 import type { SigningKeyRecord } from '../store/repos/platform.js';
 import type { DomainContext } from './context.js';
@@ -15,6 +16,7 @@ import { Periodic } from './periodic.js';
 
 export interface PrivateKeyFiles {
   read(keyId: string): string | undefined;
+  /** Stores a new key, durably (fsynced) before it returns: the database row naming it is committed after. */
   write(keyId: string, pem: string): void;
 }
 
@@ -26,10 +28,9 @@ export function privateKeyDir(dataDir: string): PrivateKeyFiles {
       return existsSync(p) ? readFileSync(p, 'utf8') : undefined;
     },
     write(keyId, pem) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      const p = join(dir, `${keyId}.pem`);
-      writeFileSync(p, pem, { mode: 0o600, flag: 'wx' });
-      chmodSync(p, 0o600);
+      ensurePrivateDir(dir);
+      // whole or absent after a power loss, never an empty file the committed row points to; never replaces a key
+      writeFileAtomic(join(dir, `${keyId}.pem`), pem, { mode: 0o600, exclusive: true });
     },
   };
 }

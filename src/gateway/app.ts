@@ -3,7 +3,7 @@
  * transport, rate limit, auth), then one route plugin per resource. `server.ts`
  * only starts it; tests build the same app.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { randomId } from '../core/ids.js';
 import errors, { BODY_LIMIT_BYTES } from './plugins/errors.js';
 import validation from './plugins/validation.js';
@@ -43,10 +43,37 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * A URL as logged: the path, and of the query only the parameter names. A client that puts
+ * a key in a query string (`?api_key=ap_...`) must not get it into the logs; a bare
+ * parameter (`?ap_...`) could be a value, so it is redacted whole.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = url
+    .slice(q + 1)
+    .split('&')
+    .map((p) => (p.includes('=') ? `${p.slice(0, p.indexOf('='))}=[redacted]` : p === '' ? '' : '[redacted]'));
+  return `${url.slice(0, q)}?${params.join('&')}`;
+}
+
+/** What a request log line says of the request: no headers, no raw URL. */
+const requestSerializers = {
+  req: (req: FastifyRequest) => ({ id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+};
+
+/** The logger options with the request serializer added (it wins over one passed in). */
+function withSerializers(logger: BuildAppOptions['logger']): BuildAppOptions['logger'] {
+  if (!logger) return false;
+  const base = logger === true ? {} : (logger as { serializers?: Record<string, unknown> });
+  return { ...base, serializers: { ...base.serializers, ...requestSerializers } } as BuildAppOptions['logger'];
+}
+
 export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> {
   const { services } = opts;
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger: withSerializers(opts.logger),
     trustProxy: services.config.trustProxy,
     genReqId: () => randomId('request'),
     bodyLimit: BODY_LIMIT_BYTES,

@@ -2,7 +2,6 @@
  * Starts a gateway: the store, the services, one app served on an HTTPS listener
  * and on a plain listener that refuses everything with 403 INSECURE_TRANSPORT.
  */
-import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +9,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
+import { ensurePrivateDir } from '../core/files.js';
 import { randomIds, type IdGenerator } from '../core/ids.js';
 import { privateKeyDir } from '../domain/signing-keys.js';
 import { OutboxMailer, outboxPath } from '../domain/mailer.js';
@@ -64,7 +64,8 @@ export interface RunningGateway {
 
 export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
   const dataDir = resolve(opts.dataDir);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // made 0700 when new; an existing one (it may be the user's working directory) is left as it is
+  ensurePrivateDir(dataDir);
   const host = opts.host ?? '127.0.0.1';
   const config = resolveConfig(opts.config);
   // the sandbox processor signs its webhooks with a secret kept in the data directory

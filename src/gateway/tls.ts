@@ -12,12 +12,13 @@
  * certificate into its HTTPS server, so it never serves an expired one.
  */
 import { createPublicKey, webcrypto, X509Certificate } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
 import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { FastifyBaseLogger } from 'fastify';
+import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
 import { Periodic } from '../domain/periodic.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -54,20 +55,12 @@ async function exportKeyPem(key: CryptoKey): Promise<string> {
 }
 
 /**
- * Written to a temporary file and renamed over the old one, so an instance reading the
+ * Each file is replaced atomically (`writeFileAtomic`), so an instance reading the
  * directory (several can share it) never sees half a file; a key and its certificate can
  * still come from two renewals, which `leafUsable` catches (the next check reissues).
+ * Certificates are public, but like everything in the data directory they are 0600.
  */
-function writeAtomically(path: string, content: string, mode = 0o644): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, content, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
-}
-
-function writeSecret(path: string, content: string): void {
-  writeAtomically(path, content, 0o600);
-}
+const writeTlsFile = (path: string, content: string) => writeFileAtomic(path, content, { mode: 0o600 });
 
 function serialNumber(): string {
   return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
@@ -162,7 +155,7 @@ async function issueLeaf(ca: Ca, now: number): Promise<{ cert: string; key: stri
  */
 export async function ensureTls(dataDir: string, now: number = Date.now()): Promise<TlsMaterial> {
   const dir = join(dataDir, 'tls');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(dir);
   const caCertPath = join(dir, 'ca.pem');
   const caKeyPath = join(dir, 'ca-key.pem');
   const certPath = join(dir, 'server.pem');
@@ -177,13 +170,13 @@ export async function ensureTls(dataDir: string, now: number = Date.now()): Prom
 
   if (!ca) {
     const made = await createCa(now);
-    writeSecret(caKeyPath, made.keyPem);
-    writeAtomically(caCertPath, made.pem);
+    writeTlsFile(caKeyPath, made.keyPem);
+    writeTlsFile(caCertPath, made.pem);
     ca = made;
   }
   const { cert, key } = await issueLeaf(ca, now);
-  writeSecret(keyPath, key);
-  writeAtomically(certPath, cert);
+  writeTlsFile(keyPath, key);
+  writeTlsFile(certPath, cert);
   return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
 }
 

@@ -4,12 +4,12 @@
  * startGateway) without a restart: they sign with the new key and report it in
  * /health. A refresh that fails keeps the key in use, is logged, and is tried again.
  */
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { verifyObject } from '../../src/core/ed25519.js';
+import { generateEd25519, verifyObject } from '../../src/core/ed25519.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
 
@@ -57,11 +57,19 @@ describe('signing key refresh across instances sharing a database', () => {
     const { first, second, dataDir } = await twoInstances(logLines);
     const old = second.services.signingKeys.currentKeyId;
 
-    const rotated = await first.services.signingKeys.rotate();
-    // the new private half is not (yet) in this instance's keys directory
+    // another instance rotates, and the new private half is not (yet) in this keys directory:
+    // the rows are written as rotate() writes them, the file not at all (deleting it after a
+    // real rotate() would race with the 20 ms refresh, which may load it first)
+    const pair = generateEd25519();
+    const { ctx } = first.services;
+    const rotated = { id: ctx.ids.next('signingKey'), publicKeyPem: pair.publicKeyPem, status: 'current' as const, createdAt: ctx.clock.now(), retiredAt: null };
+    await ctx.store.tx(async (r) => {
+      const current = await r.signingKeys.current();
+      if (current) await r.signingKeys.retire(current.id, rotated.createdAt);
+      await r.signingKeys.insert(rotated);
+    });
     const keyFile = join(dataDir, 'keys', `${rotated.id}.pem`);
-    const pem = readFileSync(keyFile, 'utf8');
-    unlinkSync(keyFile);
+    const pem = pair.privateKeyPem;
 
     await vi.waitFor(() => expect(logLines.join('')).toContain(`private key for signing key ${rotated.id} is missing`), { timeout: 5000, interval: 20 });
     expect(logLines.join('')).toContain('signing key refresh failed');

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { migrationsDir } from '../../paths.js';
+import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
 import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys } from './tenancy.js';
 import { SqliteWallets, SqliteLedger } from './wallets.js';
@@ -54,6 +55,13 @@ export class SqliteStore implements Store {
 
   constructor(opts: SqliteStoreOptions) {
     this.maxBatch = opts.maxBatch ?? 64;
+    if (opts.path !== ':memory:' && opts.path !== '') {
+      // password hashes and emails: owner only. SQLite gives the -wal and -shm files it creates
+      // the database file's mode, so the file is made 0600 before SQLite opens it; files an
+      // older version left wider are narrowed
+      ensurePrivateFile(opts.path, { create: true });
+      for (const f of [`${opts.path}-wal`, `${opts.path}-shm`]) ensurePrivateFile(f);
+    }
     this.raw = new Database(opts.path);
     this.raw.pragma('journal_mode = WAL');
     const background = opts.path !== ':memory:' && (opts.durability ?? 'background') === 'background';
