@@ -4,7 +4,8 @@
  * DATA_DIR/tls/ca.pem is the CA to trust, and DATA_DIR/dev-credentials.json holds a
  * sandbox gateway's dev keys.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomic } from '../core/files.js';
 import { join, resolve } from 'node:path';
 import { readDevCredentials } from '../dev/bootstrap.js';
 import { CliError } from './errors.js';
@@ -24,7 +25,7 @@ export const caPath = (dataDir: string) => join(dataDir, 'tls', 'ca.pem');
 export const LOCAL_DATA_DIR = '.agentpay';
 
 export function writeGatewayFile(dataDir: string, file: GatewayFile): void {
-  writeFileSync(gatewayFilePath(dataDir), JSON.stringify(file) + '\n', { mode: 0o644 });
+  writeFileAtomic(gatewayFilePath(dataDir), JSON.stringify(file) + '\n', { mode: 0o600 });
 }
 
 /** Removes gateway.json if it is this process's (a newer gateway may have replaced it). */

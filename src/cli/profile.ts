@@ -2,7 +2,8 @@
  * Saved profiles: $AGENTPAY_CONFIG_DIR/config.json (default ~/.config/agentpay), mode
  * 0600 because it holds API keys. `current` names the profile used when none is asked for.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic, ensurePrivateDir } from '../core/files.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CliError } from './errors.js';
@@ -47,14 +48,9 @@ export function loadProfiles(env: NodeJS.ProcessEnv = process.env): ProfileFile 
 }
 
 export function saveProfiles(file: ProfileFile, env: NodeJS.ProcessEnv = process.env): void {
-  const dir = configDir(env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const path = configPath(env);
-  // write-then-rename so a crash never leaves half a file; 0600 before any key is in it
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, path);
+  ensurePrivateDir(configDir(env));
+  // whole or not at all after a crash, and 0600 before any key is in it
+  writeFileAtomic(configPath(env), JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
 }
 
 /** Saves (or replaces) a profile and makes it the current one. */

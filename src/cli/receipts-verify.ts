@@ -9,7 +9,8 @@
  * and, for a malformed receipt, the field. Failures to check at all (no gateway, an
  * unreadable file) are errors with their own exit codes, as in every command.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic, ensurePrivateDir } from '../core/files.js';
 import { join, resolve } from 'node:path';
 import { InvalidPublicKeyError, parsePublicKeyPem, verifyObject } from '../core/ed25519.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
@@ -147,10 +148,8 @@ function readCache(path: string): KeyCacheFile {
 }
 
 function writeCache(path: string, file: KeyCacheFile): void {
-  mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(file, null, 2) + '\n', { mode: 0o644 }); // public keys only
-  renameSync(tmp, path);
+  ensurePrivateDir(join(path, '..'));
+  writeFileAtomic(path, JSON.stringify(file, null, 2) + '\n', { mode: 0o644 }); // public keys only
 }
 
 /**

@@ -2,7 +2,8 @@
  * The `agentpay wallets` commands' work: plain inputs in, API results out, plus how a
  * person sees them. Amounts stay the gateway's strings of integer minor units.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomic } from '../core/files.js';
 import { resolve } from 'node:path';
 import { generateEd25519 } from '../core/ed25519.js';
 import { parseMinor } from '../core/money.js';
@@ -43,8 +44,14 @@ export async function createWallet(client: AgentpayClient, input: CreateWalletIn
       });
     }
     const pair = generateEd25519();
-    // 'wx' fails if the file appeared meanwhile; 0600 because it is the agent's spending key
-    writeFileSync(keyFile, pair.privateKeyPem, { mode: 0o600, flag: 'wx' });
+    // exclusive: fails if the file appeared meanwhile; 0600 because it is the agent's spending key;
+    // synced before its public half is registered, so a registered key is never lost to a crash
+    try {
+      writeFileAtomic(keyFile, pair.privateKeyPem, { mode: 0o600, exclusive: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      throw new CliError('KEY_FILE_EXISTS', `${keyFile} already exists; agentpay never overwrites a key file`, { tryNext: 'choose another --key-file path', details: { keyFile } });
+    }
     try {
       const wallet = await client.wallets.create({ ownerType: input.ownerType, ownerId: input.ownerId, publicKeyPem: pair.publicKeyPem });
       return { wallet, keyFile };

@@ -54,6 +54,7 @@ describe('agentpay dev --json', () => {
     const creds = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8'));
     expect(creds.workspace).toEqual(dev.ready.workspace);
     expect(JSON.parse(readFileSync(join(dataDir, 'gateway.json'), 'utf8'))).toEqual({ baseUrl: dev.ready.baseUrl, httpUrl: dev.ready.httpUrl, pid: dev.pid });
+    expect(statSync(join(dataDir, 'gateway.json')).mode & 0o777).toBe(0o600);
   });
 
   it('serves the CLI through --data-dir: a wallet is created and funded', async () => {
