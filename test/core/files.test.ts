@@ -2,24 +2,16 @@
  * src/core/files.ts: the one way secrets and state files are written (whole or not at all,
  * owner only, never through a planted symlink) and private directories and files are made.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensurePrivateDir, ensurePrivateFile, writeFileAtomic } from '../../src/core/files.js';
+import { modeOf, tempDirs } from '../helpers/temp-dirs.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'agentpay-files-'));
-  dirs.push(d);
-  return d;
-}
-
-const mode = (p: string) => statSync(p).mode & 0o777;
+const temp = tempDirs('agentpay-files-');
+afterEach(() => temp.removeAll());
+const tempDir = temp.make;
+const mode = modeOf;
 
 describe('writeFileAtomic', () => {
   it('writes the content with mode 0600 by default and leaves nothing else in the directory', () => {

@@ -5,9 +5,8 @@
  * as it is, a cut webhook secret is refused at start, temporary files never follow a
  * planted symlink, and request logs carry no query values.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -18,21 +17,16 @@ import { redactUrl } from '../../src/gateway/app.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { ensureTls } from '../../src/gateway/tls.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { modeOf, tempDirs } from '../helpers/temp-dirs.js';
 
-const dirs: string[] = [];
+const temp = tempDirs('agentpay-files-');
 const running: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const g of running.splice(0)) await g.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  temp.removeAll();
 });
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'agentpay-files-'));
-  dirs.push(d);
-  return d;
-}
-
-const mode = (p: string) => statSync(p).mode & 0o777;
+const tempDir = temp.make;
+const mode = modeOf;
 
 /** Every entry under `dir` (recursively) with its mode, as `relative path: octal`. */
 function modesUnder(dir: string, rel = ''): string[] {
