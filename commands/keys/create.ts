@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
-import { createKey, createdKeyText } from '../../src/cli/keys.js';
+import { createKey, createKeyInput, createdKeyText } from '../../src/cli/keys.js';
 
 export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
   static override summary = 'Create an API key for this tenant (the key is shown once)';
@@ -21,12 +21,14 @@ export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
   };
 
   async run(): Promise<void> {
-    const key = await createKey(this.client(), {
+    // the flags first: a usage error is reported as such, whether or not a gateway is configured
+    const input = createKeyInput({
       name: this.flags.name,
       scopes: this.flags.scopes,
       expiresIn: this.flags['expires-in'],
       forAgent: this.flags['for-agent'],
     });
+    const key = await createKey(this.client(), input);
     this.out.result({ apiKey: key }, () => createdKeyText(key));
     this.out.note('This key is shown once and cannot be retrieved again: store it now.');
   }

@@ -29,16 +29,20 @@ export interface CreateKeyOptions {
   forAgent?: boolean | undefined;
 }
 
-export async function createKey(client: AgentpayClient, opts: CreateKeyOptions): Promise<CreatedApiKey> {
+/** The request for a new key from the flags; checked before any gateway is looked for. */
+export function createKeyInput(opts: CreateKeyOptions): CreateKeyInput {
   // `!== undefined`, not truthiness: an empty --scopes or --expires-in is refused, never read as
   // "not given" (which would give the new key every scope of the caller, or no expiry)
   if (opts.forAgent && opts.scopes !== undefined) throw usageError('pass either --for-agent or --scopes, not both');
-  const input: CreateKeyInput = {
+  return {
     ...(opts.name ? { name: opts.name } : {}),
     ...(opts.scopes !== undefined ? { scopes: parseScopes(opts.scopes) } : {}),
     ...(opts.forAgent ? { preset: 'agent' as const } : {}),
     ...(opts.expiresIn !== undefined ? { expiresInSeconds: parseDuration(opts.expiresIn) } : {}),
   };
+}
+
+export async function createKey(client: AgentpayClient, input: CreateKeyInput): Promise<CreatedApiKey> {
   return (await client.keys.create(input)).apiKey;
 }
 

@@ -39,6 +39,15 @@ describe('agentpay keys create with an empty or zero value', () => {
     expect(await keyCount()).toBe(before);
   });
 
+  it('checks its flags before looking for a gateway: a bad value is a usage error even with none configured', async () => {
+    const nowhere = tempDir(); // no profile, no key, no ./.agentpay
+    for (const args of [['--scopes', ''], ['--expires-in', '0s']]) {
+      const r = await cli(['keys', 'create', ...args, '--json'], { configDir: nowhere, cwd: nowhere });
+      expect(r.exitCode, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect(json(r).error.code).toBe('USAGE');
+    }
+  });
+
   it('refuses --scopes "" together with --for-agent, creating nothing', async () => {
     const before = await keyCount();
     const r = await run('keys', 'create', '--for-agent', '--scopes', '');
