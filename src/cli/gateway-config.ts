@@ -30,19 +30,19 @@ export interface GatewayFileConfig {
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
 }
 
-type Kind = 'string' | 'integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
   port: 'port',
   httpPort: 'port-or-null',
   dataDir: 'string',
-  feeBps: 'integer',
+  feeBps: 'fee-bps',
   trustProxy: 'boolean',
   tls: 'boolean',
   devEchoTokens: 'boolean',
   logLevel: 'string',
-  tokenTtlMs: 'integer',
+  tokenTtlMs: 'positive-integer',
   rails: 'rails',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
@@ -51,8 +51,11 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
   switch (kind) {
     case 'string':
       return typeof v === 'string' && v ? undefined : 'must be a non-empty string';
-    case 'integer':
-      return Number.isInteger(v) ? undefined : 'must be an integer';
+    case 'fee-bps':
+      if (!Number.isInteger(v)) return 'must be an integer';
+      return (v as number) >= 0 && (v as number) <= 10_000 ? undefined : 'must be from 0 to 10000 (basis points: 300 = 3%)';
+    case 'positive-integer':
+      return isPositiveInteger(v) ? undefined : 'must be a positive integer';
     case 'boolean':
       return typeof v === 'boolean' ? undefined : 'must be true or false';
     case 'mode':
@@ -64,6 +67,29 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
     // falls through
     case 'port':
       return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? undefined : `must be a port number from 0 to 65535${kind === 'port-or-null' ? ', or null for none' : ''}`;
+  }
+}
+
+/** durations (ms) and counts: 0 or less would expire everything at once or refuse every request */
+const isPositiveInteger = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
+
+/**
+ * oclif reads a boolean flag's variable as true for 1/true/y/yes and as false for ANY
+ * other value, so AGENTPAY_TLS=maybe would silently mean --no-tls. Only the spellings
+ * below are accepted; an empty variable counts as unset, as oclif treats it.
+ */
+const BOOLEAN_ENV = ['AGENTPAY_TRUST_PROXY', 'AGENTPAY_TLS', 'AGENTPAY_DEV_ECHO_TOKENS'] as const;
+const ENV_TRUE = ['1', 'true', 'y', 'yes'];
+const ENV_FALSE = ['0', 'false', 'n', 'no'];
+
+export function checkBooleanEnv(env: NodeJS.ProcessEnv): void {
+  for (const name of BOOLEAN_ENV) {
+    const v = env[name];
+    if (!v || [...ENV_TRUE, ...ENV_FALSE].includes(v.toLowerCase())) continue;
+    throw new CliError('CONFIG_INVALID', `the environment variable ${name} must be true or false (or 1/0, yes/no), got ${JSON.stringify(v)}`, {
+      exit: 2,
+      details: { env: name },
+    });
   }
 }
 
@@ -82,8 +108,7 @@ export function readGatewayConfigFile(path: string): GatewayFileConfig {
       if (!value || typeof value !== 'object' || Array.isArray(value)) throw bad(key, 'must be an object');
       for (const [k, v] of Object.entries(value)) {
         if (!(RATE_FIELDS as readonly string[]).includes(k)) throw bad(`rateLimit.${k}`, `is not a setting (known: ${RATE_FIELDS.join(', ')})`);
-        const problem = Number.isInteger(v) && (v as number) > 0 ? undefined : 'must be a positive integer';
-        if (problem) throw bad(`rateLimit.${k}`, problem);
+        if (!isPositiveInteger(v)) throw bad(`rateLimit.${k}`, 'must be a positive integer');
       }
       continue;
     }
@@ -117,7 +142,8 @@ export interface GatewayStartInput {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd()): RunGatewayOptions {
+export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): RunGatewayOptions {
+  checkBooleanEnv(env);
   const file = input.config ? readGatewayConfigFile(resolve(cwd, input.config)) : {};
   const pick = <T>(flag: T | undefined, fromFile: T | undefined, fallback: T): T => (flag !== undefined ? flag : fromFile !== undefined ? fromFile : fallback);
 

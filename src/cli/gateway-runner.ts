@@ -1,7 +1,8 @@
 /**
  * Runs a gateway in this process for `agentpay dev` and `agentpay gateway start`:
  * config validated once, logs (pino) on stderr, dev credentials in sandbox mode when
- * asked, DATA_DIR/gateway.json while it runs, and a graceful stop on SIGINT/SIGTERM.
+ * asked, DATA_DIR/gateway.lock from before it opens anything until it stops (one gateway
+ * per data dir), DATA_DIR/gateway.json while it runs, and a graceful stop on SIGINT/SIGTERM.
  * The gateway itself is src/gateway/server.ts; this file only wires it to a process.
  */
 import { resolve } from 'node:path';
@@ -10,7 +11,7 @@ import { ensureDevCredentials } from '../dev/bootstrap.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { CliError, EXIT, usageError } from './errors.js';
-import { removeGatewayFile, runningGateway, writeGatewayFile } from './local-gateway.js';
+import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
 
 export interface RunGatewayOptions {
   dataDir: string;
@@ -59,14 +60,18 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
   if (!opts.tls && !config.trustProxy) {
     throw usageError('--no-tls serves plain HTTP and is only for running behind a TLS-terminating proxy; add --trust-proxy');
   }
-  const other = runningGateway(dataDir);
-  if (other && other.pid !== process.pid) {
-    throw new CliError('GATEWAY_RUNNING', `a gateway is already running on ${dataDir} (pid ${other.pid}, ${other.baseUrl})`, {
-      tryNext: 'stop it first, or use another --data-dir',
-      details: { pid: other.pid, baseUrl: other.baseUrl },
-    });
+  // before the database, keys or certificate are touched: a second gateway on this data dir
+  // would otherwise serve a certificate the CA on disk does not sign
+  const unlock = lockGatewayDataDir(dataDir);
+  try {
+    return await startLocked(dataDir, config, opts, unlock);
+  } catch (e) {
+    unlock();
+    throw e;
   }
+}
 
+async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGatewayOptions, unlock: () => void): Promise<LocalGateway> {
   const dest = pino.destination({ fd: 2, sync: true });
   const log = pino({ level: opts.logLevel, base: { pid: process.pid } }, dest);
   let gateway: RunningGateway;
@@ -107,7 +112,11 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
       // everything in flight is already durable: each money movement is one committed transaction
       stopping ??= (async () => {
         removeGatewayFile(dataDir);
-        await gateway.close();
+        try {
+          await gateway.close();
+        } finally {
+          unlock();
+        }
         log.info('gateway stopped');
       })();
       return stopping;

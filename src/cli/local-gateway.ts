@@ -2,10 +2,11 @@
  * A gateway's data directory as the CLI sees it: DATA_DIR/gateway.json says where a
  * running gateway listens (written once it is ready, removed when it stops),
  * DATA_DIR/tls/ca.pem is the CA to trust, and DATA_DIR/dev-credentials.json holds a
- * sandbox gateway's dev keys.
+ * sandbox gateway's dev keys. DATA_DIR/gateway.lock (the pid of the gateway holding it)
+ * makes sure only one gateway at a time runs on a data dir.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { writeFileAtomic } from '../core/files.js';
+import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
 import { join, resolve } from 'node:path';
 import { readDevCredentials } from '../dev/bootstrap.js';
 import { CliError } from './errors.js';
@@ -20,6 +21,7 @@ export interface GatewayFile {
 }
 
 export const gatewayFilePath = (dataDir: string) => join(dataDir, 'gateway.json');
+export const lockFilePath = (dataDir: string) => join(dataDir, 'gateway.lock');
 export const caPath = (dataDir: string) => join(dataDir, 'tls', 'ca.pem');
 /** the data dir `agentpay dev` uses when none is given, and the CLI looks for last */
 export const LOCAL_DATA_DIR = '.agentpay';
@@ -57,6 +59,65 @@ export function isAlive(pid: number): boolean {
 export function runningGateway(dataDir: string): GatewayFile | undefined {
   const f = readGatewayFile(dataDir);
   return f && isAlive(f.pid) ? f : undefined;
+}
+
+/** lock files this process holds: its own pid in a lock file is stale unless listed here */
+const heldLocks = new Set<string>();
+
+function lockHolder(path: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+function gatewayRunning(dataDir: string, pid: number | undefined): CliError {
+  const file = readGatewayFile(dataDir);
+  const baseUrl = file && file.pid === pid ? file.baseUrl : undefined;
+  return new CliError('GATEWAY_RUNNING', `a gateway is already running on ${dataDir} (pid ${pid ?? 'unknown'}, ${baseUrl ?? 'starting'})`, {
+    tryNext: `stop it first, or use another --data-dir (if no gateway runs there, remove ${lockFilePath(dataDir)})`,
+    details: { pid: pid ?? null, baseUrl: baseUrl ?? null },
+  });
+}
+
+/**
+ * Takes DATA_DIR/gateway.lock for this process, making the data dir (0700) if needed, or
+ * throws GATEWAY_RUNNING if a live gateway holds it. Exclusive creation decides between
+ * two gateways starting at once; a lock left by a crashed process (its pid is dead) is
+ * taken over once. Returns the release function (idempotent).
+ */
+export function lockGatewayDataDir(dataDir: string): () => void {
+  ensurePrivateDir(dataDir);
+  const path = lockFilePath(dataDir);
+  const take = () => writeFileAtomic(path, `${process.pid}\n`, { mode: 0o600, exclusive: true });
+  try {
+    take();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const pid = lockHolder(path);
+    // the file is always written whole, so no readable pid means someone made it by hand: keep out
+    // (a lock gone by now was just released: take it)
+    if (pid === undefined ? existsSync(path) : heldLocks.has(path) || (pid !== process.pid && isAlive(pid))) throw gatewayRunning(dataDir, pid);
+    // a crashed holder: take over, once (a second EEXIST means another start won the race)
+    rmSync(path, { force: true });
+    try {
+      take();
+    } catch (e2) {
+      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') throw gatewayRunning(dataDir, lockHolder(path));
+      throw e2;
+    }
+  }
+  heldLocks.add(path);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    heldLocks.delete(path);
+    if (lockHolder(path) === process.pid) rmSync(path, { force: true });
+  };
 }
 
 export interface LocalConnection {

@@ -41,16 +41,22 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   sweepIntervalMs: 30 * 1000,
 };
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
   const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...partial, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...partial.rateLimit } };
   if (cfg.mode !== 'sandbox' && cfg.mode !== 'production') throw new Error(`mode must be sandbox or production, got ${String(cfg.mode)}`);
   if (!Number.isInteger(cfg.feeBps) || cfg.feeBps < 0 || cfg.feeBps > 10_000) throw new Error('feeBps must be an integer from 0 to 10000');
   if (cfg.mode === 'production' && cfg.devEchoTokens) throw new Error('--dev-echo-tokens is refused in production mode');
-  for (const k of ['challengeTtlMs', 'inFlightTtlMs', 'sweepIntervalMs'] as const) {
-    if (!Number.isInteger(cfg[k]) || cfg[k] <= 0) throw new Error(`${k} must be a positive integer of milliseconds`);
+  // a duration of 0 or less would make every token or challenge expire as it is made
+  for (const k of ['tokenTtlMs', 'challengeTtlMs', 'inFlightTtlMs', 'sweepIntervalMs'] as const) {
+    if (!Number.isSafeInteger(cfg[k]) || cfg[k] <= 0) throw new Error(`${k} must be a positive integer of milliseconds`);
   }
+  // node runs a longer timer interval after 1 ms instead: the sweeper would spin
+  if (cfg.sweepIntervalMs > MAX_TIMER_MS) throw new Error(`sweepIntervalMs must be at most ${MAX_TIMER_MS}`);
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
-    if (!Number.isInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
+    if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
   }
+  if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;
 }

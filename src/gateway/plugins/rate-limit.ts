@@ -14,6 +14,23 @@ import type { GatewayConfig } from '../config.js';
 
 const KNOWN_KEYS_CACHED = 10_000;
 
+/**
+ * The 429 of a limit of `windowMs`. The window comes from the limit's own settings: the
+ * library's context only has the time left until the window resets (`after`, `ttl`).
+ */
+function rateLimitedError(windowMs: number) {
+  const window = `${windowMs / 1000} second${windowMs === 1000 ? '' : 's'}`;
+  return (_request: FastifyRequest, context: { max: number; ttl: number }): object => {
+    const retryAfterSeconds = Math.ceil(context.ttl / 1000);
+    const e = new AppError('RATE_LIMITED', `too many requests: at most ${context.max} per ${window}; retry after ${retryAfterSeconds}s`, {
+      limit: context.max,
+      retryAfterSeconds,
+    });
+    // @fastify/rate-limit throws what this returns; the error handler renders AppError
+    return e as unknown as object;
+  };
+}
+
 function limiterKey(ctx: DomainContext) {
   // hashes of keys seen in the database; revocation does not matter here (auth answers 401)
   const known = new Map<string, true>();
@@ -41,14 +58,7 @@ export default fp(async function limits(app: FastifyInstance, opts: { config: Ga
     keyGenerator: limiterKey(app.services.ctx),
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
-    errorResponseBuilder: (_request, context) => {
-      const e = new AppError('RATE_LIMITED', `too many requests: at most ${context.max} per ${context.after}; retry after ${Math.ceil(context.ttl / 1000)}s`, {
-        limit: context.max,
-        retryAfterSeconds: Math.ceil(context.ttl / 1000),
-      });
-      // @fastify/rate-limit throws what this returns; the error handler renders AppError
-      return e as unknown as object;
-    },
+    errorResponseBuilder: rateLimitedError(rl.windowMs),
   });
 });
 
@@ -60,6 +70,8 @@ export function strictRateLimit(config: GatewayConfig) {
   return {
     max: config.rateLimit.signupMax,
     timeWindow: config.rateLimit.signupWindowMs,
+    // a route's options replace the global ones, so its message names its own window
+    errorResponseBuilder: rateLimitedError(config.rateLimit.signupWindowMs),
     keyGenerator: (request: FastifyRequest) => `strict:${request.ip}`,
   };
 }
