@@ -74,7 +74,11 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const { services } = opts;
   const app = Fastify({
     logger: withSerializers(opts.logger),
-    trustProxy: services.config.trustProxy,
+    // only the proxy itself (the peer of the socket, hop 0) is trusted: the client is the address
+    // it appended to x-forwarded-for, and entries a client wrote itself come before that and are
+    // ignored, so a client cannot pick the IP the per-IP limits count. (`true` would trust every
+    // hop; a hop count makes fastify ignore x-forwarded-proto.)
+    trustProxy: services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     genReqId: () => randomId('request'),
     bodyLimit: BODY_LIMIT_BYTES,
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),

@@ -17,6 +17,7 @@ import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
+import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
 import { ensureTls, serverTlsOptions, TlsRenewal, type TlsMaterial } from './tls.js';
@@ -78,6 +79,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
 
   const store = new SqliteStore({ path: join(dataDir, 'agentpay.db'), ...(opts.durability ? { durability: opts.durability } : {}) });
   try {
+    claimDataDirMode(dataDir, config.mode, store.raw);
     const ctx = { store, clock, ids };
     await store.tx((r) => ensurePlatform(r, ctx));
     const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));

@@ -1,0 +1,29 @@
+import { Flags } from '@oclif/core';
+import { AgentpayCommand } from '../../src/cli/base-command.js';
+
+export default class GatewayOperatorKey extends AgentpayCommand<typeof GatewayOperatorKey> {
+  static override summary = "Make an operator key on the machine that holds the gateway's data directory (shown once)";
+  static override description = [
+    'Operators verify and suspend sellers and rotate the platform key. They do not sign up: an operator key is',
+    "made here, by whoever can write the gateway's data directory (the database is the gateway). A production",
+    'gateway gets its first operator this way; the gateway may be running. The key is shown once; only its hash',
+    'is stored. Revoke it with `agentpay keys revoke` using another operator key.',
+  ].join(' ');
+  static override examples = [
+    '<%= config.bin %> gateway operator-key --data-dir /var/lib/agentpay --name alice',
+    'AGENTPAY_API_KEY=$(<%= config.bin %> gateway operator-key --data-dir /var/lib/agentpay --json | jq -r .apiKey.key)',
+  ];
+  static override flags = {
+    'data-dir': Flags.string({ description: "the gateway's data directory [default: .agentpay]", env: 'AGENTPAY_DATA_DIR' }),
+    name: Flags.string({ description: 'a label for the key, e.g. who holds it [default: operator]' }),
+  };
+
+  async run(): Promise<void> {
+    const { issueOperatorKey } = await import('../../src/cli/operator-key.js');
+    const { createdKeyText } = await import('../../src/cli/keys.js');
+    const { LOCAL_DATA_DIR } = await import('../../src/cli/local-gateway.js');
+    const key = await issueOperatorKey(this.flags['data-dir'] ?? LOCAL_DATA_DIR, this.flags.name ?? 'operator');
+    this.out.result({ apiKey: key }, () => createdKeyText(key));
+    this.out.note('This operator key is shown once and cannot be retrieved again: store it now.');
+  }
+}

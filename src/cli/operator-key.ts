@@ -1,0 +1,36 @@
+/**
+ * The first (or another) operator key of a gateway, made on the machine that holds its
+ * data directory. Operators are not signed up: whoever can write the gateway's database
+ * already controls it, so that is the trust boundary for making one. Works while the
+ * gateway runs (SQLite lets a second connection write between its commits).
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { systemClock } from '../core/clock.js';
+import { randomIds } from '../core/ids.js';
+import { issueKey, keyView } from '../domain/api-keys.js';
+import { ensurePlatform, OPERATOR_TENANT_ID } from '../domain/tenants.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { CliError } from './errors.js';
+
+export async function issueOperatorKey(dataDir: string, name: string) {
+  const dir = resolve(dataDir);
+  const db = join(dir, 'agentpay.db');
+  if (!existsSync(db)) {
+    throw new CliError('DATA_DIR_NOT_FOUND', `${dir} holds no gateway database (agentpay.db)`, {
+      tryNext: `start the gateway once on it first: agentpay gateway start --data-dir ${dir}`,
+      details: { dataDir: dir },
+    });
+  }
+  const store = new SqliteStore({ path: db });
+  try {
+    const ctx = { store, clock: systemClock, ids: randomIds };
+    const issued = await store.tx(async (r) => {
+      await ensurePlatform(r, ctx);
+      return issueKey(r, ctx, { id: OPERATOR_TENANT_ID, kind: 'operator' }, { name });
+    });
+    return { key: issued.key, ...keyView(issued.record) };
+  } finally {
+    await store.close();
+  }
+}

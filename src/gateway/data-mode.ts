@@ -1,0 +1,35 @@
+/**
+ * A data directory serves one mode for its whole life. A sandbox directory holds simulated
+ * money (`fund` entries, sandbox rails) and dev keys whose values sit in a file; started in
+ * production, that money could be spent with real sellers and those keys would be operator
+ * keys. So the first start records its mode in `DATA_DIR/mode`, and a start in the other
+ * mode is refused. A directory from before the marker is sandbox if it shows sandbox traces.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { AppError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/files.js';
+import { credentialsPath } from '../dev/bootstrap.js';
+import type { GatewayConfig } from './config.js';
+
+export const modeMarkerPath = (dataDir: string) => join(dataDir, 'mode');
+
+/** Records the directory's mode on its first start; refuses a start in the other mode. */
+export function claimDataDirMode(dataDir: string, mode: GatewayConfig['mode'], db: Database.Database): void {
+  const path = modeMarkerPath(dataDir);
+  let recorded = existsSync(path) ? readFileSync(path, 'utf8').trim() : undefined;
+  if (recorded === undefined) {
+    // once per directory: a scan for sandbox credit, the only way `fund` entries are made
+    const sandboxMoney = db.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
+    recorded = existsSync(credentialsPath(dataDir)) || sandboxMoney ? 'sandbox' : mode;
+    writeFileAtomic(path, `${recorded}\n`);
+  }
+  if (recorded !== mode) {
+    throw new AppError('CONFLICT', recorded === 'sandbox'
+      ? `${dataDir} is a sandbox data directory (simulated money, dev keys) and cannot be served in production mode; give production a new --data-dir, or start this one with --mode sandbox`
+      : `${dataDir} is a production data directory and cannot be served in sandbox mode (sandbox shortcuts would create money in it); use another --data-dir for development`, {
+      dataDir, recordedMode: recorded, mode,
+    });
+  }
+}
