@@ -38,8 +38,10 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
       devEchoTokens: this.flags['dev-echo-tokens'],
       quiet: this.flags.quiet,
     });
+    // listening for SIGINT/SIGTERM before saying ready: a supervisor may stop it the moment it reads the line
+    const stopSignal = untilStopSignal(() => removeGatewayFile(dev.ready.dataDir));
     process.stdout.write((this.flags.json ? readyLine(dev.ready) : devBanner(dev.ready, dev.config.mode)) + '\n');
-    const signal = await untilStopSignal(() => removeGatewayFile(dev.ready.dataDir));
+    const signal = await stopSignal;
     dev.log.info({ signal }, 'stopping');
     await dev.stop();
     this.exit(0);

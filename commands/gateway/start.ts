@@ -63,9 +63,11 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
         signupRateLimitWindowMs: f['signup-rate-limit-window-ms'],
       }),
     );
+    // listening for SIGINT/SIGTERM before saying ready: a supervisor may stop it the moment it reads the line
+    const stopSignal = untilStopSignal(() => removeGatewayFile(gw.ready.dataDir));
     if (f.json) process.stdout.write(readyLine(gw.ready) + '\n');
     else process.stdout.write(`agentpay gateway (${gw.config.mode}) listening on ${gw.ready.baseUrl}${gw.ready.httpUrl ? ` (plain HTTP ${gw.ready.httpUrl})` : ''}\n`);
-    const signal = await untilStopSignal(() => removeGatewayFile(gw.ready.dataDir));
+    const signal = await stopSignal;
     gw.log.info({ signal }, 'stopping');
     await gw.stop();
     this.exit(0);
