@@ -6,6 +6,7 @@
  */
 import { Errors } from '@oclif/core';
 import { isAppError } from '../core/errors.js';
+import { keyKindOf } from '../domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../domain/scopes.js';
 import { AgentpayError } from '../sdk/errors.js';
 
@@ -139,14 +140,13 @@ function kindNamed(message: string): { kind: KeyKind; own?: boolean } | undefine
   return m ? { kind: m[1] as KeyKind } : undefined;
 }
 
-const KEY_KINDS: Record<string, KeyKind> = { ap_w_: 'workspace', ap_p_: 'provider', ap_o_: 'operator' };
 
 /** The next step for a 403: which key, or which scope, the action needs. */
 function tryForForbidden(e: AgentpayError, ctx: ReportContext): string {
   const scope = typeof e.details.scope === 'string' ? e.details.scope : undefined;
   if (scope) {
     const only = onlyKindFor(scope);
-    const caller = ctx.apiKey ? KEY_KINDS[ctx.apiKey.slice(0, 5)] : undefined;
+    const caller = ctx.apiKey ? keyKindOf(ctx.apiKey) : undefined;
     // a key of a kind that may hold the scope was only made narrower; otherwise another kind of key is needed
     const kindMayHold = caller ? caller === 'operator' || only === undefined || only === caller : only !== 'provider' && only !== 'operator';
     // keys create: a new key gets only scopes its kind may hold and the calling key has

@@ -13,6 +13,11 @@ import { DEFAULT_SCOPES, isScope, type Scope } from './scopes.js';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KIND_LETTER = { workspace: 'w', provider: 'p', operator: 'o' } as const;
 
+/** The kind of tenant a key belongs to, read from its prefix (`ap_w_…`); undefined for anything else. */
+export function keyKindOf(key: string): keyof typeof KIND_LETTER | undefined {
+  return (Object.keys(KIND_LETTER) as Array<keyof typeof KIND_LETTER>).find((k) => key.startsWith(`ap_${KIND_LETTER[k]}_`));
+}
+
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }

@@ -54,14 +54,6 @@ async function exportKeyPem(key: CryptoKey): Promise<string> {
   return `-----BEGIN PRIVATE KEY-----\n${der.toString('base64').replace(/.{64}/g, '$&\n').replace(/\n?$/, '\n')}-----END PRIVATE KEY-----\n`;
 }
 
-/**
- * Each file is replaced atomically (`writeFileAtomic`), so an instance reading the
- * directory (several can share it) never sees half a file; a key and its certificate can
- * still come from two renewals, which `leafUsable` catches (the next check reissues).
- * Certificates are public, but like everything in the data directory they are 0600.
- */
-const writeTlsFile = (path: string, content: string) => writeFileAtomic(path, content, { mode: 0o600 });
-
 function serialNumber(): string {
   return Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1');
 }
@@ -170,13 +162,16 @@ export async function ensureTls(dataDir: string, now: number = Date.now()): Prom
 
   if (!ca) {
     const made = await createCa(now);
-    writeTlsFile(caKeyPath, made.keyPem);
-    writeTlsFile(caCertPath, made.pem);
+    // each file replaced atomically, so an instance reading the directory (several can share it)
+    // never sees half a file; a key and its certificate from two renewals are caught by leafUsable.
+    // Certificates are public, but like everything in the data directory they are 0600 (the default).
+    writeFileAtomic(caKeyPath, made.keyPem);
+    writeFileAtomic(caCertPath, made.pem);
     ca = made;
   }
   const { cert, key } = await issueLeaf(ca, now);
-  writeTlsFile(keyPath, key);
-  writeTlsFile(certPath, cert);
+  writeFileAtomic(keyPath, key);
+  writeFileAtomic(certPath, cert);
   return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
 }
 
