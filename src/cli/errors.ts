@@ -105,10 +105,12 @@ function connectionReport(err: unknown, ctx: ReportContext): Report | undefined 
     };
   }
   const net = codes.find((c) => NETWORK_CODES.has(c));
-  // fetch reports every network failure as TypeError "fetch failed", some without a code (e.g. "bad port")
+  // fetch reports every network failure as TypeError "fetch failed", some without a code (e.g. "bad port");
+  // the SDK's client as GATEWAY_UNAVAILABLE with no status and the network error as its cause
   const fetchFailed = err instanceof TypeError && err.message === 'fetch failed';
-  if (net || fetchFailed) {
-    const cause = net ?? ((err as { cause?: { message?: string } }).cause?.message || 'network error');
+  const sdkUnreachable = err instanceof AgentpayError && err.code === 'GATEWAY_UNAVAILABLE' && err.status === undefined;
+  if (net || fetchFailed || sdkUnreachable) {
+    const cause = net ?? (sdkUnreachable ? String(err.details.cause ?? 'network error') : (err as { cause?: { message?: string } }).cause?.message || 'network error');
     return {
       code: 'GATEWAY_UNREACHABLE',
       message: `cannot reach the gateway${where} (${cause})`,
@@ -268,6 +270,8 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
     };
   }
   if (err instanceof AgentpayError) {
+    const conn = err.status === undefined ? connectionReport(err, ctx) : undefined;
+    if (conn) return conn;
     const cli = inCliTerms(err, ctx);
     const tryNext = cli.tryNext ?? tryForGateway(err, ctx) ?? (cli.flag ? help : undefined);
     const errorId = err.body.errorId;

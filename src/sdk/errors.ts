@@ -10,8 +10,8 @@ export class AgentpayError extends Error {
   /** top-level fields of the error body besides `error` (approvalId, challenge, errorId) */
   readonly body: Record<string, unknown>;
 
-  constructor(code: string, message: string, opts: { status?: number; details?: Record<string, unknown>; body?: Record<string, unknown> } = {}) {
-    super(message);
+  constructor(code: string, message: string, opts: { status?: number; details?: Record<string, unknown>; body?: Record<string, unknown>; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'AgentpayError';
     this.code = code;
     this.status = opts.status;

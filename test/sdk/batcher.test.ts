@@ -63,7 +63,7 @@ describe('GatewayBatcher', () => {
     // at most maxOperations per request: the three that waited went as a batch of 2, then 1 alone
     expect(log.slice(-3)).toEqual([{ path: '/v1/x402/challenge' }, { path: '/v1/x402/batch', operations: 2 }, { path: '/v1/x402/challenge' }]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
-    for (const o of outcomes.slice(1, 3)) expect(o).toMatchObject({ reason: { name: 'TypeError', message: 'fetch failed' } });
+    for (const o of outcomes.slice(1, 3)) expect(o).toMatchObject({ reason: { name: 'AgentpayError', code: 'GATEWAY_UNAVAILABLE', status: undefined } });
   });
 
   it('falls back to one request per operation, for good, when the gateway has no batch route', async () => {

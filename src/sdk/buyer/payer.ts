@@ -104,11 +104,12 @@ export function createPayer(opts: PayerOptions): Payer {
         (e) => {
           keys.delete(keyId); // a network failure is not remembered
           if (e instanceof AgentpayError && e.status === 404) return null;
-          if (e instanceof AgentpayError) throw e;
-          // unreachable, TLS refused, DNS: a typed error like every other refusal
-          const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
+          if (!(e instanceof AgentpayError) || e.code !== 'GATEWAY_UNAVAILABLE' || e.status !== undefined) throw e;
+          // unreachable, TLS refused, DNS: said in terms of what the buyer was doing
+          const cause = String(e.details.cause ?? e.message);
           throw new AgentpayError('GATEWAY_UNAVAILABLE', `could not reach the gateway ${opts.gatewayUrl} for platform key ${keyId} (${cause}); check gatewayUrl and ca, then retry`, {
             details: { gatewayUrl: opts.gatewayUrl, signingKeyId: keyId },
+            cause: e.cause,
           });
         },
       );

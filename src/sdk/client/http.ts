@@ -72,7 +72,13 @@ export class HttpClient {
       body = JSON.stringify(opts.body);
     }
     const send = await this.transport;
-    const res = await send(method, url, headers, body, opts.signal);
+    let res: Awaited<ReturnType<Transport>>;
+    try {
+      res = await send(method, url, headers, body, opts.signal);
+    } catch (error) {
+      if (opts.signal?.aborted) throw error;
+      throw unreachable(url, error);
+    }
     const text = res.text;
     let parsed: unknown = undefined;
     if (text) {
@@ -102,6 +108,33 @@ export function toError(res: RawResponse): AgentpayError {
   return new AgentpayError('HTTP_ERROR', `HTTP ${res.status}`, { status: res.status, body: b });
 }
 
+/**
+ * The request never got an answer (refused, reset, DNS, TLS): a typed error like every refusal,
+ * with no status and the network error as its `cause`. Nothing reached the gateway's handlers
+ * that the caller can rely on, so a retry is the caller's call (payment operations are idempotent).
+ */
+function unreachable(url: URL, error: unknown): AgentpayError {
+  const reason = networkReason(error);
+  return new AgentpayError('GATEWAY_UNAVAILABLE', `could not reach the gateway at ${url.origin} (${reason}); check its address and that it is running, then retry`, {
+    details: { url: url.origin, cause: reason },
+    cause: error,
+  });
+}
+
+/** The most telling part of a network error: the socket's code (ECONNREFUSED, a TLS code) or its message. */
+function networkReason(error: unknown): string {
+  let e: unknown = error;
+  let message: string | undefined;
+  for (let depth = 0; e && typeof e === 'object' && depth < 6; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'ERR_INVALID_STATE') return code;
+    const m = (e as { message?: unknown }).message;
+    if (typeof m === 'string' && m && m !== 'fetch failed') message ??= m;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return message ?? 'network error';
+}
+
 function fetchTransport(f: Promise<typeof fetch>): Transport {
   return async (method, url, headers, body, signal) => {
     const res = await (await f)(url, { method, headers, body, signal });
@@ -109,7 +142,7 @@ function fetchTransport(f: Promise<typeof fetch>): Transport {
   };
 }
 
-/** undici's request() with a keep-alive pool (and the CA, if any); failures look like fetch's. */
+/** undici's request() with a keep-alive pool (and the CA, if any). */
 async function undiciTransport(ca: string | undefined): Promise<Transport> {
   const { Agent, request } = await import('undici');
   // A bounded pool: under a burst, requests queue for a warm connection instead of each
@@ -122,7 +155,7 @@ async function undiciTransport(ca: string | undefined): Promise<Transport> {
       res = await request(url, { method: method as 'GET', headers, body, signal, dispatcher });
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error;
-      throw Object.assign(new TypeError('fetch failed'), { cause: error });
+      throw error;
     }
     const text = await res.body.text();
     const h = new Headers();

@@ -136,7 +136,8 @@ function unavailable(stage: string): ImmediateAnswer {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Worth retrying: the request may not have arrived, or the gateway had a moment. */
-const transient = (e: unknown) => !(e instanceof AgentpayError) || (e.status ?? 0) >= 500 || e.status === 429;
+const transient = (e: unknown) =>
+  !(e instanceof AgentpayError) || e.code === 'GATEWAY_UNAVAILABLE' || (e.status ?? 0) >= 500 || e.status === 429;
 
 export function createSellerPayments(opts: SellerOptions): SellerPayments {
   const client = new AgentpayClient({ baseUrl: opts.gatewayUrl, apiKey: opts.apiKey, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
