@@ -3,20 +3,20 @@
  *
  * Candidates: every discoverable capability that passes the filters (category exact, protocol,
  * price ceiling, latency ceiling). With a query, only those the full-text index matches, best
- * BM25 first, up to MATCH_CEILING of them.
+ * BM25 first, up to MATCH_CEILING of them (counted among those that pass the rest).
  *
  * Each signal is normalised to 0..1 within the candidate set, then weighted (WEIGHTS):
  * - relevance:    BM25 of the query against name, description, tags and category, as a share
  *                 of the best match's (best = 1); without a query 0.5 for all (neutral)
  * - price:        cheapest price / this price (cheapest = 1, twice the price = 0.5)
- * - latency:      fastest advertised p50 / this p50 (fastest = 1); unknown = 0.5 (neutral)
+ * - latency:      fastest advertised p50 / this p50 (fastest = 1; under 1 ms counts as 1 ms); unknown = 0.5 (neutral)
  * - reputation:   the seller's reputation (src/domain/reputation.ts)
  * - verification: 1 for a verified seller; every discoverable seller is verified today, so it
  *                 only matters once unverified listings can be shown
  * Scores and signals are rounded to 4 decimals; equal scores are ordered by capability id.
  * Amounts are divided as numbers only to rank: they are exact below 2^53, and MAX_MINOR is 10^15.
  */
-import { parseMinor } from '../core/money.js';
+import { MAX_MINOR, parseMinor } from '../core/money.js';
 import type { Repos } from '../store/store.js';
 import type { Capability } from '../store/repos/market.js';
 import type { DomainContext } from './context.js';
@@ -27,7 +27,7 @@ import { capabilityView, type Protocol } from './capabilities.js';
 export const WEIGHTS = { relevance: 0.5, price: 0.2, latency: 0.1, reputation: 0.15, verification: 0.05 } as const;
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
-/** how many full-text matches are considered before the other filters */
+/** how many full-text matches are considered (among the listings that pass the filters) */
 export const MATCH_CEILING = 1000;
 const NEUTRAL = 0.5;
 
@@ -44,6 +44,12 @@ export type Signals = Record<keyof typeof WEIGHTS, number>;
 
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
+/** A price ceiling; one above the largest amount any listing can have is no ceiling, not an error. */
+function priceCeiling(value: unknown): bigint {
+  if (typeof value === 'string' && /^[0-9]+$/.test(value) && BigInt(value) > MAX_MINOR) return MAX_MINOR;
+  return parseMinor(value, 'maxPriceMinor', { allowZero: true });
+}
+
 /** A query with no letters or digits searches nothing, so it filters nothing either. */
 const hasWords = (q: string | undefined): q is string => q !== undefined && /[\p{L}\p{N}]/u.test(q);
 
@@ -57,7 +63,7 @@ export class DiscoveryService {
   constructor(private ctx: DomainContext) {}
 
   async search(filters: SearchFilters) {
-    const maxPriceMinor = filters.maxPriceMinor === undefined ? undefined : parseMinor(filters.maxPriceMinor, 'maxPriceMinor', { allowZero: true });
+    const maxPriceMinor = filters.maxPriceMinor === undefined ? undefined : priceCeiling(filters.maxPriceMinor);
     const limit = Math.min(Math.max(1, Math.floor(filters.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
     return this.ctx.store.read(async (r) => {
       const results = await this.rank(r, { ...filters, maxPriceMinor });
@@ -66,20 +72,21 @@ export class DiscoveryService {
   }
 
   private async rank(r: Repos, f: Omit<SearchFilters, 'maxPriceMinor'> & { maxPriceMinor: bigint | undefined }) {
-    let bm25: Map<string, number> | undefined;
-    if (hasWords(f.query)) {
-      const matches = await r.capabilitySearch.match(f.query, MATCH_CEILING);
-      if (matches.length === 0) return [];
-      // SQLite reports BM25 negated (lower is better); flip it so that higher is better
-      bm25 = new Map(matches.map((m) => [m.capabilityId, Math.max(0, -m.rank)]));
-    }
-    const candidates = await r.capabilities.listDiscoverable({
-      ...(bm25 ? { ids: [...bm25.keys()] } : {}),
+    const filter = {
       ...(f.category !== undefined ? { category: f.category } : {}),
       ...(f.protocol !== undefined ? { protocol: f.protocol } : {}),
       ...(f.maxPriceMinor !== undefined ? { maxPriceMinor: f.maxPriceMinor } : {}),
       ...(f.maxLatencyMs !== undefined ? { maxLatencyMs: f.maxLatencyMs } : {}),
-    });
+    };
+    let bm25: Map<string, number> | undefined;
+    if (hasWords(f.query)) {
+      // the ceiling counts only listings that pass the filters and could be shown
+      const matches = await r.capabilitySearch.match(f.query, MATCH_CEILING, filter);
+      if (matches.length === 0) return [];
+      // SQLite reports BM25 negated (lower is better); flip it so that higher is better
+      bm25 = new Map(matches.map((m) => [m.capabilityId, Math.max(0, -m.rank)]));
+    }
+    const candidates = await r.capabilities.listDiscoverable({ ...(bm25 ? { ids: [...bm25.keys()] } : {}), ...filter });
     if (candidates.length === 0) return [];
 
     const versions = new Map((await r.capabilityVersions.getMany(candidates.map((c) => c.currentVersionId))).map((v) => [v.id, v]));
@@ -91,10 +98,19 @@ export class DiscoveryService {
       if (t) sellers.set(id, t);
     }
 
-    const bestRelevance = bm25 ? Math.max(...candidates.map((c) => bm25.get(c.id) ?? 0)) : 0;
-    const cheapest = Math.max(1, Math.min(...candidates.map((c) => Number(c.priceMinor))));
-    const known = candidates.map((c) => c.latencyP50Ms).filter((l): l is number => l !== null);
-    const fastest = known.length ? Math.max(1, Math.min(...known)) : 1;
+    // loops, not Math.min(...list): spreading a large candidate list overflows the call stack
+    let bestRelevance = 0;
+    let cheapest = Infinity;
+    let fastest = Infinity;
+    for (const c of candidates) {
+      if (bm25) bestRelevance = Math.max(bestRelevance, bm25.get(c.id) ?? 0);
+      cheapest = Math.min(cheapest, Number(c.priceMinor));
+      if (c.latencyP50Ms !== null) fastest = Math.min(fastest, c.latencyP50Ms);
+    }
+    // prices under 1 minor unit and latencies under 1 ms count as 1: no division by zero, and
+    // below a millisecond an advertised median says nothing a buyer could notice
+    cheapest = Math.max(1, cheapest);
+    fastest = Number.isFinite(fastest) ? Math.max(1, fastest) : 1;
 
     const scored = candidates.map((c) => {
       const seller = sellers.get(c.providerId)!;

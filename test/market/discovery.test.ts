@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEIGHTS } from '../../src/domain/discovery.js';
+import { MATCH_CEILING, WEIGHTS } from '../../src/domain/discovery.js';
 import type { DiscoveryResult } from '../../src/sdk/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { addRatings, expectRefused, packageAddress, restInput, sampleCapability } from './helpers.js';
@@ -229,6 +229,40 @@ describe('POST /v1/discovery/search', () => {
     expect(ids(await t.workspace.discovery.search({ category }))).toEqual([live.capability.id]);
     // the same for a seller's own key
     expect(ids(await pending.client.discovery.search({ category }))).toEqual([live.capability.id]);
+  });
+
+  it('counts only listings it could show toward the best 1000 matches: a crowd of stuffed listings hides no real one', async () => {
+    const word = `zq${randomBytes(4).toString('hex')}`;
+    const category = freshCategory();
+    const real = await t.provider.capabilities.publish(restInput({ category, name: `${word} service`, description: 'the real one' }));
+    /** 1000 listings that match the word far better than the real one (MATCH_CEILING is 1000). */
+    const crowd = async (seller: { client: TestGateway['provider'] }, over: Partial<Parameters<typeof restInput>[0]>) => {
+      for (let i = 0; i < MATCH_CEILING; i += 50) {
+        await Promise.all(Array.from({ length: 50 }, () => seller.client.capabilities.publish(restInput({ name: `${word} ${word} ${word}`, description: `${word} ${word}`, tags: [word], ...over }))));
+      }
+    };
+    // an unverified seller's listings are not shown, so they cannot take the real one's place
+    await crowd(await t.newProvider({ verified: false }), { category });
+    expect(ids(await t.workspace.discovery.search({ query: word }))).toEqual([real.capability.id]);
+    // neither can listings the filters leave out (another category), though their seller is verified
+    await crowd(await t.newProvider(), { category: freshCategory() });
+    expect(ids(await t.workspace.discovery.search({ query: word, category }))).toEqual([real.capability.id]);
+  }, 60_000);
+
+  it('treats a price ceiling above the largest amount as no ceiling, and refuses one that is not an amount', async () => {
+    const category = freshCategory();
+    const { capability } = await t.provider.capabilities.publish(restInput({ category }));
+    expect(ids(await t.workspace.discovery.search({ category, maxPriceMinor: '9999999999999999' }))).toEqual([capability.id]);
+    await expectRefused(t.workspace.discovery.search({ category, maxPriceMinor: '1.5' }), 400, 'VALIDATION_FAILED');
+  });
+
+  it('counts advertised latencies under 1 ms as 1 ms when it compares them', async () => {
+    const category = freshCategory();
+    const zero = await t.provider.capabilities.publish(restInput({ category, latencyP50Ms: 0 }));
+    const half = await t.provider.capabilities.publish(restInput({ category, latencyP50Ms: 0.5 }));
+    const two = await t.provider.capabilities.publish(restInput({ category, latencyP50Ms: 2 }));
+    const latency = new Map((await t.workspace.discovery.search({ category })).map((r) => [r.capability.id, r.scoreBreakdown.latency]));
+    expect([latency.get(zero.capability.id), latency.get(half.capability.id), latency.get(two.capability.id)]).toEqual([1, 1, 0.5]);
   });
 
   it('is open to provider keys too (discovery:read), and refuses a key without the scope', async () => {

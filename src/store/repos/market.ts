@@ -35,8 +35,12 @@ export interface CapabilityVersionRepo {
 export interface CapabilitySearchRepo {
   upsert(doc: { capabilityId: string; name: string; description: string; tags: string[]; category: string }): Promise<void>;
   remove(capabilityId: string): Promise<void>;
-  /** matches for a free-text query, best first; `rank` is BM25 (lower is better, as SQLite reports it) */
-  match(query: string, limit: number): Promise<{ capabilityId: string; rank: number }[]>;
+  /**
+   * The best `limit` matches for a free-text query among the listings discovery may show (active,
+   * of a verified active seller, passing `filter`), best first; `rank` is BM25 (lower is better, as
+   * SQLite reports it)
+   */
+  match(query: string, limit: number, filter?: Omit<DiscoverableFilter, 'ids'>): Promise<{ capabilityId: string; rank: number }[]>;
 }
 
 export interface VerificationRequestRepo {

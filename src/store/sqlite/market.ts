@@ -19,19 +19,27 @@ export class SqliteCapabilities implements CapabilityRepo {
     return this.db.select().from(capabilities).where(eq(capabilities.providerId, providerId)).orderBy(asc(capabilities.createdAt), asc(capabilities.id)).all();
   }
   async listDiscoverable(filter: DiscoverableFilter = {}) {
-    const conds = [eq(capabilities.status, 'active'), eq(tenants.status, 'active'), eq(tenants.verified, true)];
-    if (filter.ids) {
-      if (filter.ids.length === 0) return [];
-      conds.push(inArray(capabilities.id, filter.ids));
-    }
-    if (filter.category !== undefined) conds.push(eq(capabilities.category, filter.category));
-    if (filter.protocol !== undefined) conds.push(eq(capabilities.protocol, filter.protocol));
-    if (filter.maxPriceMinor !== undefined) conds.push(lte(capabilities.priceMinor, filter.maxPriceMinor));
-    // NULL latency never satisfies the comparison: an unknown latency is not under any ceiling
-    if (filter.maxLatencyMs !== undefined) conds.push(lte(capabilities.latencyP50Ms, filter.maxLatencyMs));
+    if (filter.ids?.length === 0) return [];
     return this.db.select({ c: capabilities }).from(capabilities).innerJoin(tenants, eq(tenants.id, capabilities.providerId))
-      .where(and(...conds)).orderBy(asc(capabilities.id)).all().map((r) => r.c);
+      .where(discoverable(filter)).orderBy(asc(capabilities.id)).all().map((r) => r.c);
   }
+}
+
+/**
+ * What discovery may show, as one SQL condition over `capabilities` joined to its seller in
+ * `tenants`: active listings of verified, active sellers that pass the filter. Both the
+ * candidate list and the full-text match use it, so the match's ceiling counts only listings
+ * that could be shown (an unverified seller's listings cannot crowd the others out).
+ */
+function discoverable(filter: DiscoverableFilter) {
+  const conds = [eq(capabilities.status, 'active'), eq(tenants.status, 'active'), eq(tenants.verified, true)];
+  if (filter.ids) conds.push(inArray(capabilities.id, filter.ids));
+  if (filter.category !== undefined) conds.push(eq(capabilities.category, filter.category));
+  if (filter.protocol !== undefined) conds.push(eq(capabilities.protocol, filter.protocol));
+  if (filter.maxPriceMinor !== undefined) conds.push(lte(capabilities.priceMinor, filter.maxPriceMinor));
+  // NULL latency never satisfies the comparison: an unknown latency is not under any ceiling
+  if (filter.maxLatencyMs !== undefined) conds.push(lte(capabilities.latencyP50Ms, filter.maxLatencyMs));
+  return and(...conds);
 }
 
 export class SqliteCapabilityVersions implements CapabilityVersionRepo {
@@ -58,13 +66,16 @@ export class SqliteCapabilitySearch implements CapabilitySearchRepo {
   async remove(capabilityId: string) {
     this.db.run(sql`DELETE FROM capability_search WHERE capability_id = ${capabilityId}`);
   }
-  async match(query: string, limit: number) {
+  async match(query: string, limit: number, filter: Omit<DiscoverableFilter, 'ids'> = {}) {
     const expr = toFtsQuery(query);
     if (!expr) return [];
     // weights: name, description, tags, category (capability_id is unindexed)
     const rows = this.db.all<{ capability_id: string; rank: number }>(sql`
-      SELECT capability_id, bm25(capability_search, 0.0, 4.0, 1.0, 2.0, 2.0) AS rank
-      FROM capability_search WHERE capability_search MATCH ${expr}
+      SELECT capability_search.capability_id AS capability_id, bm25(capability_search, 0.0, 4.0, 1.0, 2.0, 2.0) AS rank
+      FROM capability_search
+      JOIN ${capabilities} ON ${capabilities.id} = capability_search.capability_id
+      JOIN ${tenants} ON ${tenants.id} = ${capabilities.providerId}
+      WHERE capability_search MATCH ${expr} AND ${discoverable(filter)}
       ORDER BY rank LIMIT ${limit}`);
     return rows.map((r) => ({ capabilityId: r.capability_id, rank: Number(r.rank) }));
   }
