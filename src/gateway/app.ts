@@ -11,6 +11,7 @@ import transport from './plugins/transport.js';
 import limits from './plugins/rate-limit.js';
 import auth from './plugins/auth.js';
 import routeTable from './plugins/route-table.js';
+import strictInputs from './plugins/strict-inputs.js';
 import type { Services } from './services.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
@@ -91,6 +92,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(transport);
   await app.register(limits, { config: services.config });
   await app.register(auth, { ctx: services.ctx });
+  await app.register(strictInputs);
   await app.register(routeTable);
 
   await app.register(healthRoutes);

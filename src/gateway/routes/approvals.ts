@@ -7,7 +7,8 @@ import { approvalView } from '../../domain/approvals.js';
 
 const ListQuery = Type.Object({
   status: Type.Optional(StringEnum(['pending', 'approved', 'denied'] as const)),
-});
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
 
 const ResolveBody = OptionalBody(Type.Object({
   resolvedBy: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'who decided, for the record; default the id of the key that called' })),

@@ -2,13 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Id } from '../schemas.js';
+import { Id, IgnoredTenantIds } from '../schemas.js';
 import { RECEIPT_PAGE_MAX } from '../../domain/receipts.js';
 
 const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RECEIPT_PAGE_MAX, description: `page size, 1 to ${RECEIPT_PAGE_MAX}, default 50` })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'the nextCursor of the previous page' })),
-});
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
 
 const ReceiptParams = Type.Object({ id: Id('rcp') });
 const TransactionParams = Type.Object({ id: Id('txn') });
