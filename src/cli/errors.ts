@@ -134,12 +134,11 @@ function onlyKindFor(scope: string): KeyKind | undefined {
   return kinds.length === 1 ? kinds[0] : undefined;
 }
 
-/** The kind of key a FORBIDDEN message says the action takes ("only a provider key can …"), if it says. */
-function kindNamed(message: string): { kind: KeyKind; own?: boolean } | undefined {
-  if (/\bonly (?:the provider itself|provider \S+ itself)\b/.test(message)) return { kind: 'provider', own: true };
-  if (/\bonly the operator\b|\boperator key\b/.test(message)) return { kind: 'operator' };
-  const m = /\b(?:only a|with a|use a|take a) (workspace|provider) key\b/.exec(message);
-  return m ? { kind: m[1] as KeyKind } : undefined;
+/** The kinds of key the gateway says an action takes (`details.keyKinds`), and whose own key (`details.ownerId`). */
+function kindsRequired(e: AgentpayError): { kinds: KeyKind[]; ownerId?: string } | undefined {
+  const kinds = Array.isArray(e.details.keyKinds) ? e.details.keyKinds.filter((k): k is KeyKind => k === 'workspace' || k === 'provider' || k === 'operator') : [];
+  if (kinds.length === 0) return undefined;
+  return { kinds, ...(typeof e.details.ownerId === 'string' ? { ownerId: e.details.ownerId } : {}) };
 }
 
 
@@ -160,9 +159,11 @@ function tryForForbidden(e: AgentpayError, ctx: ReportContext): string {
     }
     return `create a key with that scope: agentpay keys create --scopes ${scope}`;
   }
-  const named = kindNamed(e.message);
-  if (named?.own) return `use the provider's own key: ${useKey('provider')}; check which key you are using: agentpay whoami`;
-  if (named) return `use a ${named.kind} key: ${useKey(named.kind)}; check which key you are using: agentpay whoami`;
+  const required = kindsRequired(e);
+  const whoami = 'check which key you are using: agentpay whoami';
+  if (required?.ownerId) return `use the ${required.kinds[0]}'s own key (${required.ownerId}): ${useKey(required.kinds[0]!)}; ${whoami}`;
+  if (required?.kinds.length === 1) return `use a ${required.kinds[0]} key: ${useKey(required.kinds[0]!)}; ${whoami}`;
+  if (required) return `use ${required.kinds.map((k) => `a ${k} key (${useKey(k)})`).join(' or ')}; ${whoami}`;
   return 'the record may belong to another tenant; check which key you are using: agentpay whoami';
 }
 

@@ -81,3 +81,16 @@ export function notFound(code: 'NOT_FOUND' | 'CAPABILITY_NOT_FOUND' | 'PROVIDER_
 export function forbidden(message: string, details: ErrorDetails = {}): AppError {
   return new AppError('FORBIDDEN', message, details);
 }
+
+/**
+ * FORBIDDEN because the action takes another kind of key: `details.keyKinds` lists the kinds
+ * that can do it, and `details.ownerId` the one tenant whose key it must be, when only that
+ * tenant's own key will do. Clients build their hints from these, never from the message.
+ */
+export function wrongKeyKind(
+  keyKinds: readonly ('workspace' | 'provider' | 'operator')[],
+  message: string,
+  opts: { ownerId?: string } = {},
+): AppError {
+  return forbidden(message, { keyKinds: [...keyKinds], ...(opts.ownerId ? { ownerId: opts.ownerId } : {}) });
+}

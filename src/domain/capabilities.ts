@@ -13,7 +13,7 @@
  *   public, so refusing does not disclose anything.
  */
 import { createHash } from 'node:crypto';
-import { AppError, forbidden, notFound, validationError } from '../core/errors.js';
+import { AppError, forbidden, notFound, validationError, wrongKeyKind } from '../core/errors.js';
 import { canonicalize, CanonicalJsonError } from '../core/canonical-json.js';
 import { parseMinor } from '../core/money.js';
 import { iso } from '../core/clock.js';
@@ -159,7 +159,7 @@ function schemaOf(value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw validationError('schema', 'must be a JSON Schema object (of the request body or the tool arguments)');
   }
-  if (JSON.stringify(value).length > MAX_SCHEMA_BYTES) throw validationError('schema', `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON`);
+  if (Buffer.byteLength(JSON.stringify(value), 'utf8') > MAX_SCHEMA_BYTES) throw validationError('schema', `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON`);
   return value as Record<string, unknown>;
 }
 
@@ -265,7 +265,7 @@ export class CapabilityService {
   constructor(private ctx: DomainContext) {}
 
   private requireProvider(p: Principal, what: string): void {
-    if (p.tenantKind !== 'provider') throw forbidden(`only a provider key can ${what}; this is a ${p.tenantKind} key`);
+    if (p.tenantKind !== 'provider') throw wrongKeyKind(['provider'], `only a provider key can ${what}; this is a ${p.tenantKind} key`);
   }
 
   /** The capability, if the caller is its seller: 404 for an unknown id, 403 for another seller's. */

@@ -3,7 +3,7 @@
  * or nothing), listing, enabling and disabling, and the dry-run evaluation. Enforcement
  * is the PolicyEngine (src/domain/policy-engine.ts); the language is src/domain/policy/.
  */
-import { AppError, notFound, validationError } from '../core/errors.js';
+import { AppError, notFound, validationError, wrongKeyKind } from '../core/errors.js';
 import { iso } from '../core/clock.js';
 import { parseMinor } from '../core/money.js';
 import type { Repos } from '../store/store.js';
@@ -60,7 +60,7 @@ export class PolicyService {
 
   /** One policy per section of the document, enabled; a document with any error creates none. */
   async apply(p: Principal, document: string): Promise<Policy[]> {
-    if (p.tenantKind !== 'workspace') throw new AppError('FORBIDDEN', 'policies belong to a workspace: use a workspace key');
+    if (p.tenantKind !== 'workspace') throw wrongKeyKind(['workspace'], 'policies belong to a workspace: use a workspace key');
     let parsed: ParsedDocument;
     try {
       parsed = parsePolicyDocument(document);

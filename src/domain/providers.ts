@@ -14,7 +14,7 @@
  * Only active, verified sellers' capabilities are discoverable, so suspension or a missing
  * verification takes them out of discovery at once.
  */
-import { AppError, forbidden, notFound } from '../core/errors.js';
+import { AppError, notFound, wrongKeyKind } from '../core/errors.js';
 import { iso } from '../core/clock.js';
 import type { Repos } from '../store/store.js';
 import type { Tenant } from '../store/repos/tenancy.js';
@@ -97,7 +97,7 @@ export class ProviderService {
   }
 
   private requireOperator(p: Principal): void {
-    if (p.tenantKind !== 'operator') throw forbidden('only the operator decides verification and suspension');
+    if (p.tenantKind !== 'operator') throw wrongKeyKind(['operator'], 'only the operator decides verification and suspension');
   }
 
   /**
@@ -106,7 +106,7 @@ export class ProviderService {
    */
   async list(p: Principal, filter: { verification?: VerificationStatus } = {}): Promise<ProviderView[]> {
     if (filter.verification !== undefined && p.tenantKind !== 'operator') {
-      throw forbidden('only the operator can filter providers by verification status');
+      throw wrongKeyKind(['operator'], 'only the operator can filter providers by verification status');
     }
     return this.ctx.store.read(async (r) => {
       let list: Tenant[];
@@ -136,7 +136,7 @@ export class ProviderService {
    */
   async requestVerification(p: Principal, id: string, body: { note?: string; contact?: string }): Promise<ProviderView> {
     // refused before any lookup, so nothing about another tenant is disclosed
-    if (p.tenantKind !== 'provider' || p.tenantId !== id) throw forbidden('only the provider itself can request its verification');
+    if (p.tenantKind !== 'provider' || p.tenantId !== id) throw wrongKeyKind(['provider'], 'only the provider itself can request its verification', { ownerId: id });
     return this.ctx.store.tx(async (r) => {
       const t = await this.anyProvider(r, id);
       const latest = await r.verificationRequests.latestForProvider(id);

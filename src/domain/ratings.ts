@@ -3,7 +3,7 @@
  * for a transaction with a receipt. Refusals follow the specification: no receipt is
  * 404, someone else's purchase or the wrong provider is 403, a second rating is 400.
  */
-import { AppError, forbidden, notFound, validationError } from '../core/errors.js';
+import { AppError, forbidden, notFound, validationError, wrongKeyKind } from '../core/errors.js';
 import { iso } from '../core/clock.js';
 import type { Rating } from '../store/repos/market.js';
 import type { Principal } from './api-keys.js';
@@ -32,7 +32,7 @@ export class RatingService {
   constructor(private ctx: DomainContext) {}
 
   rate(p: Principal, providerId: string, input: RateInput) {
-    if (p.tenantKind !== 'workspace') throw forbidden('sellers are rated with a workspace key, by the workspace whose wallet paid');
+    if (p.tenantKind !== 'workspace') throw wrongKeyKind(['workspace'], 'sellers are rated with a workspace key, by the workspace whose wallet paid');
     if (!Number.isInteger(input.rating) || input.rating < 1 || input.rating > 5) throw validationError('rating', 'must be an integer from 1 to 5');
     return this.ctx.store.tx(async (r) => {
       const receipts = await r.receipts.byTransaction(input.transactionId);

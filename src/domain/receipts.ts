@@ -4,7 +4,7 @@
  * `receiptView` without `signature` and `signingKeyId`, rebuilt from the stored row,
  * so a receipt read later verifies just like the one returned at the time.
  */
-import { AppError, notFound } from '../core/errors.js';
+import { AppError, notFound, wrongKeyKind } from '../core/errors.js';
 import { iso } from '../core/clock.js';
 import type { Repos } from '../store/store.js';
 import type { Receipt } from '../store/repos/payments.js';
@@ -79,7 +79,7 @@ export class ReceiptService {
       throw new AppError('VALIDATION_FAILED', `limit: must be an integer from 1 to ${RECEIPT_PAGE_MAX}`, { field: 'limit' });
     }
     const owner = p.tenantKind === 'workspace' ? { workspaceId: p.tenantId } : p.tenantKind === 'provider' ? { providerId: p.tenantId } : undefined;
-    if (!owner) throw new AppError('FORBIDDEN', 'receipts are listed with a workspace key (its purchases) or a provider key (its sales)');
+    if (!owner) throw wrongKeyKind(['workspace', 'provider'], 'receipts are listed with a workspace key (its purchases) or a provider key (its sales)');
     return this.ctx.store.read(async (r) => {
       let before: { timestamp: number; id: string } | undefined;
       if (q.after !== undefined) {

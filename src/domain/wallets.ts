@@ -3,7 +3,7 @@
  * their ledgers. Ownership is by tenant: another tenant's wallet is "not found", so
  * its existence is not disclosed and nothing about it changes.
  */
-import { AppError, notFound, validationError } from '../core/errors.js';
+import { AppError, notFound, validationError, wrongKeyKind } from '../core/errors.js';
 import { assertStrongPublicKey, InvalidPublicKeyError } from '../core/ed25519.js';
 import { parseMinor } from '../core/money.js';
 import type { Repos } from '../store/store.js';
@@ -44,7 +44,7 @@ export class WalletService {
 
   async create(p: Principal, input: CreateWalletInput): Promise<Wallet> {
     if (p.tenantKind !== 'workspace') {
-      throw new AppError('FORBIDDEN', 'only a workspace key can create wallets; a provider is paid into its settlement wallet');
+      throw wrongKeyKind(['workspace'], 'only a workspace key can create wallets; a provider is paid into its settlement wallet');
     }
     const ownerId = input.ownerId.trim();
     if (!ownerId) throw validationError('ownerId', 'must not be empty');

@@ -84,7 +84,24 @@ describe('next steps for a key that cannot do it', () => {
     const named = await asWorkspace('providers', 'request-verification', t.creds.provider.id);
     expect(named.exitCode).toBe(1);
     expect(named.stderr).toContain('error FORBIDDEN: only the provider itself');
-    expect(tryOf(named)).toContain("use the provider's own key: --as provider");
+    expect(tryOf(named)).toContain("use the provider's own key (");
+  });
+});
+
+describe('describeError for an action that takes another kind of key', () => {
+  const refusedWith = (details: Record<string, unknown>) =>
+    describeError(new AgentpayError('FORBIDDEN', 'not with this key', { status: 403, details })).tryNext;
+
+  it('builds its hint from details.keyKinds and details.ownerId, whatever the message says', () => {
+    expect(refusedWith({ keyKinds: ['provider'] })).toContain('use a provider key: --as provider');
+    expect(refusedWith({ keyKinds: ['workspace', 'provider'] })).toMatch(/^use a workspace key \(--as workspace.*\) or a provider key \(--as provider/);
+    expect(refusedWith({ keyKinds: ['provider'], ownerId: 'prv_1' })).toContain("use the provider's own key (prv_1): --as provider");
+    expect(refusedWith({})).toContain('may belong to another tenant');
+  });
+
+  it('gets those details from the gateway, e.g. receipts listed with the operator key', async () => {
+    const e = await t.operator.receipts.list().then(() => undefined, (err: unknown) => err);
+    expect(e).toMatchObject({ code: 'FORBIDDEN', details: { keyKinds: ['workspace', 'provider'] } });
   });
 });
 

@@ -129,6 +129,8 @@ describe('POST /v1/capabilities', () => {
       ['a blank name', { name: '   ' }, 'name'],
       ['a missing category', { category: undefined }, 'category'],
       ['a schema that is not an object', { schema: ['type', 'object'] }, 'schema'],
+      // 40,000 characters but 80,000 bytes: the 64 KiB limit counts bytes
+      ['a schema over 64 KiB of UTF-8', { schema: { type: 'object', description: 'é'.repeat(40_000) } }, 'schema'],
       ['a negative latency', { latencyP50Ms: -1 }, 'latencyP50Ms'],
       ['a latency over an hour', { latencyP50Ms: 3_600_000.5 }, 'latencyP50Ms'],
       ['an unknown field', { priceMinorr: '100' }, 'priceMinorr'],

@@ -1,5 +1,5 @@
 /** What the payment core is built from; GatewayConfig satisfies `PaymentSettings`. */
-import { AppError } from '../../core/errors.js';
+import { wrongKeyKind } from '../../core/errors.js';
 import type { Principal } from '../api-keys.js';
 import type { DomainContext } from '../context.js';
 import type { SigningKeys } from '../signing-keys.js';
@@ -22,6 +22,6 @@ export interface PaymentDeps {
 /** The four payment routes are the seller's: only a provider key acts on them. */
 export function requireProvider(p: Principal): void {
   if (p.tenantKind !== 'provider') {
-    throw new AppError('FORBIDDEN', 'the payment protocol routes take a provider key (the seller middleware\'s); buyers sign proofs instead');
+    throw wrongKeyKind(['provider'], 'the payment protocol routes take a provider key (the seller middleware\'s); buyers sign proofs instead');
   }
 }

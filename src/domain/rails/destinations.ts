@@ -7,7 +7,7 @@
  * The same address in another letter case is not a change. Bank destinations are
  * external account references (`ext_…`), never account numbers.
  */
-import { AppError, forbidden, validationError } from '../../core/errors.js';
+import { AppError, validationError, wrongKeyKind } from '../../core/errors.js';
 import type { PayoutDestination } from '../../store/repos/rails.js';
 import type { Principal } from '../api-keys.js';
 import type { DomainContext } from '../context.js';
@@ -43,7 +43,7 @@ export class PayoutDestinationService {
 
   private ownerOnly(p: Principal, providerId: string, what: string): void {
     // refused before any lookup: nothing about another tenant is disclosed
-    if (p.tenantKind !== 'provider' || p.tenantId !== providerId) throw forbidden(`only provider ${providerId} itself can ${what}`);
+    if (p.tenantKind !== 'provider' || p.tenantId !== providerId) throw wrongKeyKind(['provider'], `only provider ${providerId} itself can ${what}`, { ownerId: providerId });
   }
 
   async register(p: Principal, providerId: string, input: DestinationInput) {

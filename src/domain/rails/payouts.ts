@@ -14,7 +14,7 @@
  * CONFLICT. A failed payout frees its key, so retrying later with it is a new attempt.
  */
 import { createHash } from 'node:crypto';
-import { AppError, forbidden, validationError } from '../../core/errors.js';
+import { AppError, validationError, wrongKeyKind } from '../../core/errors.js';
 import { canonicalize } from '../../core/canonical-json.js';
 import { parseMinor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';
@@ -59,7 +59,7 @@ export class PayoutService {
   }
 
   async create(p: Principal, input: PayoutInput, idempotencyKey?: string): Promise<PayoutResult> {
-    if (p.tenantKind !== 'provider') throw forbidden('payouts are made with a provider key, from its settlement wallet');
+    if (p.tenantKind !== 'provider') throw wrongKeyKind(['provider'], 'payouts are made with a provider key, from its settlement wallet');
     const amount = parseMinor(input.amountMinor, 'amountMinor');
     const requestHash = createHash('sha256').update(canonicalize({
       walletId: input.walletId, amountMinor: amount.toString(), rail: input.rail,
