@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+/**
+ * `npm install`'s prepare step: build dist/ unless it is already newer than every input.
+ * npx runs prepare again when it links this checkout into its cache on the first
+ * `npx agentpay …` (silently, 15 to 30 s on a small machine); with dist/ fresh that is
+ * now a stat of the sources. tsc itself is incremental (dist/.tsbuildinfo), so a real
+ * rebuild after a pull compiles only what changed.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const stamp = join(root, 'dist', '.tsbuildinfo');
+const INPUTS = ['src', 'commands', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
+
+/** The newest modification time under a file or directory (0 when it does not exist). */
+function newest(path) {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return 0;
+  }
+  if (!st.isDirectory()) return st.mtimeMs;
+  let max = st.mtimeMs;
+  for (const name of readdirSync(path)) max = Math.max(max, newest(join(path, name)));
+  return max;
+}
+
+const built = newest(stamp);
+if (built > 0 && INPUTS.every((p) => newest(join(root, p)) <= built)) process.exit(0);
+
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+if (r.status !== 0) process.exit(r.status ?? 1);
+const now = new Date();
+utimesSync(stamp, now, now); // tsc leaves the stamp alone when nothing changed but a timestamp
