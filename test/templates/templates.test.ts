@@ -4,11 +4,17 @@
  * this checkout (`file:<repo root>`, a symlink, so its built dist/ and node_modules are used),
  * then its own `npm test` and its `npm run e2e` (a real purchase against `agentpay dev`).
  *
+ * Each template is also generated inside this checkout, as the README's quick start does in a
+ * clone (`npx agentpay init my-seller ...`), under the git-ignored .tmp/: tools that look for
+ * their config in parent directories (vitest) must stop at the project, not take the repo's.
+ * That copy runs `npm test` only: the full run stays outside the checkout, where a dependency
+ * a template forgot to declare cannot be found in the checkout's node_modules.
+ *
  * Installs run with --ignore-scripts: npm would otherwise run the linked checkout's `prepare`
  * (a full build of this repo) from inside the test.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -18,8 +24,21 @@ import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
 const TEMPLATES = listTemplates(join(ROOT, 'templates')).map((t) => t.name);
+/** Projects made inside the checkout: .tmp/ is git-ignored and outside the repo's vitest include. */
+const IN_REPO = join(ROOT, '.tmp', 'template-tests');
 
-afterAll(removeTempDirs);
+const inRepo: string[] = [];
+function repoTempDir(prefix: string): string {
+  mkdirSync(IN_REPO, { recursive: true });
+  const dir = mkdtempSync(join(IN_REPO, prefix));
+  inRepo.push(dir);
+  return dir;
+}
+
+afterAll(() => {
+  removeTempDirs();
+  for (const dir of inRepo.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 /** The environment of a person's shell: no vitest NODE_ENV (npm would skip devDependencies, oclif look for TS), no npm or agentpay settings of ours. */
 function projectEnv(): Record<string, string> {
@@ -72,6 +91,21 @@ describe('templates', () => {
       const e2e = await npm(['run', 'e2e'], dir, 150_000);
       expect(e2e.exitCode, e2e.output).toBe(0);
       expect(processesIn(dir), 'left running after npm run e2e').toEqual([]);
+    });
+
+    it('made inside a clone of this repo (the README quick start), passes its own npm test there', { timeout: 300_000 }, async () => {
+      const cwd = repoTempDir(`${name}-`);
+      // the README's command; the agentpay dependency is the CLI's default for a checkout
+      const made = await cli(['init', 'my-seller', '--template', name, '--price', '100', '--category', 'text', '--yes'], { configDir: cwd, cwd });
+      expect(made.exitCode, made.stderr).toBe(0);
+      const dir = json(made).dir as string;
+      expect(dir.startsWith(`${ROOT}/`)).toBe(true);
+      expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies.agentpay).toBe(`file:${ROOT}`);
+
+      const install = await npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir, 180_000);
+      expect(install.exitCode, install.output).toBe(0);
+      const test = await npm(['test'], dir, 120_000);
+      expect(test.exitCode, test.output).toBe(0);
     });
   });
 });
