@@ -106,7 +106,7 @@ export class WalletService {
     if (!this.opts.sandbox) {
       // ownership first: another tenant's wallet is 404 here as on every wallet route, not a 501 that says it exists
       await this.ctx.store.read((r) => this.ownedWallet(r, p, walletId));
-      throw new AppError('NOT_SUPPORTED', 'funding by simulated credit works only on sandbox gateways; use a top-up or a USDC deposit');
+      throw new AppError('NOT_SUPPORTED', 'funding by simulated credit works only on sandbox gateways; use a top-up or a USDC deposit, whichever this gateway has a rail for (GET /v1/rail/providers lists them)');
     }
     return this.ctx.store.tx(async (r) => {
       const w = await this.ownedWallet(r, p, walletId);

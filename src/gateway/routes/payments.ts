@@ -92,10 +92,29 @@ function operationRunner(payments: PaymentService) {
 /**
  * A batch costs the rate limit as many requests as it has operations: the global limit
  * counted the request once, this counts the other operations on the same key's budget.
+ * A batch that does not fit what is left of the window is refused whole, before any of its
+ * operations is counted or run, so a refused batch neither spends the key's budget nor
+ * changes anything: the client may resend it, smaller or later.
  */
-function operationLimit(app: FastifyInstance) {
+function operationLimit(app: FastifyInstance, windowMs: number) {
   const count = app.createRateLimit(); // no options: the global limiter, its store and key
   return async (request: FastifyRequest, reply: FastifyReply, operations: number): Promise<void> => {
+    // what the global limiter left after counting this request (it sets the header on every request it counts)
+    const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
+    const max = Number(reply.getHeader('x-ratelimit-limit'));
+    if (Number.isInteger(remaining) && Number.isInteger(max) && operations - 1 > remaining) {
+      const never = operations > max;
+      const retryAfterSeconds = never ? 0 : Math.ceil(Number(reply.getHeader('x-ratelimit-reset')) || windowMs / 1000);
+      if (!never) reply.header('retry-after', String(retryAfterSeconds));
+      throw new AppError('RATE_LIMITED', never
+        ? `too many operations: a batch counts one request per operation, and this gateway allows ${max} per ${windowMs} ms; send at most ${max} operations per batch`
+        : `too many requests: a batch counts one request per operation, and ${remaining + 1} of ${max} per ${windowMs} ms were left for ${operations}; nothing was run, retry after ${retryAfterSeconds}s or with fewer operations`, {
+        limit: max,
+        operations,
+        remaining: remaining + 1,
+        ...(never ? {} : { retryAfterSeconds }),
+      });
+    }
     for (let i = 1; i < operations; i++) {
       const r = await count(request);
       if (r.isAllowed) continue;
@@ -134,7 +153,7 @@ export default async function paymentRoutes(app: FastifyInstance) {
   const run = operationRunner(payments);
   // All operations start at once: their database transactions share commits (group commit),
   // and the request's TLS, parsing and authentication are paid once for all of them.
-  const limit = operationLimit(app);
+  const limit = operationLimit(app, app.services.config.rateLimit.windowMs);
   app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request, reply) => {
     await limit(request, reply, request.body.operations.length);
     return { results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))) };

@@ -8,7 +8,9 @@
  *
  * Each operation settles on its own: its result, or the AgentpayError its route would
  * have produced. A batch request that fails as a whole (network, 5xx, 429, bad key)
- * rejects each of its operations with that error, so per-operation retries still apply.
+ * rejects each of its operations with that error, so per-operation retries still apply,
+ * except one refused as larger than the gateway's rate limit allows at all: the batcher then
+ * sends batches of at most half that limit, those operations again first.
  * A gateway that does not know the batch route (older than this SDK) answers it 404: the
  * batcher then sends those operations, and all later ones, on their own routes.
  */
@@ -31,7 +33,7 @@ interface Waiting {
 }
 
 export class GatewayBatcher {
-  private readonly maxOperations: number;
+  private maxOperations: number;
   private readonly maxInFlight: number;
   private waiting: Waiting[] = [];
   private inFlight = 0;
@@ -77,6 +79,14 @@ export class GatewayBatcher {
         await Promise.all(batch.map((w) => this.single(w.op).then(w.resolve, w.reject)));
         return;
       }
+      const fits = tooBigFor(error, batch.length);
+      if (fits !== undefined) {
+        // refused whole before anything ran: send them again, first in line, in batches of half the
+        // limit (a batch of the whole limit would spend a window's budget at once)
+        this.maxOperations = Math.max(1, Math.floor(fits / 2));
+        this.waiting.unshift(...batch);
+        return;
+      }
       for (const w of batch) w.reject(error);
       return;
     }
@@ -93,4 +103,15 @@ export class GatewayBatcher {
     const { op: kind, ...body } = op;
     return this.client.http.request('POST', `/v1/x402/${kind}`, { body });
   }
+}
+
+/**
+ * The most operations a batch may carry when the gateway refused one as larger than its rate
+ * limit allows in any window (RATE_LIMITED with `details.limit` below the batch's size), else
+ * undefined. Such a batch can never pass; smaller ones can.
+ */
+function tooBigFor(error: unknown, size: number): number | undefined {
+  if (!(error instanceof AgentpayError) || error.code !== 'RATE_LIMITED') return undefined;
+  const limit = error.details.limit;
+  return typeof limit === 'number' && Number.isInteger(limit) && limit >= 1 && limit < size && error.details.operations === size ? limit : undefined;
 }

@@ -1,0 +1,97 @@
+/**
+ * POST /v1/x402/batch against the key's rate limit: a batch counts one request per
+ * operation, and one that does not fit is refused whole before any operation is counted
+ * or run, so it neither spends the key's budget nor does anything. The seller's batcher,
+ * refused a batch larger than the limit allows at all, resends in smaller batches.
+ * A 60 s window, so that real time cannot refill a budget during a test.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayBatcher } from '../../src/sdk/seller/batcher.js';
+import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { recordingFetch } from '../e2e/helpers.js';
+
+const LIMIT = 30;
+let t: TestGateway;
+beforeAll(async () => {
+  t = await startTestGateway({ config: { rateLimit: { max: LIMIT, windowMs: 60_000, signupMax: 10, signupWindowMs: 60_000 } } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A seller of its own (its own key, so its own budget) with one capability. */
+async function seller(): Promise<{ client: AgentpayClient; apiKey: string; capabilityId: string }> {
+  const p = await t.newProvider();
+  const { capability } = await p.client.capabilities.publish({ name: 'Echo', description: 'echo', protocol: 'rest', priceMinor: '10', category: 'testing', endpoint: 'https://127.0.0.1/echo' });
+  return { client: p.client, apiKey: p.apiKey, capabilityId: capability.id };
+}
+
+const challenges = (capabilityId: string, n: number) => Array.from({ length: n }, () => ({ op: 'challenge' as const, capabilityId }));
+
+/** How many more requests the key may make in this window: spends them all, then counts. */
+async function spendRest(client: AgentpayClient): Promise<number> {
+  for (let n = 0; n <= LIMIT; n++) {
+    const res = await client.http.raw('GET', '/v1/capabilities');
+    if (res.status === 429) return n;
+  }
+  throw new Error('the limit never refused');
+}
+
+describe('POST /v1/x402/batch and the rate limit', () => {
+  it('refuses a batch larger than the limit allows in any window as a whole, spending only its one request', async () => {
+    const s = await seller();
+    const res = await s.client.http.raw<{ error: { code: string; message: string; details: Record<string, unknown> } }>('POST', '/v1/x402/batch', { body: { operations: challenges(s.capabilityId, LIMIT + 1) } });
+    expect(res.status).toBe(429);
+    expect(res.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: LIMIT, operations: LIMIT + 1 } });
+    expect(res.body.error.message).toContain(`send at most ${LIMIT} operations per batch`);
+    expect(res.headers.get('retry-after')).toBeNull(); // waiting does not help; a smaller batch does
+    // publishing cost 1, the refused batch 1
+    expect(await spendRest(s.client)).toBe(LIMIT - 2);
+  });
+
+  it('refuses a batch that does not fit what is left of the window with retry-after, running none of it', async () => {
+    const s = await seller(); // publishing cost 1
+    for (let i = 0; i < 20; i++) expect((await s.client.http.raw('GET', '/v1/capabilities')).status).toBe(200);
+    // 9 left: the batch's request takes 1, its other 9 operations do not fit in the 8 after it
+    const res = await s.client.http.raw<{ error: { code: string; details: Record<string, unknown> }; results?: unknown }>('POST', '/v1/x402/batch', { body: { operations: challenges(s.capabilityId, 10) } });
+    expect(res.status).toBe(429);
+    expect(res.body.results).toBeUndefined();
+    expect(res.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: LIMIT, operations: 10, remaining: 9, retryAfterSeconds: expect.any(Number) } });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    // a batch that fits what is left (8) runs whole
+    const ok = await s.client.http.raw<{ results: { status: number }[] }>('POST', '/v1/x402/batch', { body: { operations: challenges(s.capabilityId, 8) } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.results.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(await spendRest(s.client)).toBe(0);
+  });
+});
+
+describe('GatewayBatcher refused a batch larger than the limit', () => {
+  it('sends those operations again, first, in batches of half the limit', async () => {
+    const s = await seller(); // publishing cost 1
+    const { fetch, log } = recordingFetch(t.ca);
+    const batcher = new GatewayBatcher(new AgentpayClient({ baseUrl: t.baseUrl, apiKey: s.apiKey, fetch }), { maxInFlight: 1 });
+    const first = batcher.run({ op: 'challenge', capabilityId: s.capabilityId });
+    const waiting = challenges(s.capabilityId, LIMIT + 1).map((op) => batcher.run(op));
+    const outcomes = await Promise.allSettled([first, ...waiting]);
+    // alone (1), refused whole (1), 15 (15): 17 of 30 spent besides publishing; the next 15 do not fit the 12 left
+    // and are refused whole as well (1); the last one goes alone (1)
+    expect(log).toEqual([
+      { path: '/v1/x402/challenge' },
+      { path: '/v1/x402/batch', operations: LIMIT + 1 },
+      { path: '/v1/x402/batch', operations: LIMIT / 2 },
+      { path: '/v1/x402/batch', operations: LIMIT / 2 },
+      { path: '/v1/x402/challenge' },
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      ...Array(LIMIT / 2).fill('fulfilled'),
+      ...Array(LIMIT / 2).fill('rejected'),
+      'fulfilled',
+    ]);
+    for (const o of outcomes.filter((x) => x.status === 'rejected')) {
+      expect((o as PromiseRejectedResult).reason).toMatchObject({ code: 'RATE_LIMITED', status: 429, details: { retryAfterSeconds: expect.any(Number) } });
+    }
+  });
+});
