@@ -89,6 +89,26 @@ describe('the expiry sweeper', () => {
     expectLedgerConsistent(t);
   });
 
+  it('refunds a wallet\'s overdue holds when a purchase would otherwise be short, before the sweeper ran', async () => {
+    const s = await seller('100');
+    const buyer = await newBuyer(t, t.workspace, '150');
+    const first = await authorizeCall(s.client, s.capabilityId, buyer);
+    // not overdue yet: still held, so the second call is short, and nothing is expired
+    clock.advance(15 * MINUTE - 1);
+    await refused(authorizeCall(s.client, s.capabilityId, buyer), 402, 'INSUFFICIENT_FUNDS');
+    expect(transactionRow(t, first.transactionId).status).toBe('authorized');
+    clock.advance(1);
+    const second = await authorizeCall(s.client, s.capabilityId, buyer);
+    expect(transactionRow(t, first.transactionId).status).toBe('expired');
+    expect(ledgerRows(t, { transactionId: first.transactionId }).map((x) => x.type)).toEqual(['hold', 'refund']);
+    expect((await t.workspace.receipts.forTransaction(first.transactionId))[0]).toMatchObject({ status: 'failed' });
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 150n, held: 100n });
+    expect(await t.gw.services.sweeper.sweepOnce()).toBe(0);
+    await s.client.payments.complete({ transactionId: second.transactionId, responseHash: hashOf('ok') });
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 50n, held: 0n });
+    expectLedgerConsistent(t);
+  });
+
   it('leaves completed and failed transactions alone', async () => {
     const s = await seller('10');
     const buyer = await newBuyer(t, t.workspace, '100');

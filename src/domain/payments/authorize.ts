@@ -13,6 +13,7 @@ import type { Principal } from '../api-keys.js';
 import { balanceFrom, post } from '../ledger.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { isPaused } from './breaker.js';
+import { expireOverdueOf } from './resolution.js';
 import { parsePaymentProof } from './proof.js';
 import type { VerificationKeys } from './verification-keys.js';
 import type { IssuedChallenges } from './issued-challenges.js';
@@ -110,8 +111,14 @@ export async function authorizePayment(
     if (w.currency !== challenge.currency) {
       throw validationError('payment.walletId', `wallet ${w.id} holds ${w.currency} but the challenge is priced in ${challenge.currency}`);
     }
-    const last = await r.ledger.last(w.id);
-    const { availableMinor } = balanceFrom(last);
+    let last = await r.ledger.last(w.id);
+    let { availableMinor } = balanceFrom(last);
+    // holds past their in-flight time are refunds the sweeper has not made yet: make this
+    // wallet's now, so an expired hold never refuses a purchase (only when short: the fast path reads nothing more)
+    if (availableMinor < amountMinor && (await expireOverdueOf(r, deps, w.id, now)) > 0) {
+      last = await r.ledger.last(w.id);
+      ({ availableMinor } = balanceFrom(last));
+    }
     if (availableMinor < amountMinor) {
       throw new AppError('INSUFFICIENT_FUNDS', `wallet ${w.id} has ${availableMinor} available and the call costs ${amountMinor}; fund the wallet`, {
         walletId: w.id, availableMinor: availableMinor.toString(), amountMinor: amountMinor.toString(),

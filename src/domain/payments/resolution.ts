@@ -50,6 +50,16 @@ export function expireTransaction(r: Repos, deps: ResolveDeps, txn: Transaction)
   return refundHold(r, deps, txn, { status: 'expired', reason: 'expired', responseHash: null, memo: 'refund: no complete or fail before the in-flight time ran out' });
 }
 
+/** Expires one wallet's transactions that are past their in-flight time at `now`, as the sweeper would; returns how many. */
+export async function expireOverdueOf(r: Repos, deps: ResolveDeps, walletId: string, now: number): Promise<number> {
+  let n = 0;
+  for (const txn of await r.transactions.listExpired(now, Number.MAX_SAFE_INTEGER, walletId)) {
+    await expireTransaction(r, deps, txn);
+    n++;
+  }
+  return n;
+}
+
 /**
  * A transaction past its in-flight time is expired whether or not the sweeper got
  * to it yet, so the 15 minutes are exact however often the sweeper runs.

@@ -10,7 +10,8 @@ export interface TransactionRepo {
   byNonce(nonce: string): Promise<Transaction | undefined>;
   update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>): Promise<void>;
   /** authorized transactions whose in-flight time ran out */
-  listExpired(now: number, limit: number): Promise<Transaction[]>;
+  /** authorized transactions whose in-flight time ran out by `now`, oldest expiry first; of one wallet if given */
+  listExpired(now: number, limit: number, walletId?: string): Promise<Transaction[]>;
 }
 
 export interface ReceiptRepo {

@@ -15,8 +15,10 @@ export class SqliteTransactions implements TransactionRepo {
   async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {
     this.s.update({ id }, patch);
   }
-  async listExpired(now: number, limit: number) {
-    return this.db.select().from(transactions).where(and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now)))
+  async listExpired(now: number, limit: number, walletId?: string) {
+    // transactions_open (status, expires_at) bounds the scan to what is overdue; the wallet is a filter on that
+    const overdue = and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now));
+    return this.db.select().from(transactions).where(walletId === undefined ? overdue : and(overdue, eq(transactions.walletId, walletId)))
       .orderBy(asc(transactions.expiresAt)).limit(limit).all();
   }
 }
