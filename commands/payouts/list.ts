@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
-import { payoutTable } from '../../src/cli/rails.js';
+import { listPayouts, payoutTable } from '../../src/cli/rails.js';
 
 export default class PayoutsList extends BaseCommand<typeof PayoutsList> {
   static override summary = 'List your payouts, newest first';
@@ -11,7 +11,7 @@ export default class PayoutsList extends BaseCommand<typeof PayoutsList> {
   };
 
   async run(): Promise<void> {
-    const page = await this.client().payouts.list({ ...(this.flags.limit ? { limit: this.flags.limit } : {}), ...(this.flags.after ? { after: this.flags.after } : {}) });
+    const page = await listPayouts(this.client(), { limit: this.flags.limit, after: this.flags.after });
     this.out.result(page, () => payoutTable(page.payouts) + (page.nextCursor ? `\nmore: --after ${page.nextCursor}` : ''));
   }
 }

@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
-import { settingsFields } from '../../src/cli/rails.js';
+import { sandboxPrice, settingsFields } from '../../src/cli/rails.js';
 
 export default class SandboxPrice extends BaseCommand<typeof SandboxPrice> {
   static override summary = 'Sandbox: move the USDC price (operator key); without a price, show the settings';
@@ -9,8 +9,7 @@ export default class SandboxPrice extends BaseCommand<typeof SandboxPrice> {
   static override args = { price: Args.string({ description: 'USD per USDC, e.g. 0.994 (at most 6 decimals)' }) };
 
   async run(): Promise<void> {
-    const client = this.client();
-    const settings = this.args.price === undefined ? await client.sandbox.settings() : await client.sandbox.update({ usdcPrice: this.args.price });
+    const settings = await sandboxPrice(() => this.client(), this.args.price);
     this.out.result({ settings }, () => settingsFields(settings));
   }
 }

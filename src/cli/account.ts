@@ -19,11 +19,12 @@ export interface SavedProfile {
 /** The profile for a key on the connection's gateway; a dev gateway's is followed by its data dir. */
 function profileFor(conn: Connection, apiKey: string): Profile {
   const fromDataDir = conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local';
+  const dataDir = fromDataDir ? conn.dataDir : conn.sources.baseUrl === 'profile' ? conn.profileDataDir : undefined;
   return {
     baseUrl: requireBaseUrl(conn),
     apiKey,
     ...(conn.ca ? { ca: conn.ca } : {}),
-    ...(fromDataDir && conn.dataDir ? { dataDir: conn.dataDir } : {}),
+    ...(dataDir ? { dataDir } : {}),
   };
 }
 

@@ -73,8 +73,9 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     const baseUrl = this.gatewayUrl();
     // the flags typed, so that a gateway message naming an API field can name the flag instead
     const givenFlags = Object.entries((this.flags ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k]) => k);
+    const commandFlags = Object.keys(this.ctor.flags ?? {});
     const apiKey = this.apiKeyInUse();
-    const report = describeError(err, { ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(), givenFlags });
+    const report = describeError(err, { ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(), givenFlags, commandFlags });
     printReport(report, err, this.wantsJson());
     return this.exit(report.exit);
   }

@@ -16,7 +16,7 @@ import { decodeHeader, PAYMENT_HEADER, type PaymentProof } from '../sdk/protocol
 import type { CapabilityDetail, Receipt } from '../sdk/types.js';
 import { parsePrice } from './capabilities.js';
 import { readCa, requireBaseUrl, type Connection } from './client.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, networkFailure, usageError } from './errors.js';
 import { renderFields } from './output.js';
 import { receiptFields } from './receipts.js';
 
@@ -117,6 +117,25 @@ function readDataFile(path: string): string {
 }
 
 /**
+ * A seller that gives no answer (refused, reset, DNS, TLS): the seller's failure, named with
+ * its URL, not the gateway's (the generic connection report assumes the gateway). Before the
+ * proof nothing was paid; after it, the seller may have charged before the connection broke.
+ */
+function sellerUnreachable(url: string, e: unknown, paid: boolean): CliError | undefined {
+  const failure = networkFailure(e);
+  if (!failure) return undefined;
+  const what = failure.tls ? `TLS connection to the seller at ${url} failed` : `cannot reach the seller at ${url}`;
+  return new CliError('SELLER_UNREACHABLE', `${what} (${failure.cause}); ${paid ? 'the payment proof was sent' : 'nothing was paid'}`, {
+    tryNext: paid
+      ? 'if the seller received the proof, agentpay receipts list shows the receipt of the call (a failed call is refunded)'
+      : failure.tls
+        ? "the seller's certificate is not trusted: sellers are trusted like any HTTPS site, plus the gateway's CA (--ca, --data-dir)"
+        : 'check the URL (or the capability\'s endpoint: agentpay capabilities show ID) and that the seller is running',
+    details: { url, cause: failure.cause },
+  });
+}
+
+/**
  * Sellers are trusted like any HTTPS site (the system's roots), plus the gateway's CA
  * when one is configured: a local dev gateway's certificate also serves local sellers.
  * The fetch also reports progress: the request carrying a proof is the payment.
@@ -129,7 +148,11 @@ function sellerFetch(ca: string | undefined, onProgress: (step: string) => void)
       const { challenge } = decodeHeader<PaymentProof>(proof);
       onProgress(`paying ${challenge.amountMinor} ${challenge.currency} minor units and waiting for the seller`);
     }
-    return undiciFetch(input as never, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) } as never);
+    try {
+      return await undiciFetch(input as never, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) } as never);
+    } catch (e) {
+      throw sellerUnreachable(String(input instanceof Request ? input.url : input), e, proof !== null) ?? e;
+    }
   }) as unknown as typeof fetch;
 }
 
@@ -145,7 +168,15 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
   };
   const tryNext = next[e.code];
   if (!tryNext) return e;
-  return new CliError(e.code, e.message, { tryNext, details: { ...e.details, ...(e.status ? { status: e.status } : {}), ...(typeof e.body.approvalId === 'string' ? { approvalId: e.body.approvalId } : {}) } });
+  // the buyer's message names its option maxPriceMinor; the person typed --max-price
+  const overLimit = e.code === 'PRICE_ABOVE_CLIENT_LIMIT';
+  const message = overLimit
+    ? `the price ${String(e.details.amountMinor)} ${String(e.details.currency)} minor units is above --max-price ${String(e.details.maxPriceMinor)}; nothing was signed`
+    : e.message;
+  return new CliError(e.code, message, {
+    tryNext,
+    details: { ...e.details, ...(overLimit ? { flag: '--max-price' } : {}), ...(e.status ? { status: e.status } : {}), ...(typeof e.body.approvalId === 'string' ? { approvalId: e.body.approvalId } : {}) },
+  });
 }
 
 /**

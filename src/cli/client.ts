@@ -31,6 +31,8 @@ export interface Connection {
   ca?: string;
   /** the profile consulted, if any */
   profile?: string;
+  /** the data dir whose gateway the profile in use follows (a profile saved from a local gateway) */
+  profileDataDir?: string;
   /** the data dir consulted (--data-dir or ./.agentpay), if any */
   dataDir?: string;
   sources: Partial<Record<'baseUrl' | 'apiKey' | 'ca', Source>>;
@@ -68,11 +70,15 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
   const name = asked ?? file.current;
   const p = name ? file.profiles[name] : undefined;
   if (name && !p && asked && !opts.optionalProfile) throw profileNotFound(name, file);
-  if (name && p) {
-    conn.profile = name;
+  // a profile being saved (login, signup --profile NEW) is on the current profile's gateway, with its own key
+  const current = name && !p && file.current ? file.profiles[file.current] : undefined;
+  const gatewayOf = p ?? current;
+  if (gatewayOf) {
+    if (p) conn.profile = name;
     // a profile saved from a dev gateway follows it across restarts on new ports
-    const live = p.dataDir ? runningGateway(p.dataDir) : undefined;
-    layers.push({ source: 'profile', baseUrl: live?.baseUrl ?? p.baseUrl, apiKey: p.apiKey, ca: p.ca });
+    const live = gatewayOf.dataDir ? runningGateway(gatewayOf.dataDir) : undefined;
+    if (gatewayOf.dataDir) conn.profileDataDir = gatewayOf.dataDir;
+    layers.push({ source: 'profile', baseUrl: live?.baseUrl ?? gatewayOf.baseUrl, apiKey: p?.apiKey, ca: gatewayOf.ca });
   }
 
   const localDir = join(cwd, LOCAL_DATA_DIR);

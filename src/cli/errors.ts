@@ -65,6 +65,8 @@ export interface ReportContext {
   command?: string;
   /** the flags given on the command line (names without --), to name them instead of API fields */
   givenFlags?: readonly string[];
+  /** every flag the command has (names without --): a field it refuses is named as that flag even when not typed */
+  commandFlags?: readonly string[];
   /** the API key used; its prefix (ap_w_, ap_p_, ap_o_) says its kind */
   apiKey?: string;
 }
@@ -89,37 +91,46 @@ function causeCodes(err: unknown): string[] {
   return codes;
 }
 
-function connectionReport(err: unknown, ctx: ReportContext): Report | undefined {
+/**
+ * The network or TLS failure behind an error, if it is one: fetch's TypeError "fetch failed"
+ * (some without a code, e.g. "bad port"), the SDK client's GATEWAY_UNAVAILABLE (no status,
+ * the network error as its cause), or a socket error. `cause` is its code, e.g. ECONNREFUSED.
+ */
+export function networkFailure(err: unknown): { cause: string; tls: boolean } | undefined {
   const codes = causeCodes(err);
-  const where = ctx.baseUrl ? ` at ${ctx.baseUrl}` : '';
   const tls = codes.find((c) => TLS_CODE.test(c));
-  if (tls) {
+  if (tls) return { cause: tls, tls: true };
+  const net = codes.find((c) => NETWORK_CODES.has(c));
+  const fetchFailed = err instanceof TypeError && err.message === 'fetch failed';
+  const sdkUnreachable = err instanceof AgentpayError && err.code === 'GATEWAY_UNAVAILABLE' && err.status === undefined;
+  if (!net && !fetchFailed && !sdkUnreachable) return undefined;
+  const cause = net ?? (sdkUnreachable ? String(err.details.cause ?? 'network error') : (err as { cause?: { message?: string } }).cause?.message || 'network error');
+  return { cause, tls: false };
+}
+
+function connectionReport(err: unknown, ctx: ReportContext): Report | undefined {
+  const failure = networkFailure(err);
+  if (!failure) return undefined;
+  const where = ctx.baseUrl ? ` at ${ctx.baseUrl}` : '';
+  const { cause } = failure;
+  if (failure.tls) {
     return {
       code: 'TLS_FAILED',
-      message: `TLS connection to the gateway${where} failed (${tls})`,
-      details: { cause: tls },
+      message: `TLS connection to the gateway${where} failed (${cause})`,
+      details: { cause },
       exit: EXIT.UNREACHABLE,
-      tryNext: /WRONG_VERSION|PACKET_LENGTH/.test(tls)
+      tryNext: /WRONG_VERSION|PACKET_LENGTH/.test(cause)
         ? "that port does not speak TLS; use the gateway's HTTPS address (baseUrl), not its plain-HTTP one"
         : "trust the gateway's certificate authority: --ca PATH (a local gateway's is DATA_DIR/tls/ca.pem), --data-dir DIR, or NODE_EXTRA_CA_CERTS",
     };
   }
-  const net = codes.find((c) => NETWORK_CODES.has(c));
-  // fetch reports every network failure as TypeError "fetch failed", some without a code (e.g. "bad port");
-  // the SDK's client as GATEWAY_UNAVAILABLE with no status and the network error as its cause
-  const fetchFailed = err instanceof TypeError && err.message === 'fetch failed';
-  const sdkUnreachable = err instanceof AgentpayError && err.code === 'GATEWAY_UNAVAILABLE' && err.status === undefined;
-  if (net || fetchFailed || sdkUnreachable) {
-    const cause = net ?? (sdkUnreachable ? String(err.details.cause ?? 'network error') : (err as { cause?: { message?: string } }).cause?.message || 'network error');
-    return {
-      code: 'GATEWAY_UNREACHABLE',
-      message: `cannot reach the gateway${where} (${cause})`,
-      details: { cause },
-      exit: EXIT.UNREACHABLE,
-      tryNext: 'is the gateway running? start one with: npx agentpay dev',
-    };
-  }
-  return undefined;
+  return {
+    code: 'GATEWAY_UNREACHABLE',
+    message: `cannot reach the gateway${where} (${cause})`,
+    details: { cause },
+    exit: EXIT.UNREACHABLE,
+    tryNext: 'is the gateway running? start one with: npx agentpay dev',
+  };
 }
 
 type KeyKind = 'workspace' | 'provider' | 'operator';
@@ -176,6 +187,16 @@ function tryForNotSupported(e: AgentpayError): string {
   return 'this gateway has no rail for that; development shortcuts work on a sandbox gateway: npx agentpay dev';
 }
 
+/** The next step for INSUFFICIENT_FUNDS: a payout asks for too much, a purchase needs money in. */
+function tryForInsufficientFunds(e: AgentpayError, ctx: ReportContext): string {
+  const walletId = typeof e.details.walletId === 'string' ? e.details.walletId : 'WALLET_ID';
+  if (ctx.command === 'agentpay payouts create') {
+    const available = typeof e.details.availableMinor === 'string' ? `the available ${e.details.availableMinor} minor units` : 'the available balance';
+    return `pay out at most ${available} (see it with agentpay wallets balance ${walletId})`;
+  }
+  return `fund the wallet (sandbox): agentpay wallets fund ${walletId} --amount MINOR_UNITS`;
+}
+
 /** The next step for a refusal from the gateway, by its code. */
 function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined {
   switch (e.code) {
@@ -186,7 +207,7 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
     case 'WALLET_NOT_FOUND':
       return 'list the wallets this key can see: agentpay wallets list';
     case 'INSUFFICIENT_FUNDS':
-      return 'fund the wallet (sandbox): agentpay wallets fund WALLET_ID --amount MINOR_UNITS';
+      return tryForInsufficientFunds(e, ctx);
     case 'WALLET_FROZEN':
       return 'unfreeze it: agentpay wallets unfreeze WALLET_ID';
     case 'CAPABILITY_NOT_FOUND':
@@ -224,7 +245,13 @@ const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: 
   {
     route: /PUT \/v1\/providers\/[^/\s]+\/payout-destination/g,
     command: 'agentpay payouts destination set',
-    tryNext: 'register one: agentpay payouts destination set 0x… (USDC on Base) or ext_… (a bank account); or pass --destination',
+    tryNext: 'register one with a provider key: agentpay payouts destination set 0x… (USDC on Base) or ext_… (a bank account)',
+  },
+  {
+    // no command resets a password yet: say what to do instead of naming the route
+    route: /(?:;|,? or) reset (?:a forgotten|the) password with POST \/v1\/accounts\/password\/forgot/g,
+    command: '',
+    tryNext: "check the email and password (a forgotten password is reset by email through the gateway's password-reset API, docs/api/tenancy.md; the CLI has no command for it), or log in with an API key: agentpay login --api-key KEY",
   },
   { route: /GET \/v1\/rail\/providers/g, command: 'agentpay rail providers' },
   { route: /POST \/v1\/wallets\/[^/\s]+\/deposit-address/g, command: 'agentpay wallets deposit-address WALLET_ID' },
@@ -235,7 +262,8 @@ const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: 
 
 /**
  * A gateway message as a CLI user reads it: the API field it names becomes the flag that
- * was typed (`ownerId:` -> `--owner-id:`, `amountMinor:` -> `--amount:`), and API routes
+ * was typed, or that the command has for it (`ownerId:` -> `--owner-id:`, `amountMinor:` ->
+ * `--amount:`, `destination:` -> `--destination:`), and API routes
  * become the commands that do the same. The gateway's code and details stay as sent.
  */
 function inCliTerms(e: AgentpayError, ctx: ReportContext): { message: string; flag?: string; tryNext?: string } {
@@ -245,7 +273,7 @@ function inCliTerms(e: AgentpayError, ctx: ReportContext): { message: string; fl
   const field = typeof e.details.field === 'string' ? e.details.field : undefined;
   if (field && message.startsWith(`${field}:`)) {
     const name = field.replace(/Minor$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    if (ctx.givenFlags?.includes(name)) {
+    if (ctx.givenFlags?.includes(name) || ctx.commandFlags?.includes(name)) {
       flag = `--${name}`;
       message = `${flag}${message.slice(field.length)}`;
     }
@@ -291,7 +319,10 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
   // oclif's own parse errors: unknown flag, missing argument, bad option value
   if (err instanceof Errors.CLIError) {
     const message = err.message.replace(/\n+See more help with --help$/, '');
-    return { code: 'USAGE', message, details: {}, exit: err.oclif?.exit === 0 ? 0 : EXIT.USAGE, tryNext: help };
+    // oclif's RequiredArgsError lists the missing args (`args: [{name}]`), named in the help's usage line in capitals
+    const missing = /^Missing \d+ required arg/.test(message) ? (err as { args?: Array<{ name?: unknown }> }).args?.[0]?.name : undefined;
+    const details = typeof missing === 'string' ? { arg: missing.toUpperCase() } : {};
+    return { code: 'USAGE', message, details, exit: err.oclif?.exit === 0 ? 0 : EXIT.USAGE, tryNext: help };
   }
   // @inquirer/prompts: Ctrl-C or a closed terminal while asking
   if (err instanceof Error && (err.name === 'ExitPromptError' || err.name === 'AbortPromptError')) {

@@ -110,7 +110,7 @@ function checked(field: Placeholder, raw: string): string {
   const value = raw.trim();
   const ok = validators[field](value);
   if (ok !== true) {
-    throw new CliError('VALIDATION_FAILED', `${FLAG_OF[field]}: ${ok}; got ${JSON.stringify(value)}`, { details: { field: FLAG_OF[field].slice(2) } });
+    throw new CliError('VALIDATION_FAILED', `${FLAG_OF[field]}: ${ok}; got ${JSON.stringify(value)}`, { details: { flag: FLAG_OF[field] } });
   }
   return value;
 }
@@ -262,7 +262,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     templateName = yes ? (names.includes('rest') ? 'rest' : names[0]!) : await askChoice({ flag: '--template', message: 'Template', value: undefined, choices: names });
   }
   const template = templates.find((t) => t.name === templateName);
-  if (!template) throw usageError(`--template: there is no template "${templateName}"; choose one of ${names.join(', ')}`, `agentpay init DIR --template ${names[0]}`, { flag: 'template' });
+  if (!template) throw usageError(`--template: there is no template "${templateName}"; choose one of ${names.join(', ')}`, `agentpay init DIR --template ${names[0]}`, { flag: '--template' });
   const d = template.defaults;
 
   let dirArg = opts.dir;
@@ -270,7 +270,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     const suggested = opts.name ?? d.name ?? `my-${template.name}-seller`;
     if (yes) dirArg = suggested;
     else if (canPrompt()) dirArg = await askText({ flag: 'DIR', message: 'Directory for the new project', default: suggested });
-    else throw usageError('DIR is required (there is no terminal to ask on)', `agentpay init DIR --template ${template.name}, or add --yes to create ./${suggested}`, { arg: 'dir' });
+    else throw usageError('DIR is required (there is no terminal to ask on)', `agentpay init DIR --template ${template.name}, or add --yes to create ./${suggested}`, { arg: 'DIR' });
   }
   const dir = resolve(cwd, dirArg);
   checkTarget(dir, Boolean(opts.force)); // before any question about the contents

@@ -5,11 +5,11 @@
  * sandbox gateway's dev keys. DATA_DIR/gateway.lock (the pid of the gateway holding it)
  * makes sure only one gateway at a time runs on a data dir.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { readDevCredentials } from '../dev/bootstrap.js';
-import { CliError } from './errors.js';
+import { CliError, EXIT } from './errors.js';
 
 export const DEV_ROLES = ['workspace', 'provider', 'operator'] as const;
 export type DevRole = (typeof DEV_ROLES)[number];
@@ -83,6 +83,27 @@ function gatewayRunning(dataDir: string, pid: number | undefined): CliError {
   });
 }
 
+/** Makes the data dir (0700) if needed; a file in the way is the person's to fix, named by its flag. */
+function makeDataDir(dataDir: string): void {
+  try {
+    ensurePrivateDir(dataDir);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code !== 'EEXIST' && err.code !== 'ENOTDIR') throw e;
+    // mkdir names the path it could not make; the file in the way is it or one of its parents
+    let file = dataDir;
+    while (!(existsSync(file) && !statSync(file).isDirectory())) {
+      if (dirname(file) === file) throw e;
+      file = dirname(file);
+    }
+    throw new CliError('NOT_A_DIRECTORY', `--data-dir: ${file} is a file, not a directory`, {
+      exit: EXIT.USAGE,
+      tryNext: 'pass a directory (it is made if missing), e.g. --data-dir .agentpay',
+      details: { flag: '--data-dir', path: file },
+    });
+  }
+}
+
 /**
  * Takes DATA_DIR/gateway.lock for this process, making the data dir (0700) if needed, or
  * throws GATEWAY_RUNNING if a live gateway holds it. Exclusive creation decides between
@@ -90,7 +111,7 @@ function gatewayRunning(dataDir: string, pid: number | undefined): CliError {
  * taken over once. Returns the release function (idempotent).
  */
 export function lockGatewayDataDir(dataDir: string): () => void {
-  ensurePrivateDir(dataDir);
+  makeDataDir(dataDir);
   const path = lockFilePath(dataDir);
   const take = () => writeFileAtomic(path, `${process.pid}\n`, { mode: 0o600, exclusive: true });
   try {

@@ -3,7 +3,8 @@
  * `rail …`, `sandbox …`): plain inputs in, API results out, plus how a person sees them.
  * Amounts stay the gateway's strings of integer minor units.
  */
-import { validationError } from '../core/errors.js';
+import { isAppError, validationError } from '../core/errors.js';
+import { parsePrice } from '../domain/rails/pricing.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { DepositAddress, Payout, PayoutDestination, RailProvider, RailTransaction, SandboxSettings, TopUpIntent } from '../sdk/client/index.js';
 import { CliError, usageError } from './errors.js';
@@ -16,7 +17,7 @@ export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
 async function ownProvider(client: AgentpayClient): Promise<string> {
   const me = await client.auth.whoami();
   if (me.tenant.kind !== 'provider') {
-    throw usageError(`this key belongs to a ${me.tenant.kind}; payouts are a provider's`, 'use a provider key: --as provider, or --api-key KEY');
+    throw usageError(`this key belongs to ${me.tenant.kind === 'operator' ? 'an' : 'a'} ${me.tenant.kind}; payouts are a provider's`, 'use a provider key: --as provider, or --api-key PROVIDER_KEY');
   }
   return me.tenant.id;
 }
@@ -41,6 +42,12 @@ export async function setDestination(client: AgentpayClient, destination: string
 
 export async function listDestinations(client: AgentpayClient): Promise<PayoutDestination[]> {
   return client.payouts.destinations(await ownProvider(client));
+}
+
+/** The provider's payouts, newest first; another kind of key is refused like by the other payout commands. */
+export async function listPayouts(client: AgentpayClient, page: { limit?: number | undefined; after?: string | undefined }): Promise<{ payouts: Payout[]; nextCursor?: string }> {
+  await ownProvider(client);
+  return client.payouts.list({ ...(page.limit ? { limit: page.limit } : {}), ...(page.after ? { after: page.after } : {}) });
 }
 
 /** A payout from the settlement wallet (the key's, unless --wallet) to the registered destination (unless --destination). */
@@ -73,6 +80,21 @@ export function parseUsdcAmountFlag(value: string): string {
     throw validationError('--amount', `must be a whole number of USDC base units (6 decimals: ${example}); got ${JSON.stringify(value)}`);
   }
   return parseAmountFlag(value);
+}
+
+/**
+ * `sandbox price [PRICE]`: the settings, or a new USDC price. The price is checked first, with
+ * the gateway's own parser, so that a typo names the PRICE argument, not the API field usdcPrice.
+ */
+export async function sandboxPrice(client: () => AgentpayClient, price: string | undefined): Promise<SandboxSettings> {
+  if (price === undefined) return client().sandbox.settings();
+  try {
+    parsePrice(price, 'PRICE');
+  } catch (e) {
+    if (!isAppError(e)) throw e;
+    throw new CliError(e.code, e.message, { tryNext: 'agentpay sandbox price 0.994 --as operator', details: { arg: 'PRICE' } });
+  }
+  return client().sandbox.update({ usdcPrice: price });
 }
 
 /** `sandbox confirm ID`: a top-up (`top_…`) is confirmed by the processor, a payout (`pay_…`) by its rail. */

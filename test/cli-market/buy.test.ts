@@ -4,6 +4,7 @@
  * HTTP 402 with a funded agent wallet, and the money, the receipts and the breaker are
  * checked afterwards, failure paths included.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuyResult } from '../../src/cli/buy.js';
 import type { CheckedReceipt } from '../../src/cli/receipts.js';
@@ -67,7 +68,10 @@ describe('agentpay buy', () => {
     const r = await cli.run(buyArgs(a, capabilityId, '--data', '{"city":"Faro"}', '--max-price', '99'));
 
     expect(r.exitCode).toBe(1);
-    expect(errorOf(r)).toMatchObject({ code: 'PRICE_ABOVE_CLIENT_LIMIT', details: { amountMinor: '100', maxPriceMinor: '99' } });
+    expect(errorOf(r)).toMatchObject({ code: 'PRICE_ABOVE_CLIENT_LIMIT', details: { amountMinor: '100', maxPriceMinor: '99', flag: '--max-price' } });
+    // named as typed, not as the SDK option
+    expect(errorOf(r).message).toContain('--max-price 99');
+    expect(errorOf(r).message).not.toContain('maxPriceMinor');
     expect(await balance(a.walletId)).toBe('1000');
     expect(seller.handled.forecast ?? 0).toBe(handled);
     expect(await t.workspace.wallets.ledger(a.walletId)).toHaveLength(1); // the funding only
@@ -91,6 +95,43 @@ describe('agentpay buy', () => {
     const noKey = await cli.run(['buy', capabilityId, '--wallet', a.walletId, '--key-file', 'missing.pem']);
     expect(noKey.exitCode).toBe(2);
     expect(errorOf(noKey)).toMatchObject({ code: 'USAGE', details: { flag: '--key-file' } });
+    expect(await balance(a.walletId)).toBe('1000');
+  });
+});
+
+describe('agentpay buy from a seller that cannot be reached', () => {
+  /** a loopback port nothing listens on */
+  async function closedPort(): Promise<number> {
+    const s = createServer();
+    await new Promise<void>((res) => s.listen(0, '127.0.0.1', res));
+    const { port } = s.address() as AddressInfo;
+    await new Promise((res) => s.close(res));
+    return port;
+  }
+
+  it('is SELLER_UNREACHABLE (exit 1) naming the seller URL and the cause, not the running gateway; nothing is paid', async () => {
+    const a = await agent('1000');
+    const url = `http://127.0.0.1:${await closedPort()}/x`;
+    const r = await cli.run(buyArgs(a, url));
+    expect(r.exitCode).toBe(1);
+    const error = errorOf(r);
+    expect(error).toMatchObject({ code: 'SELLER_UNREACHABLE', details: { url, cause: 'ECONNREFUSED' } });
+    expect(error.message).toBe(`cannot reach the seller at ${url} (ECONNREFUSED); nothing was paid`);
+    expect(error.message).not.toContain(t.baseUrl);
+    expect(await balance(a.walletId)).toBe('1000');
+    await expectLedgerConsistent(t.workspace, a.walletId);
+  });
+
+  it("names the capability's endpoint when its host does not resolve (ENOTFOUND)", async () => {
+    const a = await agent('1000');
+    const endpoint = 'https://no-such-seller.invalid/forecast';
+    const published = await cli.json<PublishedCapability>([
+      'publish', '--name', 'Nowhere forecast', '--description', 'A seller whose host does not resolve', '--protocol', 'rest',
+      '--price', '100', '--category', 'weather', '--endpoint', endpoint,
+    ], { key: t.creds.provider.apiKey });
+    const r = await cli.run(buyArgs(a, published.capability.id, '--data', '{}'));
+    expect(r.exitCode).toBe(1);
+    expect(errorOf(r)).toMatchObject({ code: 'SELLER_UNREACHABLE', details: { url: endpoint, cause: expect.stringMatching(/^(ENOTFOUND|EAI_AGAIN)$/) } });
     expect(await balance(a.walletId)).toBe('1000');
   });
 });

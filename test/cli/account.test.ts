@@ -102,6 +102,37 @@ describe('agentpay signup', () => {
     expect(profiles(configDir).current).toBe('acme');
   });
 
+  it('login --email --profile NEW uses the gateway of the current profile and saves the new profile with it', async () => {
+    const configDir = tempDir();
+    const first = await cli(['login', ...gw, '--api-key', t.creds.workspace.apiKey, '--json'], { configDir });
+    expect(first.exitCode, first.stderr).toBe(0);
+    await t.client().signup.start({ kind: 'workspace', name: 'Second Co', email: 'second@acme.test', password: 'second secret phrase' })
+      .then((s) => t.client().signup.verify({ signupId: s.signup.id, token: s.token! }));
+
+    // no --base-url or --ca: the gateway is the current profile's
+    const r = await cli(['login', '--email', 'second@acme.test', '--password', 'second secret phrase', '--profile', 'second', '--json'], { configDir });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(json(r)).toMatchObject({ baseUrl: t.baseUrl, profile: { name: 'second' } });
+    const saved = profiles(configDir);
+    expect(saved.current).toBe('second');
+    expect(saved.profiles.second).toMatchObject({ baseUrl: t.baseUrl, ca });
+    expect(saved.profiles.second.apiKey).not.toBe(t.creds.workspace.apiKey); // a new key, not the current profile's
+    expect(saved.profiles.default.apiKey).toBe(t.creds.workspace.apiKey);
+
+    // signup --profile NEW the same
+    const s = await cli(['signup', '--kind', 'workspace', '--name', 'Third Co', '--email', 'third@acme.test', '--password', 'third secret phrase', '--profile', 'third', '--json'], { configDir });
+    expect(s.exitCode, s.stdout + s.stderr).toBe(0);
+    expect(profiles(configDir).profiles.third).toMatchObject({ baseUrl: t.baseUrl, ca, apiKey: json(s).verified.apiKey.key });
+  });
+
+  it('a wrong password says what to do in CLI terms, without an API route (exit 4)', async () => {
+    const r = await cli(['login', ...gw, '--email', 'ops@acme.test', '--password', 'not the password'], { configDir: tempDir() });
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toContain('error UNAUTHORIZED: email or password is wrong');
+    expect(r.stderr).not.toContain('/v1/');
+    expect(r.stderr).toContain('agentpay login --api-key');
+  });
+
   it('reads the password from stdin with --password-stdin (out of argv), and refuses an empty stdin', async () => {
     const configDir = tempDir();
     const r = await cli(['signup', ...gw, '--kind', 'workspace', '--name', 'Piped Ltd', '--email', 'piped@acme.test', '--password-stdin', '--json'], { configDir, input: 'piped secret phrase\n' });

@@ -136,7 +136,41 @@ describe('messages in CLI terms', () => {
     expect(r.stderr).toContain('register one with agentpay payouts destination set');
     expect(r.stderr).not.toContain('/v1/');
     expect(tryOf(r)).toContain('agentpay payouts destination set 0x…');
+    const j = json(await asProvider('payouts', 'create', '--amount', '50', '--rail', 'usdc_base', '--json'));
+    expect(j.error).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'destination', flag: '--destination' } });
+    expect(j.error.message).toMatch(/^--destination: no USDC payout destination is registered for usdc_base; register one with agentpay payouts destination set$/);
     expect((await t.provider.payouts.list()).payouts).toEqual([]);
+  });
+
+  it('sandbox price abc names the PRICE argument, not the API field usdcPrice, and changes nothing', async () => {
+    const before = await t.operator.sandbox.settings();
+    const r = await cli(['sandbox', 'price', 'abc', '--json'], { configDir, env: gatewayEnv(t, t.creds.operatorKey) });
+    expect(r.exitCode).toBe(1);
+    const { error } = json(r);
+    expect(error).toMatchObject({ code: 'VALIDATION_FAILED', details: { arg: 'PRICE' } });
+    expect(error.message).toMatch(/^PRICE: must be a decimal USD price/);
+    expect(error.message).not.toContain('usdcPrice');
+    expect(await t.operator.sandbox.settings()).toEqual(before);
+  });
+
+  it('payouts create above the available balance says how much is available and how to see it, not to fund the wallet', async () => {
+    await t.provider.payouts.setDestination(t.creds.provider.id, { destination: 'ext_acme_operating' });
+    const r = await asProvider('payouts', 'create', '--amount', '99999999', '--rail', 'ach');
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toContain('error INSUFFICIENT_FUNDS');
+    const available = (await t.provider.wallets.balance(t.creds.provider.walletId)).availableMinor;
+    expect(tryOf(r)).toContain(`pay out at most the available ${available}`);
+    expect(tryOf(r)).toContain(`agentpay wallets balance ${t.creds.provider.walletId}`);
+    expect(tryOf(r)).not.toContain('wallets fund');
+    expect((await t.provider.payouts.list()).payouts).toEqual([]);
+  });
+
+  it('payouts list with a workspace key is the same usage error as the other payouts commands (exit 2)', async () => {
+    for (const args of [['payouts', 'list'], ['payouts', 'destination', 'list'], ['payouts', 'create', '--amount', '5', '--rail', 'ach']]) {
+      const r = await asWorkspace(...args, '--json');
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(json(r).error).toMatchObject({ code: 'USAGE', message: "this key belongs to a workspace; payouts are a provider's" });
+    }
   });
 
   it('sandbox deposit --amount 1.5 says the amount is USDC base units (6 decimals), not cents', async () => {

@@ -71,6 +71,18 @@ describe('resolveConnection', () => {
     expect(() => resolveConnection({ profile: 'ghost' }, { env, cwd })).toThrow(/no profile named "ghost"/);
     expect(resolveConnection({ profile: 'ghost' }, { env, cwd, optionalProfile: true }).profile).toBeUndefined();
   });
+
+  it("gives a profile being saved (login, signup --profile NEW) the current profile's gateway, CA and data dir, not its key", () => {
+    const configEnv = { AGENTPAY_CONFIG_DIR: tempDir() };
+    const dataDir = devDataDir(tempDir(), 'https://live:1');
+    saveProfile('dev', { baseUrl: 'https://saved:1', apiKey: 'ap_w_dev', ca: '/dev-ca.pem', dataDir }, configEnv);
+    const c = resolveConnection({ profile: 'acme' }, { env: configEnv, cwd, optionalProfile: true });
+    expect(c).toMatchObject({ baseUrl: 'https://live:1', ca: '/dev-ca.pem', profileDataDir: dataDir });
+    expect(c.apiKey).toBeUndefined();
+    expect(c.profile).toBeUndefined(); // no profile named acme was read
+    // without a current profile there is still no gateway to guess
+    expect(resolveConnection({ profile: 'acme' }, { env: { AGENTPAY_CONFIG_DIR: tempDir() }, cwd, optionalProfile: true }).baseUrl).toBeUndefined();
+  });
 });
 
 describe('describeError', () => {

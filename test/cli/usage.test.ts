@@ -1,5 +1,7 @@
 /** The CLI without a gateway: help, usage errors, exit codes and next steps. */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli, json, removeTempDirs, tempDir } from './helpers.js';
 
@@ -47,6 +49,71 @@ describe('usage errors', () => {
     expect(j.exitCode).toBe(2);
     expect(json(j)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining('--nope'), details: {} } });
   });
+});
+
+describe('usage error details', () => {
+  it('a missing argument names it in details.arg', async () => {
+    const r = await run('wallets', 'show', '--json');
+    expect(r.exitCode).toBe(2);
+    expect(json(r).error).toMatchObject({ code: 'USAGE', message: expect.stringMatching(/^Missing 1 required arg/), details: { arg: 'ID' } });
+  });
+
+  it('init names its flags with the leading -- in details.flag, like every other command', async () => {
+    const cwd = tempDir('agentpay-init-');
+    const price = await cli(['init', 'x', '--template', 'rest', '--yes', '--price', '1.50', '--json'], { configDir: cwd, cwd });
+    expect(price.exitCode).toBe(1);
+    expect(json(price).error).toMatchObject({ code: 'VALIDATION_FAILED', details: { flag: '--price' } });
+    expect(json(price).error.details.field).toBeUndefined();
+    const template = await cli(['init', 'x', '--template', 'nope', '--yes', '--json'], { configDir: cwd, cwd });
+    expect(template.exitCode).toBe(2);
+    expect(json(template).error).toMatchObject({ code: 'USAGE', details: { flag: '--template' } });
+  });
+});
+
+describe('a topic without a command', () => {
+  it('with --json prints its commands as JSON (exit 0), not the help text', async () => {
+    const r = await run('wallets', '--json');
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = json(r);
+    expect(out.topic).toBe('wallets');
+    expect(out.commands).toContainEqual({ id: 'wallets list', summary: expect.any(String) });
+    expect(out.commands).toContainEqual({ id: 'wallets fund', summary: expect.any(String) });
+    expect(out.commands.every((c: { id: string }) => c.id.startsWith('wallets '))).toBe(true);
+
+    const nested = json(await run('payouts', '--json'));
+    expect(nested.commands.map((c: { id: string }) => c.id)).toEqual(expect.arrayContaining(['payouts list', 'payouts create', 'payouts destination list']));
+  });
+
+  it('without --json still shows the help text', async () => {
+    const r = await run('wallets');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('wallets list');
+    expect(() => JSON.parse(r.stdout)).toThrow();
+  });
+
+  it("payouts destination --help describes the topic, not its list command's summary", async () => {
+    const r = await run('payouts', 'destination', '--help');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('Where payouts go: register a bank account or USDC address, list them');
+  });
+});
+
+describe('a --data-dir that is a file', () => {
+  for (const command of [['dev'], ['gateway', 'start']]) {
+    it(`${command.join(' ')} refuses it with NOT_A_DIRECTORY naming --data-dir (exit 2), not a crash`, async () => {
+      const cwd = tempDir();
+      writeFileSync(join(cwd, 'agent.pem'), 'x');
+      for (const dir of ['agent.pem', 'agent.pem/sub']) {
+        const r = await cli([...command, '--data-dir', dir, '--port', '0', '--http-port', '0', '--json'], { configDir: cwd, cwd });
+        expect(r.exitCode, r.stdout + r.stderr).toBe(2);
+        const { error } = json(r);
+        expect(error).toMatchObject({ code: 'NOT_A_DIRECTORY', details: { flag: '--data-dir', path: join(cwd, 'agent.pem') } });
+        expect(error.message).toBe(`--data-dir: ${join(cwd, 'agent.pem')} is a file, not a directory`);
+        expect(r.stderr).not.toContain('This is a bug');
+      }
+      expect(readFileSync(join(cwd, 'agent.pem'), 'utf8')).toBe('x');
+    });
+  }
 });
 
 describe('no gateway', () => {
