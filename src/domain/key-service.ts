@@ -9,6 +9,7 @@
  * - another tenant's key is "not found", and nothing about it changes.
  */
 import { AppError, notFound, validationError } from '../core/errors.js';
+import { parseIsoTime } from '../core/clock.js';
 import type { ApiKey, Tenant } from '../store/repos/tenancy.js';
 import type { Repos } from '../store/store.js';
 import type { DomainContext } from './context.js';
@@ -40,7 +41,6 @@ export function tenantView(t: Tenant) {
   };
 }
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export class KeyService {
   constructor(private ctx: DomainContext) {}
@@ -124,8 +124,8 @@ export class KeyService {
     }
     if (input.expiresInSeconds !== undefined) return now + input.expiresInSeconds * 1000;
     if (input.expiresAt === undefined) return null;
-    const at = ISO_TIME.test(input.expiresAt) ? Date.parse(input.expiresAt) : NaN;
-    if (Number.isNaN(at)) throw validationError('expiresAt', 'must be an ISO 8601 time like 2030-01-31T00:00:00Z');
+    const at = parseIsoTime(input.expiresAt);
+    if (at === undefined) throw validationError('expiresAt', 'must be an ISO 8601 time that exists, like 2030-01-31T00:00:00Z');
     if (at <= now) throw validationError('expiresAt', `is in the past (now is ${new Date(now).toISOString()}); give a future time`);
     return at;
   }

@@ -76,7 +76,7 @@ export class ReceiptService {
   list(p: Principal, q: { limit?: number; after?: string }) {
     const limit = q.limit ?? RECEIPT_PAGE_DEFAULT;
     if (!Number.isInteger(limit) || limit < 1 || limit > RECEIPT_PAGE_MAX) {
-      throw new AppError('VALIDATION_FAILED', `limit: must be an integer from 1 to ${RECEIPT_PAGE_MAX}`, { field: 'limit' });
+      throw new AppError('VALIDATION_FAILED', `limit: must be an integer from 1 to ${RECEIPT_PAGE_MAX}`, { field: 'limit', location: 'querystring' });
     }
     const owner = p.tenantKind === 'workspace' ? { workspaceId: p.tenantId } : p.tenantKind === 'provider' ? { providerId: p.tenantId } : undefined;
     if (!owner) throw wrongKeyKind(['workspace', 'provider'], 'receipts are listed with a workspace key (its purchases) or a provider key (its sales)');

@@ -73,3 +73,19 @@ describe('an unexpected error', () => {
     }
   });
 });
+
+describe('a 400 VALIDATION_FAILED', () => {
+  it('has the same details whether the schema refused or a service did: field, location, problems', async () => {
+    const { apiKey } = t.creds.workspace;
+    const wallet = (await call(t, 'POST', '/v1/wallets', { apiKey, body: { ownerType: 'agent', ownerId: 'errors-shape' } })).body as { id: string };
+    // the schema: an amount that is not a string of digits
+    const schema = await call(t, 'POST', `/v1/wallets/${wallet.id}/fund`, { apiKey, body: { amountMinor: 'ten' } });
+    expect(schema.status).toBe(400);
+    expect(schema.body.error?.details).toMatchObject({ field: 'amountMinor', location: 'body', problems: [{ field: 'amountMinor', problem: expect.any(String) }] });
+    // the service: a zero amount passes the schema's pattern and is refused by the ledger's rule
+    const service = await call(t, 'POST', `/v1/wallets/${wallet.id}/fund`, { apiKey, body: { amountMinor: '0' } });
+    expect(service.status).toBe(400);
+    expect(service.body.error?.message).toBe('amountMinor: must be greater than zero');
+    expect(service.body.error?.details).toEqual({ field: 'amountMinor', location: 'body', problems: [{ field: 'amountMinor', problem: 'must be greater than zero' }] });
+  });
+});

@@ -73,6 +73,14 @@ describe('the request rate limit', () => {
     expect(limited.retryAfter).not.toBeNull();
   });
 
+  it('counts requests to paths no route serves, on the same budget', async () => {
+    const ws = await t.newWorkspace('Prober');
+    const answers = await burst(ws.client, 6, '/v1/no-such-route');
+    expect(statuses(answers)).toEqual([404, 404, 404, 404, 404, 429]);
+    expect(answers.find((a) => a.status === 429)!.body.error?.code).toBe('RATE_LIMITED');
+    expect(statuses(await burst(ws.client, 1))).toEqual([429]);
+  });
+
   it('lets requests through again once the window has passed', async () => {
     const ws = await t.newWorkspace('Patient');
     expect(statuses(await burst(ws.client, 6))).toContain(429);
@@ -111,7 +119,7 @@ describe('the rate limit behind a trusted proxy', () => {
 });
 
 describe('the rate limit on POST /v1/x402/batch', () => {
-  it('counts one request per operation: a batch over the budget is refused whole, and the key budget is spent', async () => {
+  it('counts one request per operation: a batch over what is left is refused whole, spending only its own request', async () => {
     await sleep(WINDOW_MS + 250); // a fresh window
     const seller = await t.newProvider();
     const op = { op: 'challenge' as const, capabilityId: 'cap_unknown' };
@@ -121,7 +129,9 @@ describe('the rate limit on POST /v1/x402/batch', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: 5, operations: 3 } });
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // the budget is the key's: single requests are refused too until the window passes
+    expect(refused.body.error?.details).toMatchObject({ remaining: 2 });
+    // the refused batch spent its request (4 of 5), none of its operations: one more request fits, then none
+    expect(statuses(await burst(seller.client, 1))).toEqual([200]);
     expect(statuses(await burst(seller.client, 1))).toEqual([429]);
     await sleep(WINDOW_MS + 250);
     expect((await seller.client.payments.batch([op, op, op, op, op])).map((r) => r.status)).toEqual([404, 404, 404, 404, 404]);

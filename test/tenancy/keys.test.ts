@@ -93,6 +93,11 @@ describe('POST /v1/auth/keys', () => {
     const past = await refusal(t.workspace.keys.create({ expiresAt: '2020-01-01T00:00:00Z' }));
     expect(past).toMatchObject({ code: 'VALIDATION_FAILED', status: 400, details: { field: 'expiresAt' } });
     expect(await refusal(t.workspace.keys.create({ expiresAt: 'tomorrow' }))).toMatchObject({ details: { field: 'expiresAt' } });
+    // a date that does not exist is refused, not rolled over to a later one (Feb 30 -> Mar 2)
+    for (const impossible of ['2030-02-30T00:00:00Z', '2030-04-31T00:00:00Z', '2030-01-01T24:00:00Z', '2030-13-01T00:00:00Z', '2030-01-01T00:00:00+24:00']) {
+      expect(await refusal(t.workspace.keys.create({ expiresAt: impossible })), impossible).toMatchObject({ details: { field: 'expiresAt' } });
+    }
+    expect((await t.workspace.keys.create({ expiresAt: '2032-02-29T12:00:00+02:00' })).apiKey.expiresAt).toBe('2032-02-29T10:00:00.000Z');
     expect(await refusal(t.workspace.keys.create({ expiresInSeconds: 0 }))).toMatchObject({ details: { field: 'expiresInSeconds' } });
     expect(await refusal(t.workspace.keys.create({ expiresAt: at, expiresInSeconds: 60 }))).toMatchObject({ details: { field: 'expiresAt' } });
   });

@@ -4,6 +4,7 @@
  * by `authorize`. Every refusal names the field, under `payment.`.
  */
 import { validationError } from '../../core/errors.js';
+import { parseIsoTime } from '../../core/clock.js';
 import { CURRENCIES, parseMinor } from '../../core/money.js';
 import type { Challenge } from './challenge.js';
 
@@ -52,8 +53,8 @@ function str(obj: Record<string, unknown>, key: string, path: string, max = 200)
 
 function time(obj: Record<string, unknown>, key: string, path: string): number {
   const v = str(obj, key, path, 40);
-  const ms = Date.parse(v);
-  if (!ISO_UTC.test(v) || Number.isNaN(ms)) throw validationError(`${path}.${key}`, 'must be an ISO-8601 time in UTC, e.g. "2026-11-21T10:05:00.000Z"');
+  const ms = ISO_UTC.test(v) ? parseIsoTime(v) : undefined;
+  if (ms === undefined) throw validationError(`${path}.${key}`, 'must be an ISO-8601 time in UTC, e.g. "2026-11-21T10:05:00.000Z"');
   return ms;
 }
 

@@ -67,7 +67,7 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('VALIDATION_FAILED', `body: is not valid JSON (${err.message})`, { field: 'body' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('VALIDATION_FAILED', 'content-type: bodies must be application/json', { field: 'content-type' });
+      return new AppError('VALIDATION_FAILED', 'content-type: bodies must be application/json', { field: 'content-type', location: 'headers' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('PAYLOAD_TOO_LARGE', `body: is larger than the ${BODY_LIMIT_BYTES / 1024 / 1024} MiB limit; send a smaller body (split a batch into several requests)`, { field: 'body', limitBytes: BODY_LIMIT_BYTES });
     default:
@@ -80,10 +80,22 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
 /** The status and body an error is answered with (a route's reply, or one result of a batch). */
 export function errorResponse(err: unknown, log: { error(obj: object, msg: string): void }): { status: number; body: Record<string, unknown> } {
   const e = toAppError(err);
-  if (e) return { status: httpStatusFor(e.code), body: { ...e.extra, error: { code: e.code, message: e.message, details: e.details } } };
+  if (e) return { status: httpStatusFor(e.code), body: { ...e.extra, error: { code: e.code, message: e.message, details: detailsOf(e) } } };
   const errorId = randomId('error');
   log.error({ err, errorId }, 'unexpected error');
   return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error', details: { errorId } }, errorId } };
+}
+
+/**
+ * An error's details as sent. Every 400 VALIDATION_FAILED that names a field has the shape of
+ * a schema failure, `{field, location, problems: [{field, problem}]}`, whichever layer refused:
+ * the services name the field (the body's unless they say `location`), this completes the rest.
+ */
+function detailsOf(e: AppError): Record<string, unknown> {
+  const { field } = e.details;
+  if (e.code !== 'VALIDATION_FAILED' || typeof field !== 'string' || e.details.problems !== undefined) return e.details;
+  const problem = e.message.startsWith(`${field}: `) ? e.message.slice(field.length + 2) : e.message;
+  return { ...e.details, location: e.details.location ?? 'body', problems: [{ field, problem }] };
 }
 
 /** What an error means to a client, or undefined for an unexpected one (a bug: logged, answered 500). */
@@ -108,8 +120,9 @@ export default fp(async function errors(app: FastifyInstance) {
     const { status, body } = errorResponse(err, request.log);
     return reply.code(status).send(body);
   });
-
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`, { method: request.method })),
-  );
 });
+
+/** The answer to a request no route serves; set by the rate-limit plugin, which counts these too. */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`, { method: request.method }));
+}

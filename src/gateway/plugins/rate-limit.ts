@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
 import { AppError } from '../../core/errors.js';
+import { notFoundHandler } from './errors.js';
 import { hashKey } from '../../domain/api-keys.js';
 import type { DomainContext } from '../../domain/context.js';
 import type { GatewayConfig } from '../config.js';
@@ -60,6 +61,8 @@ export default fp(async function limits(app: FastifyInstance, opts: { config: Ga
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: rateLimitedError(rl.windowMs),
   });
+  // requests no route serves count too: otherwise probing unknown paths would be unlimited
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
 });
 
 /**
