@@ -99,7 +99,7 @@ export const KEY_USE_INTERVAL_MS = 60_000;
  * `onError` (logged) and never reaches the request; the key is tried again an interval later.
  */
 export class KeyUseRecorder {
-  /** keyId -> clock time of the last write started for it */
+  /** keyId -> clock time of the last write started for it, oldest first (entries past the interval are dropped) */
   private readonly lastWrite = new Map<string, number>();
 
   constructor(
@@ -112,7 +112,14 @@ export class KeyUseRecorder {
     const now = this.ctx.clock.now();
     const last = this.lastWrite.get(keyId);
     if (last !== undefined && now - last < this.intervalMs) return;
+    // re-inserted at the end, so the map stays in time order and what has aged out is at its front:
+    // memory for the keys used in the last interval, not for every key ever used
+    this.lastWrite.delete(keyId);
     this.lastWrite.set(keyId, now);
+    for (const [id, at] of this.lastWrite) {
+      if (now - at < this.intervalMs) break;
+      this.lastWrite.delete(id);
+    }
     // started from a microtask so that even a store throwing synchronously cannot fail the caller
     void Promise.resolve()
       .then(() => this.ctx.store.tx((r) => r.apiKeys.update(keyId, { lastUsedAt: now })))

@@ -142,6 +142,23 @@ describe('KeyUseRecorder', () => {
     }
   });
 
+  it('remembers only the keys used within the last interval, not every key ever used', async () => {
+    const { clock, store } = await setup();
+    const recorder = new KeyUseRecorder({ store, clock }, () => {});
+    const remembered = () => (recorder as unknown as { lastWrite: Map<string, number> }).lastWrite.size;
+    try {
+      for (let i = 0; i < 500; i++) recorder.used(`key_${i}`);
+      expect(remembered()).toBe(500);
+      clock.advance(KEY_USE_INTERVAL_MS);
+      recorder.used('key_new');
+      expect(remembered()).toBe(1);
+      await store.read(async () => undefined);
+    } finally {
+      await vi.waitFor(() => undefined);
+      await store.close();
+    }
+  });
+
   it('reports a failed write to onError and never throws; the key is tried again an interval later, not on every use', async () => {
     const { clock, store, keyIds } = await setup();
     const [a] = keyIds as [string];
