@@ -63,7 +63,7 @@ export interface SignupOutcome {
 const notEmpty = (v: string) => (v.trim() ? true : 'required');
 
 /** `--password-stdin`: all of stdin but one trailing newline; empty is a usage error. */
-function passwordFromStdin(): string {
+export function passwordFromStdin(): string {
   const password = readFileSync(0, 'utf8').replace(/\r?\n$/, '');
   if (!password) throw usageError('--password-stdin: stdin was empty; pipe the password in, e.g. printf %s "$PASSWORD" | agentpay …');
   return password;

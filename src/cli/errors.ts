@@ -248,10 +248,9 @@ const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: 
     tryNext: 'register one with a provider key: agentpay payouts destination set 0x… (USDC on Base) or ext_… (a bank account)',
   },
   {
-    // no command resets a password yet: say what to do instead of naming the route
-    route: /(?:;|,? or) reset (?:a forgotten|the) password with POST \/v1\/accounts\/password\/forgot/g,
-    command: '',
-    tryNext: "check the email and password (a forgotten password is reset by email through the gateway's password-reset API, docs/api/tenancy.md; the CLI has no command for it), or log in with an API key: agentpay login --api-key KEY",
+    route: /POST \/v1\/accounts\/password\/forgot/g,
+    command: 'agentpay password forgot',
+    tryNext: 'check the email and password; a forgotten one is reset with: agentpay password forgot --email EMAIL, then agentpay password reset --token TOKEN',
   },
   { route: /GET \/v1\/rail\/providers/g, command: 'agentpay rail providers' },
   { route: /POST \/v1\/wallets\/[^/\s]+\/deposit-address/g, command: 'agentpay wallets deposit-address WALLET_ID' },

@@ -130,7 +130,30 @@ describe('agentpay signup', () => {
     expect(r.exitCode).toBe(4);
     expect(r.stderr).toContain('error UNAUTHORIZED: email or password is wrong');
     expect(r.stderr).not.toContain('/v1/');
-    expect(r.stderr).toContain('agentpay login --api-key');
+    expect(r.stderr).toContain('agentpay password forgot --email EMAIL');
+  });
+
+  it('password forgot and password reset set a new password; the old one and the used token stop working', async () => {
+    const email = 'forgetful@acme.test';
+    const started = await t.client().signup.start({ kind: 'workspace', name: 'Forgetful Co', email, password: 'old secret phrase' });
+    await t.client().signup.verify({ signupId: started.signup.id, token: started.token! });
+
+    const forgot = await cli(['password', 'forgot', ...gw, '--email', email, '--json'], { configDir: tempDir() });
+    expect(forgot.exitCode, forgot.stderr).toBe(0);
+    const { token, next } = json(forgot) as { token: string; next: string };
+    expect(token).toEqual(expect.any(String)); // this test gateway echoes tokens
+    expect(next).toBe(`agentpay password reset --token ${token}`);
+
+    const reset = await cli(['password', 'reset', ...gw, '--token', token, '--password-stdin', '--json'], { configDir: tempDir(), input: 'new secret phrase\n' });
+    expect(reset.exitCode, reset.stderr).toBe(0);
+    expect(json(reset)).toMatchObject({ ok: true });
+
+    expect((await cli(['login', ...gw, '--email', email, '--password', 'old secret phrase'], { configDir: tempDir() })).exitCode).toBe(4);
+    expect((await cli(['login', ...gw, '--email', email, '--password', 'new secret phrase', '--json'], { configDir: tempDir() })).exitCode).toBe(0);
+
+    const again = await cli(['password', 'reset', ...gw, '--token', token, '--password', 'another phrase here'], { configDir: tempDir() });
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toContain('error VALIDATION_FAILED: --token: is not a valid reset token, or was already used; request a new one with agentpay password forgot');
   });
 
   it('reads the password from stdin with --password-stdin (out of argv), and refuses an empty stdin', async () => {

@@ -50,7 +50,10 @@ describe('POST /v1/policies', () => {
     const before = snapshotDb(t.dataDir);
     const e = await refusal(ws.client.policies.apply('deny:\n  category == "gambling"\napproval:\n  price > 5.00\nbudget:\n  per agent 100 per day\n'), 'VALIDATION_FAILED');
     expect(e.status).toBe(400);
-    expect(e.details).toEqual({ field: 'document', line: 4, column: 11, expected: 'an integer amount in minor units' });
+    expect(e.details).toEqual({
+      field: 'document', line: 4, column: 11, expected: 'an integer amount in minor units', location: 'body',
+      problems: [{ field: 'document', problem: 'line 4, column 11: expected an integer amount in minor units, found "5.00". Amounts are integers in minor units: write 500 for 5.00' }],
+    });
     expect(e.message).toBe('document: line 4, column 11: expected an integer amount in minor units, found "5.00". Amounts are integers in minor units: write 500 for 5.00');
     expect(changedTables(before, snapshotDb(t.dataDir))).toEqual([]);
     expect((await ws.client.policies.list()).policies).toEqual([]);
