@@ -60,7 +60,13 @@ export interface SignupOutcome {
   next?: string;
 }
 
-const notEmpty = (v: string) => (v.trim() ? true : 'required');
+export const notEmpty = (v: string) => (v.trim() ? true : 'required');
+
+/** Where a local gateway (no mail server) writes the tokens it mails: its DATA_DIR/outbox.jsonl. */
+export function localOutbox(conn: Connection): string | undefined {
+  const local = conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local');
+  return local ? outboxPath(conn.dataDir!) : undefined;
+}
 
 /** `--password-stdin`: all of stdin but one trailing newline; empty is a usage error. */
 export function passwordFromStdin(): string {
@@ -90,9 +96,8 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
     token ??= started.token;
   }
   if (!token) {
-    // a local gateway has no mail server: it appends each message to DATA_DIR/outbox.jsonl
-    const local = conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local');
-    const outbox = local ? { outbox: outboxPath(conn.dataDir!) } : {};
+    const file = localOutbox(conn);
+    const outbox = file ? { outbox: file } : {};
     if (!canPrompt()) {
       const pending = record ?? (await client.signup.get(signupId)).signup;
       return { signup: pending, ...outbox, next: `agentpay signup --signup-id ${pending.id} --token TOKEN` };

@@ -3,18 +3,9 @@
  * token, `password reset` sets a new password with it. The gateway answers forgot the same
  * way whether or not the email has an account, so the CLI cannot say either.
  */
-import { outboxPath } from '../domain/mailer.js';
-import { passwordFromStdin } from './account.js';
+import { localOutbox, notEmpty, passwordFromStdin } from './account.js';
 import { makeClient, type Connection } from './client.js';
 import { askSecret, askText } from './prompts.js';
-
-const notEmpty = (v: string) => (v.trim() ? true : 'required');
-
-/** Where a local gateway (no mail server) writes the token: its DATA_DIR/outbox.jsonl. */
-function localOutbox(conn: Connection): string | undefined {
-  const local = conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local');
-  return local ? outboxPath(conn.dataDir!) : undefined;
-}
 
 export interface ForgotOutcome {
   email: string;
