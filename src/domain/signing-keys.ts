@@ -4,7 +4,7 @@
  * private halves live in `<dataDir>/keys/<keyId>.pem`, mode 0600, and never leave.
  * Instances that share the database follow each other's rotations (`startRefresh`).
  */
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
@@ -53,7 +53,7 @@ export class SigningKeys {
     if (!pem) {
       throw new AppError('INTERNAL', `private key for signing key ${rec.id} is missing from the data directory`);
     }
-    this.current = { id: rec.id, key: createPrivateKey(pem), publicKeyPem: rec.publicKeyPem };
+    this.current = { id: rec.id, key: privateKeyOf(rec, pem), publicKeyPem: rec.publicKeyPem };
   }
 
   /** A new key signs from now on; the old one is retired but stays retrievable by id. */
@@ -115,4 +115,24 @@ export class SigningKeys {
   async publicKey(keyId: string): Promise<SigningKeyRecord | undefined> {
     return this.ctx.store.read((r) => r.signingKeys.get(keyId));
   }
+}
+
+/**
+ * The private key of a signing key, from its file: an ed25519 private key whose public half is
+ * the one the database registered. A damaged or swapped file would sign challenges and receipts
+ * nobody can verify, so it stops the start, naming the key.
+ */
+function privateKeyOf(rec: SigningKeyRecord, pem: string): KeyObject {
+  const damaged = (what: string) =>
+    new AppError('INTERNAL', `the private key file of signing key ${rec.id} (keys/${rec.id}.pem in the data directory) ${what}; restore it from a backup of the data directory`, { signingKeyId: rec.id });
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pem);
+  } catch {
+    throw damaged('is not a private key');
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw damaged(`holds a ${key.asymmetricKeyType ?? 'non-ed25519'} key, not ed25519`);
+  const publicPem = createPublicKey(key).export({ type: 'spki', format: 'pem' }).toString();
+  if (publicPem.trim() !== rec.publicKeyPem.trim()) throw damaged('holds another key than the one the database registered');
+  return key;
 }

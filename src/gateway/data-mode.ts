@@ -25,6 +25,11 @@ export function claimDataDirMode(dataDir: string, mode: GatewayConfig['mode'], d
     recorded = existsSync(credentialsPath(dataDir)) || sandboxMoney ? 'sandbox' : mode;
     writeFileAtomic(path, `${recorded}\n`);
   }
+  if (recorded !== 'sandbox' && recorded !== 'production') {
+    throw new AppError('CONFLICT', `${path} says ${JSON.stringify(recorded.slice(0, 40))}, not sandbox or production: write the mode this data directory was first started in (a directory with dev-credentials.json or simulated fund entries is sandbox)`, {
+      dataDir, path, recordedMode: recorded,
+    });
+  }
   if (recorded !== mode) {
     throw new AppError('CONFLICT', recorded === 'sandbox'
       ? `${dataDir} is a sandbox data directory (simulated money, dev keys) and cannot be served in production mode; give production a new --data-dir, or start this one with --mode sandbox`

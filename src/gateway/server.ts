@@ -12,6 +12,7 @@ import { systemClock } from '../core/clock.js';
 import { ensurePrivateDir } from '../core/files.js';
 import { randomIds, type IdGenerator } from '../core/ids.js';
 import { privateKeyDir } from '../domain/signing-keys.js';
+import { databasePath, refuseLostDatabase } from './lost-database.js';
 import { OutboxMailer, outboxPath } from '../domain/mailer.js';
 import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
@@ -77,7 +78,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
 
-  const store = new SqliteStore({ path: join(dataDir, 'agentpay.db'), ...(opts.durability ? { durability: opts.durability } : {}) });
+  refuseLostDatabase(dataDir);
+  const store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
   try {
     claimDataDirMode(dataDir, config.mode, store.raw);
     const ctx = { store, clock, ids };

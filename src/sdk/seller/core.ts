@@ -128,9 +128,14 @@ function refusal(e: AgentpayError): ImmediateAnswer {
   return json(e.status ?? 502, { error: { code: e.code, message: e.message, details: e.details }, ...e.body });
 }
 
-/** The gateway could not be reached: nothing was authorized, so the buyer may retry. */
+/**
+ * The gateway could not be reached, or its answer was lost: nothing was charged and the handler
+ * did not run. An authorization whose answer was lost may have placed a hold on the buyer's
+ * wallet; the gateway releases it when its in-flight time runs out (15 minutes).
+ */
 function unavailable(stage: string): ImmediateAnswer {
-  return json(503, { error: { code: 'GATEWAY_UNAVAILABLE', message: `the seller could not reach its payment gateway (${stage}); nothing was charged, retry later`, details: {} } }, { 'retry-after': '5' });
+  const held = stage === 'authorize' ? ' (a hold the gateway may have placed is released within 15 minutes)' : '';
+  return json(503, { error: { code: 'GATEWAY_UNAVAILABLE', message: `the seller could not reach its payment gateway (${stage}); nothing was charged${held}, retry later`, details: { stage } } }, { 'retry-after': '5' });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
