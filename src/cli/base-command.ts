@@ -4,6 +4,7 @@
  * failure into `error CODE: message` plus a next step (or, with --json, the error
  * envelope on stdout) and the documented exit code.
  */
+import { resolve } from 'node:path';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import { makeClient, resolveConnection, type Connection } from './client.js';
@@ -75,7 +76,15 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     const givenFlags = Object.entries((this.flags ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k]) => k);
     const commandFlags = Object.keys(this.ctor.flags ?? {});
     const apiKey = this.apiKeyInUse();
-    const report = describeError(err, { ...(baseUrl ? { baseUrl } : {}), ...(apiKey ? { apiKey } : {}), command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(), givenFlags, commandFlags });
+    const dataDir = (this.flags as Record<string, unknown> | undefined)?.['data-dir'];
+    const report = describeError(err, {
+      ...(baseUrl ? { baseUrl } : {}),
+      ...(apiKey ? { apiKey } : {}),
+      ...(typeof dataDir === 'string' ? { dataDir: resolve(dataDir) } : {}),
+      command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(),
+      givenFlags,
+      commandFlags,
+    });
     printReport(report, err, this.wantsJson());
     return this.exit(report.exit);
   }

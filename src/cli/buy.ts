@@ -6,6 +6,7 @@
  * request, trusts the right certificates and reports progress.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -74,12 +75,31 @@ async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: st
   return { url: v.address.url, detail };
 }
 
-function readKeyFile(path: string): string {
-  const full = resolve(path);
-  if (!existsSync(full)) {
-    throw usageError(`--key-file: ${full} does not exist`, "pass the agent's private key, e.g. the --key-file given to agentpay wallets create --generate-key", { flag: '--key-file' });
+/**
+ * The agent's private key from --key-file, checked before anything is sent: an ed25519
+ * private key in PEM. Returned as the PKCS#8 PEM the buyer takes (Node reads more forms).
+ */
+function readKeyFile(full: string): string {
+  const bad = (problem: string) =>
+    usageError(`--key-file: ${full} ${problem}`, "pass the agent's ed25519 private key (PEM), e.g. the --key-file given to agentpay wallets create --generate-key", { flag: '--key-file' });
+  let pem: string;
+  try {
+    pem = readFileSync(full, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw bad(code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? (e as Error).message})`);
   }
-  return readFileSync(full, 'utf8');
+  if (!pem.trim()) throw bad('is empty');
+  if (/-----BEGIN PUBLIC KEY-----/.test(pem) && !/PRIVATE KEY-----/.test(pem)) throw bad("is a public key; buy signs with the wallet's private key");
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----/.test(pem)) throw bad('is encrypted; buy needs the key unencrypted');
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: pem, format: 'pem' });
+  } catch {
+    throw bad('is not a PEM private key (expected "-----BEGIN PRIVATE KEY-----"), or it is damaged');
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw bad(`is an ${key.asymmetricKeyType ?? 'unknown'} key, not ed25519`);
+  return key.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
 function parseHeaders(list: readonly string[]): Headers {
@@ -166,6 +186,10 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
     INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--base-url)',
     INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
   };
+  // the gateway's FORBIDDEN for a proof signed with another key: the key file is at fault, not the tenant
+  if (e.code === 'FORBIDDEN' && /not signed by the key registered on wallet/.test(e.message)) {
+    next.FORBIDDEN = `${resolve(o.keyFile)} is not the key registered on wallet ${o.walletId}: pass that wallet's private key (the --key-file given to agentpay wallets create --generate-key), or the wallet whose key it is`;
+  }
   const tryNext = next[e.code];
   if (!tryNext) return e;
   // the buyer's message names its option maxPriceMinor; the person typed --max-price
@@ -175,7 +199,7 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
     : e.message;
   return new CliError(e.code, message, {
     tryNext,
-    details: { ...e.details, ...(overLimit ? { flag: '--max-price' } : {}), ...(e.status ? { status: e.status } : {}), ...(typeof e.body.approvalId === 'string' ? { approvalId: e.body.approvalId } : {}) },
+    details: { ...e.details, ...(overLimit ? { flag: '--max-price' } : e.code === 'FORBIDDEN' ? { flag: '--key-file' } : {}), ...(e.status ? { status: e.status } : {}), ...(typeof e.body.approvalId === 'string' ? { approvalId: e.body.approvalId } : {}) },
   });
 }
 
@@ -186,7 +210,7 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
 export async function buy(conn: Connection, client: () => AgentpayClient, o: BuyOptions): Promise<BuyResult> {
   const progress = o.onProgress ?? (() => {});
   const maxPriceMinor = o.maxPrice !== undefined ? parsePrice(o.maxPrice, '--max-price') : undefined;
-  const privateKeyPem = readKeyFile(o.keyFile);
+  const privateKeyPem = readKeyFile(resolve(o.keyFile));
   const headers = parseHeaders(o.headers ?? []);
   const body = bodyOf(o, headers);
   const gatewayUrl = requireBaseUrl(conn);

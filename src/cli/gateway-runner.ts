@@ -7,11 +7,12 @@
  */
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { ensureDevCredentials } from '../dev/bootstrap.js';
+import { DevCredentialsError, ensureDevCredentials } from '../dev/bootstrap.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
-import { CliError, EXIT, usageError } from './errors.js';
+import { CliError, EXIT, storageError, usageError } from './errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
+import { devCredentialsError } from './client.js';
 
 export interface RunGatewayOptions {
   dataDir: string;
@@ -60,14 +61,20 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
   if (!opts.tls && !config.trustProxy) {
     throw usageError('--no-tls serves plain HTTP and is only for running behind a TLS-terminating proxy; add --trust-proxy');
   }
-  // before the database, keys or certificate are touched: a second gateway on this data dir
-  // would otherwise serve a certificate the CA on disk does not sign
-  const unlock = lockGatewayDataDir(dataDir);
   try {
-    return await startLocked(dataDir, config, opts, unlock);
+    // before the database, keys or certificate are touched: a second gateway on this data dir
+    // would otherwise serve a certificate the CA on disk does not sign
+    const unlock = lockGatewayDataDir(dataDir);
+    try {
+      return await startLocked(dataDir, config, opts, unlock);
+    } catch (e) {
+      unlock();
+      throw e;
+    }
   } catch (e) {
-    unlock();
-    throw e;
+    // a file or the database in the data dir is the person's to fix: named, with this data dir
+    if (e instanceof DevCredentialsError) throw devCredentialsError(e, dataDir);
+    throw storageError(e, dataDir) ?? e;
   }
 }
 
@@ -126,13 +133,14 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
 
 function listenError(e: unknown, opts: RunGatewayOptions): CliError | undefined {
   const err = e as NodeJS.ErrnoException & { port?: number };
+  const port = err.port ?? opts.port;
+  const flag = port === opts.httpPort ? '--http-port' : '--port';
   if (err.code === 'EADDRINUSE') {
-    const port = err.port ?? opts.port;
-    const flag = port === opts.httpPort ? '--http-port' : '--port';
     return new CliError('PORT_IN_USE', `port ${port} is already in use`, { tryNext: `pick another with ${flag} N, or ${flag} 0 for a free one`, details: { port } });
   }
-  if (err.code === 'EACCES') {
-    return new CliError('PORT_NOT_ALLOWED', `not allowed to listen on port ${err.port ?? opts.port}`, { exit: EXIT.REFUSED, tryNext: 'use a port above 1023' });
+  // only the listen itself: an unreadable file in the data dir is EACCES too
+  if (err.code === 'EACCES' && err.syscall === 'listen') {
+    return new CliError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port}`, { exit: EXIT.REFUSED, tryNext: `use a port above 1023 (${flag} N)`, details: { port } });
   }
   return undefined;
 }

@@ -5,9 +5,9 @@
  * sandbox gateway's dev keys. DATA_DIR/gateway.lock (the pid of the gateway holding it)
  * makes sure only one gateway at a time runs on a data dir.
  */
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { readDevCredentials } from '../dev/bootstrap.js';
 import { CliError, EXIT } from './errors.js';
 
@@ -64,22 +64,90 @@ export function runningGateway(dataDir: string): GatewayFile | undefined {
 /** lock files this process holds: its own pid in a lock file is stale unless listed here */
 const heldLocks = new Set<string>();
 
-function lockHolder(path: string): number | undefined {
+/** A lock file as one read saw it: its pid (undefined if it holds none) and what tells it from a newer lock. */
+interface LockFile {
+  pid: number | undefined;
+  ino: number;
+  writtenMs: number;
+}
+
+/** The lock file at `path` (one open, so that pid and identity agree), or undefined if there is none. */
+function readLock(path: string): LockFile | undefined {
+  let fd: number;
   try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    fd = openSync(path, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
+  try {
+    const { ino, mtimeMs } = fstatSync(fd);
+    const pid = Number(readFileSync(fd, 'utf8').trim());
+    return { pid: Number.isInteger(pid) && pid > 0 ? pid : undefined, ino, writtenMs: mtimeMs };
+  } catch (e) {
+    throw Object.assign(e as Error, { path }); // a read of an open file (a directory, here) does not name it
+  } finally {
+    closeSync(fd);
+  }
 }
 
-function gatewayRunning(dataDir: string, pid: number | undefined): CliError {
+/** USER_HZ, the unit of a start time in /proc/PID/stat: 100 on every Linux architecture */
+const CLOCK_TICKS = 100;
+
+/**
+ * Whether the live process `pid` can be the agentpay gateway that wrote a lock at `writtenMs`.
+ * A pid outlives its process: after a kill -9 any new process may get it, and pid 1 of a
+ * container always runs. On Linux /proc tells them apart: a process that started after the lock
+ * was written did not write it, and one whose command line runs no agentpay CLI is no gateway.
+ * Elsewhere, or when /proc cannot be read, any live process counts as the holder.
+ */
+export function mayHoldLock(pid: number, writtenMs: number): boolean {
+  if (!isAlive(pid)) return false;
+  if (process.platform !== 'linux') return true;
+  let stat: string;
+  let cmdline: string[];
+  let uptimeS: number;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    uptimeS = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ENOENT'; // ENOENT: it exited meanwhile
+  }
+  // the fields after "(comm)", which may hold spaces itself: state is field 3, starttime field 22
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return false; // exited, not yet reaped
+  const startedMs = Date.now() - (uptimeS - Number(fields[19]) / CLOCK_TICKS) * 1000;
+  // 2 s for the rounding of uptime, ticks and the file system's mtime
+  if (startedMs > writtenMs + 2000) return false;
+  return cmdline.some((arg) => runsAgentpay(pid, arg));
+}
+
+/** Whether `arg`, an argument of process `pid`, is an agentpay CLI: this one's script, the `agentpay` bin, or bin/run.js of the agentpay package. */
+function runsAgentpay(pid: number, arg: string): boolean {
+  if (arg === process.argv[1] || basename(arg) === 'agentpay') return true;
+  if (basename(arg) !== 'run.js') return false;
+  const script = isAbsolute(arg) ? arg : join(`/proc/${pid}/cwd`, arg);
+  try {
+    return (JSON.parse(readFileSync(join(script, '..', '..', 'package.json'), 'utf8')) as { name?: unknown }).name === 'agentpay';
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EACCES'; // another user's process: it may be
+  }
+}
+
+function gatewayRunning(dataDir: string, holder: number | 'starting' | undefined): CliError {
+  const lock = lockFilePath(dataDir);
   const file = readGatewayFile(dataDir);
-  const baseUrl = file && file.pid === pid ? file.baseUrl : undefined;
-  return new CliError('GATEWAY_RUNNING', `a gateway is already running on ${dataDir} (pid ${pid ?? 'unknown'}, ${baseUrl ?? 'starting'})`, {
-    tryNext: `stop it first, or use another --data-dir (if no gateway runs there, remove ${lockFilePath(dataDir)})`,
-    details: { pid: pid ?? null, baseUrl: baseUrl ?? null },
+  const baseUrl = file && file.pid === holder ? file.baseUrl : undefined;
+  const message =
+    holder === 'starting'
+      ? `another gateway is starting on ${dataDir}: it is taking over the stale lock ${lock}`
+      : holder === undefined
+        ? `a gateway may be running on ${dataDir}: the lock ${lock} names no pid`
+        : `a gateway is already running on ${dataDir}: the lock ${lock} names pid ${holder}, a running agentpay gateway (${baseUrl ?? 'starting'})`;
+  return new CliError('GATEWAY_RUNNING', message, {
+    tryNext: `stop it first, or use another --data-dir (if no gateway runs there, remove ${lock})`,
+    details: { pid: typeof holder === 'number' ? holder : null, baseUrl: baseUrl ?? null },
   });
 }
 
@@ -106,9 +174,9 @@ function makeDataDir(dataDir: string): void {
 
 /**
  * Takes DATA_DIR/gateway.lock for this process, making the data dir (0700) if needed, or
- * throws GATEWAY_RUNNING if a live gateway holds it. Exclusive creation decides between
- * two gateways starting at once; a lock left by a crashed process (its pid is dead) is
- * taken over once. Returns the release function (idempotent).
+ * throws GATEWAY_RUNNING if a gateway holds it. Exclusive creation decides between two
+ * gateways starting at once; a lock whose pid is no gateway any more (it crashed, and the pid
+ * may since belong to another process) is taken over. Returns the release function (idempotent).
  */
 export function lockGatewayDataDir(dataDir: string): () => void {
   makeDataDir(dataDir);
@@ -118,16 +186,18 @@ export function lockGatewayDataDir(dataDir: string): () => void {
     take();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    const pid = lockHolder(path);
+    const lock = readLock(path);
     // the file is always written whole, so no readable pid means someone made it by hand: keep out
-    // (a lock gone by now was just released: take it)
-    if (pid === undefined ? existsSync(path) : heldLocks.has(path) || (pid !== process.pid && isAlive(pid))) throw gatewayRunning(dataDir, pid);
-    // a crashed holder: take over, once (a second EEXIST means another start won the race)
-    rmSync(path, { force: true });
+    if (lock && (lock.pid === undefined || heldLocks.has(path) || (lock.pid !== process.pid && mayHoldLock(lock.pid, lock.writtenMs)))) {
+      throw gatewayRunning(dataDir, lock.pid);
+    }
+    // stale (or just released: gone)
+    if (lock) takeOver(dataDir, lock);
     try {
       take();
     } catch (e2) {
-      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') throw gatewayRunning(dataDir, lockHolder(path));
+      // a second EEXIST: another start took it first
+      if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') throw gatewayRunning(dataDir, readLock(path)?.pid);
       throw e2;
     }
   }
@@ -137,8 +207,31 @@ export function lockGatewayDataDir(dataDir: string): () => void {
     if (released) return;
     released = true;
     heldLocks.delete(path);
-    if (lockHolder(path) === process.pid) rmSync(path, { force: true });
+    if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });
   };
+}
+
+/**
+ * Removes the stale lock `stale`, if it is still there. Two starts may find the same stale lock,
+ * and the second must not remove the lock the first has taken since: only the start that creates
+ * DATA_DIR/gateway.lock.INODE-PID.takeover (exclusively; it names this stale lock) removes it, after
+ * checking that the lock is still that one. (One that crashed in between leaves the lock to remove by hand.)
+ */
+function takeOver(dataDir: string, stale: LockFile): void {
+  const path = lockFilePath(dataDir);
+  const claim = `${path}.${stale.ino}-${stale.pid}.takeover`;
+  try {
+    closeSync(openSync(claim, 'wx', 0o600));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw gatewayRunning(dataDir, 'starting');
+    throw e;
+  }
+  try {
+    const now = readLock(path);
+    if (now && now.ino === stale.ino && now.pid === stale.pid && now.writtenMs === stale.writtenMs) rmSync(path);
+  } finally {
+    rmSync(claim, { force: true });
+  }
 }
 
 export interface LocalConnection {

@@ -16,7 +16,7 @@ import { InvalidPublicKeyError, parsePublicKeyPem, verifyObject } from '../core/
 import type { AgentpayClient } from '../sdk/client/index.js';
 import { AgentpayError } from '../sdk/errors.js';
 import { decodeHeader, responseHash, type Receipt } from '../sdk/protocol.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, networkFailure, usageError } from './errors.js';
 import { renderFields } from './output.js';
 import { configDir } from './profile.js';
 
@@ -152,27 +152,52 @@ function writeCache(path: string, file: KeyCacheFile): void {
   writeFileAtomic(path, JSON.stringify(file, null, 2) + '\n', { mode: 0o644 }); // public keys only
 }
 
+/** A receipt key found by id; one read from the cache can be fetched again. */
+export interface FoundKey {
+  publicKeyPem: string;
+  from: 'cache' | 'gateway';
+  /**
+   * Fetches the key from the gateway again and rewrites its cache entry: a damaged cache file
+   * (or a key written there by hand) must not make a good receipt look changed.
+   */
+  refetch?: () => Promise<FoundKey | null>;
+}
+
+const isPublicKey = (pem: unknown) => {
+  if (typeof pem !== 'string') return false;
+  try {
+    parsePublicKeyPem(pem);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /**
  * The receipt key of a gateway by id: from the cache, else fetched (public route) and
  * cached. Null when the gateway has no such key. `client` is only called on a cache miss,
- * so a cached key needs neither the gateway nor its CA file.
+ * so a cached key needs neither the gateway nor its CA file. A cached entry that is not a
+ * public key is a miss.
  */
-export async function receiptKey(client: () => AgentpayClient, baseUrl: string, keyId: string, cachePath: string = keyCachePath()): Promise<{ publicKeyPem: string; from: 'cache' | 'gateway' } | null> {
+export async function receiptKey(client: () => AgentpayClient, baseUrl: string, keyId: string, cachePath: string = keyCachePath()): Promise<FoundKey | null> {
   const gw = gatewayCacheKey(baseUrl);
-  const cached = readCache(cachePath)[gw]?.[keyId];
-  if (cached?.publicKeyPem) return { publicKeyPem: cached.publicKeyPem, from: 'cache' };
-  let publicKeyPem: string;
-  try {
-    const key = await client().platform.receiptKey(keyId);
-    publicKeyPem = key.publicKeyPem;
-  } catch (e) {
-    if (e instanceof AgentpayError && e.status === 404) return null;
-    throw e;
-  }
-  const file = readCache(cachePath); // read again: another run may have added keys meanwhile
-  file[gw] = { ...file[gw], [keyId]: { publicKeyPem, fetchedAt: new Date().toISOString() } };
-  writeCache(cachePath, file);
-  return { publicKeyPem, from: 'gateway' };
+  const fetchKey = async (): Promise<FoundKey | null> => {
+    let publicKeyPem: string;
+    try {
+      const key = await client().platform.receiptKey(keyId);
+      publicKeyPem = key.publicKeyPem;
+    } catch (e) {
+      if (e instanceof AgentpayError && e.status === 404) return null;
+      throw e;
+    }
+    const file = readCache(cachePath); // read again: another run may have added keys meanwhile
+    file[gw] = { ...file[gw], [keyId]: { publicKeyPem, fetchedAt: new Date().toISOString() } };
+    writeCache(cachePath, file);
+    return { publicKeyPem, from: 'gateway' };
+  };
+  const cached = readCache(cachePath)[gw]?.[keyId]?.publicKeyPem;
+  if (isPublicKey(cached)) return { publicKeyPem: cached!, from: 'cache', refetch: fetchKey };
+  return fetchKey();
 }
 
 export function readPublicKeyFile(path: string): string {
@@ -202,7 +227,7 @@ export interface VerifyInput {
   value?: unknown;
   source: string;
   /** finds the receipt key by id: a fixed key (--public-key) or the gateway's, cached */
-  key: (keyId: string) => Promise<{ publicKeyPem: string; from: 'cache' | 'gateway' | 'file'; baseUrl: string | null } | null>;
+  key: (keyId: string) => Promise<{ publicKeyPem: string; from: 'cache' | 'gateway' | 'file'; baseUrl: string | null; refetch?: FoundKey['refetch'] } | null>;
   /** the response the receipt should cover, and the name to report it by */
   response?: { bytes: Uint8Array; name: string };
 }
@@ -243,14 +268,35 @@ export async function verifyReceipt(input: VerifyInput): Promise<Verdict> {
       message: `unknown key id: ${receipt.signingKeyId} is not a receipt key of this gateway, so the receipt was not issued by it or its signingKeyId was changed`,
     });
   } else {
-    verdict.key = { keyId: receipt.signingKeyId, ...key };
-    if (verifyObject(key.publicKeyPem, receipt as unknown as Record<string, unknown>)) verdict.checks.signature = 'valid';
+    const signed = (pem: string) => verifyObject(pem, receipt as unknown as Record<string, unknown>);
+    const { refetch, ...cached } = key;
+    let used = cached;
+    let valid = signed(key.publicKeyPem);
+    let unconfirmed: string | undefined;
+    if (!valid && refetch) {
+      // the cached key may be the one at fault: ask the gateway once more before blaming the receipt
+      try {
+        const fresh = await refetch();
+        if (fresh) {
+          used = { ...cached, publicKeyPem: fresh.publicKeyPem, from: fresh.from };
+          valid = signed(fresh.publicKeyPem);
+        }
+      } catch (e) {
+        const failure = networkFailure(e);
+        if (!failure) throw e;
+        unconfirmed = failure.cause;
+      }
+    }
+    verdict.key = { keyId: receipt.signingKeyId, ...used };
+    if (valid) verdict.checks.signature = 'valid';
     else {
       verdict.checks.signature = 'mismatch';
       verdict.problems.push({
         code: 'SIGNATURE_MISMATCH',
         field: 'signature',
-        message: `the signature does not match: the receipt was changed after it was signed, or was not signed with the receipt key ${receipt.signingKeyId}`,
+        message: unconfirmed
+          ? `the signature does not match the cached receipt key ${receipt.signingKeyId}, and the gateway could not be reached to fetch that key again (${unconfirmed}): the receipt was changed after it was signed, or the key cache (receipt-keys.json in the config dir) is damaged; verify again when the gateway is reachable`
+          : `the signature does not match: the receipt was changed after it was signed, or was not signed with the receipt key ${receipt.signingKeyId}`,
       });
     }
   }

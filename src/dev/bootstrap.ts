@@ -3,7 +3,7 @@
  * provider, their keys kept in DATA_DIR/dev-credentials.json (mode 0600). Later starts
  * reuse the file. The database holds only hashes of these keys.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/files.js';
 import { issueKey } from '../domain/api-keys.js';
@@ -18,10 +18,49 @@ export interface DevCredentials {
 
 export const credentialsPath = (dataDir: string) => join(dataDir, 'dev-credentials.json');
 
+/**
+ * dev-credentials.json is there but cannot be used: unreadable (`readError`, e.g. EACCES), or
+ * damaged (not JSON, missing keys), whose keys are lost: the gateway makes new ones once the
+ * file is gone. `path` names the file; the CLI adds what to do.
+ */
+export class DevCredentialsError extends Error {
+  readonly code = 'DEV_CREDENTIALS_INVALID';
+  readonly path: string;
+  readonly readError: string | undefined;
+
+  constructor(path: string, problem: string, readError?: string) {
+    super(`${path} ${problem}`);
+    this.name = 'DevCredentialsError';
+    this.path = path;
+    this.readError = readError;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isKey = (v: unknown) => typeof v === 'string' && v.length > 0;
+
+/** The dev credentials of a data dir; undefined if it has none; DevCredentialsError if they are damaged. */
 export function readDevCredentials(dataDir: string): DevCredentials | undefined {
   const p = credentialsPath(dataDir);
-  if (!existsSync(p)) return undefined;
-  return JSON.parse(readFileSync(p, 'utf8')) as DevCredentials;
+  let text: string;
+  try {
+    text = readFileSync(p, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new DevCredentialsError(p, `cannot be read (${code ?? (e as Error).message})`, code ?? 'error');
+  }
+  let c: unknown;
+  try {
+    c = JSON.parse(text);
+  } catch (e) {
+    throw new DevCredentialsError(p, `is not valid JSON (${text.trim() ? (e as Error).message : 'the file is empty'})`);
+  }
+  const ok = isObject(c) && isKey(c.operatorKey)
+    && isObject(c.workspace) && isKey(c.workspace.id) && isKey(c.workspace.apiKey)
+    && isObject(c.provider) && isKey(c.provider.id) && isKey(c.provider.apiKey) && isKey(c.provider.walletId);
+  if (!ok) throw new DevCredentialsError(p, 'lacks the dev keys: it must hold operatorKey, workspace {id, apiKey} and provider {id, apiKey, walletId}');
+  return c as unknown as DevCredentials;
 }
 
 export async function ensureDevCredentials(ctx: DomainContext, dataDir: string): Promise<DevCredentials> {
