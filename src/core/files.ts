@@ -4,7 +4,7 @@
  * write them, so no caller gets it half right.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 export interface WriteFileAtomicOptions {
@@ -104,4 +104,18 @@ export function ensurePrivateFile(path: string, opts: { create?: boolean } = {})
     closeSync(openSync(path, 'a', 0o600));
   }
   if (existsSync(path) && (statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+}
+
+/**
+ * A text file's content. Node leaves the path out of some read errors (reading a directory
+ * gives a bare EISDIR), so the error is given the path it is about: whoever reports it can
+ * then name the file.
+ */
+export function readTextFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    if (e && typeof e === 'object' && !('path' in e)) Object.assign(e, { path });
+    throw e;
+  }
 }

@@ -5,10 +5,10 @@
  * Instances that share the database follow each other's rotations (`startRefresh`).
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
-import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
+import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
 import { generateEd25519, signObject } from '../core/ed25519.js';
 import type { SigningKeyRecord } from '../store/repos/platform.js';
 import type { DomainContext } from './context.js';
@@ -25,7 +25,7 @@ export function privateKeyDir(dataDir: string): PrivateKeyFiles {
   return {
     read(keyId) {
       const p = join(dir, `${keyId}.pem`);
-      return existsSync(p) ? readFileSync(p, 'utf8') : undefined;
+      return existsSync(p) ? readTextFile(p) : undefined;
     },
     write(keyId, pem) {
       ensurePrivateDir(dir);

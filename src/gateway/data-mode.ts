@@ -5,11 +5,11 @@
  * keys. So the first start records its mode in `DATA_DIR/mode`, and a start in the other
  * mode is refused. A directory from before the marker is sandbox if it shows sandbox traces.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { AppError } from '../core/errors.js';
-import { writeFileAtomic } from '../core/files.js';
+import { readTextFile, writeFileAtomic } from '../core/files.js';
 import { credentialsPath } from '../dev/bootstrap.js';
 import type { GatewayConfig } from './config.js';
 
@@ -18,7 +18,7 @@ export const modeMarkerPath = (dataDir: string) => join(dataDir, 'mode');
 /** Records the directory's mode on its first start; refuses a start in the other mode. */
 export function claimDataDirMode(dataDir: string, mode: GatewayConfig['mode'], db: Database.Database): void {
   const path = modeMarkerPath(dataDir);
-  let recorded = existsSync(path) ? readFileSync(path, 'utf8').trim() : undefined;
+  let recorded = existsSync(path) ? readTextFile(path).trim() : undefined;
   if (recorded === undefined) {
     // once per directory: a scan for sandbox credit, the only way `fund` entries are made
     const sandboxMoney = db.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { FastifyBaseLogger } from 'fastify';
-import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
+import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
 import { Periodic } from '../domain/periodic.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
@@ -155,8 +155,8 @@ export async function ensureTls(dataDir: string, now: number = Date.now()): Prom
 
   let ca = await loadCa(caCertPath, caKeyPath, now);
   if (ca && existsSync(certPath) && existsSync(keyPath)) {
-    const cert = readFileSync(certPath, 'utf8');
-    const key = readFileSync(keyPath, 'utf8');
+    const cert = readTextFile(certPath);
+    const key = readTextFile(keyPath);
     if (leafUsable(cert, key, ca, now)) return { caCertPath, certPath, keyPath, cert, key, ca: ca.pem };
   }
 

@@ -6,13 +6,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createPrivateKey } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeError, EXIT } from '../../src/cli/errors.js';
 import { writeFileAtomic } from '../../src/core/files.js';
+import { startGateway } from '../../src/gateway/server.js';
 import { BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -158,6 +159,17 @@ describe('agentpay dev on a data dir it cannot use', () => {
       message: `${join(dataDir, 'gateway.json')}: is a directory, expected a file`,
       details: { path: join(dataDir, 'gateway.json'), cause: 'EISDIR', syscall: 'rename' },
     });
+  });
+
+  it('names the file when one it reads is a directory (the mode marker, the sandbox webhook secret)', async () => {
+    for (const name of ['mode', join('rails', 'sandbox-webhook.secret')]) {
+      // a data dir a sandbox gateway has run on, then the file replaced by a directory
+      const dataDir = tempDir();
+      await (await startGateway({ dataDir, tls: false, httpPort: null, port: 0, config: { mode: 'sandbox' } })).close();
+      rmSync(join(dataDir, name));
+      mkdirSync(join(dataDir, name));
+      expect(await devFails(dataDir, configDir), name).toMatchObject({ code: 'FILE_ERROR', message: `${join(dataDir, name)}: is a directory, expected a file` });
+    }
   });
 
   it('names a file where the tls directory belongs', async () => {

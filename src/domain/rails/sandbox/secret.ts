@@ -4,10 +4,10 @@
  * still verify after it and a test or a script on the machine can sign its own.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../../core/errors.js';
-import { ensurePrivateDir, writeFileAtomic } from '../../../core/files.js';
+import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../../../core/files.js';
 
 export const webhookSecretPath = (dataDir: string) => join(dataDir, 'rails', 'sandbox-webhook.secret');
 
@@ -38,7 +38,7 @@ export function ensureWebhookSecret(dataDir: string): string {
  * with it anyone could sign a top-up webhook.
  */
 function readSecret(path: string): string {
-  const secret = readFileSync(path, 'utf8').trim();
+  const secret = readTextFile(path).trim();
   if (secret.length < WEBHOOK_SECRET_LENGTH) {
     throw new AppError(
       'INTERNAL',
