@@ -10,8 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentpayClient } from '../sdk/client/index.js';
 import { CliError, EXIT, usageError } from './errors.js';
-import { DevCredentialsError } from '../dev/bootstrap.js';
-import { gatewayNotRunning, isGatewayDataDir, LOCAL_DATA_DIR, localConnection, runningGateway, type DevRole, type LocalConnection } from './local-gateway.js';
+import { gatewayNotRunning, isGatewayDataDir, LOCAL_DATA_DIR, localConnection, runningGateway, type DevRole } from './local-gateway.js';
 import { loadProfiles, profileNotFound } from './profile.js';
 
 export interface ConnectionFlags {
@@ -58,7 +57,7 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
   const conn: Connection = { sources: {} };
 
   if (flags['data-dir']) {
-    const local = dataDirConnection(resolve(cwd, flags['data-dir']), as);
+    const local = localConnection(resolve(cwd, flags['data-dir']), as);
     // asking for a data dir means its gateway: never fall through to another source's URL
     if (!local.baseUrl && !flags['base-url']) throw gatewayNotRunning(local.dataDir);
     conn.dataDir = local.dataDir;
@@ -86,7 +85,7 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
   const localDir = join(cwd, LOCAL_DATA_DIR);
   const complete = layers.some((l) => l.baseUrl) && layers.some((l) => l.apiKey);
   if (!flags['data-dir'] && !complete && isGatewayDataDir(localDir)) {
-    const local = dataDirConnection(localDir, as);
+    const local = localConnection(localDir, as);
     conn.dataDir ??= local.dataDir;
     layers.push({ source: 'local', ...local });
   }
@@ -118,29 +117,6 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
     conn.sources.ca = caLayer.source;
   }
   return conn;
-}
-
-/** A data dir's connection; damaged dev credentials are reported with the way out. */
-function dataDirConnection(dataDir: string, as: DevRole): LocalConnection {
-  try {
-    return localConnection(dataDir, as);
-  } catch (e) {
-    throw e instanceof DevCredentialsError ? devCredentialsError(e, dataDir) : e;
-  }
-}
-
-/** DevCredentialsError as the CLI reports it: the file, and how to get working dev keys again. */
-export function devCredentialsError(e: DevCredentialsError, dataDir: string): CliError {
-  const restart = `restart the gateway (npx agentpay dev --data-dir ${dataDir}): it makes new dev keys`;
-  const fix = e.readError === undefined
-    ? `remove it and ${restart}`
-    : e.readError === 'EISDIR'
-      ? `move that directory away and ${restart}`
-      : `check that it belongs to you and is readable by you (ls -l ${e.path})`;
-  return new CliError(e.code, e.message, {
-    tryNext: `${fix}; or use another gateway and key: --base-url URL --api-key KEY`,
-    details: { path: e.path, ...(e.readError ? { cause: e.readError } : {}) },
-  });
 }
 
 /** The gateway's URL, or an error saying how to get one. */

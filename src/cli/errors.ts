@@ -8,6 +8,7 @@ import { Errors } from '@oclif/core';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isAppError } from '../core/errors.js';
+import { DevCredentialsError } from '../dev/bootstrap.js';
 import { keyKindOf } from '../domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../domain/scopes.js';
 import { AgentpayError } from '../sdk/errors.js';
@@ -387,8 +388,24 @@ function inCliTerms(e: AgentpayError, ctx: ReportContext): { message: string; fl
   return { message, ...(flag ? { flag } : {}), ...(tryNext ? { tryNext } : {}) };
 }
 
+/** DevCredentialsError as the CLI reports it: the file, and how to get working dev keys again. */
+function devCredentialsError(e: DevCredentialsError): CliError {
+  const dataDir = dirname(e.path);
+  const restart = `restart the gateway (npx agentpay dev --data-dir ${dataDir}): it makes new dev keys`;
+  const fix = e.readError === undefined
+    ? `remove it and ${restart}`
+    : e.readError === 'EISDIR'
+      ? `move that directory away and ${restart}`
+      : `check that it belongs to you and is readable by you (ls -l ${e.path})`;
+  return new CliError(e.code, e.message, {
+    tryNext: `${fix}; or use another gateway and key: --base-url URL --api-key KEY`,
+    details: { path: e.path, ...(e.readError ? { cause: e.readError } : {}) },
+  });
+}
+
 export function describeError(err: unknown, ctx: ReportContext = {}): Report {
   const help = ctx.command ? `${ctx.command} --help` : 'agentpay --help';
+  if (err instanceof DevCredentialsError) return describeError(devCredentialsError(err), ctx);
   if (err instanceof CliError) {
     return {
       code: err.code,

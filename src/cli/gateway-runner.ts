@@ -7,12 +7,11 @@
  */
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { DevCredentialsError, ensureDevCredentials } from '../dev/bootstrap.js';
+import { ensureDevCredentials } from '../dev/bootstrap.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { CliError, EXIT, storageError, usageError } from './errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
-import { devCredentialsError } from './client.js';
 
 export interface RunGatewayOptions {
   dataDir: string;
@@ -73,7 +72,6 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
     }
   } catch (e) {
     // a file or the database in the data dir is the person's to fix: named, with this data dir
-    if (e instanceof DevCredentialsError) throw devCredentialsError(e, dataDir);
     throw storageError(e, dataDir) ?? e;
   }
 }

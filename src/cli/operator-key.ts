@@ -5,17 +5,18 @@
  * gateway runs (SQLite lets a second connection write between its commits).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { systemClock } from '../core/clock.js';
 import { randomIds } from '../core/ids.js';
 import { issueKey, keyView } from '../domain/api-keys.js';
 import { ensurePlatform, OPERATOR_TENANT_ID } from '../domain/tenants.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { CliError } from './errors.js';
+import { databasePath } from '../gateway/lost-database.js';
 
 export async function issueOperatorKey(dataDir: string, name: string) {
   const dir = resolve(dataDir);
-  const db = join(dir, 'agentpay.db');
+  const db = databasePath(dir);
   if (!existsSync(db)) {
     throw new CliError('DATA_DIR_NOT_FOUND', `${dir} holds no gateway database (agentpay.db)`, {
       tryNext: `start the gateway once on it first: agentpay gateway start --data-dir ${dir}`,

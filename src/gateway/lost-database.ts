@@ -25,11 +25,11 @@ function traces(dataDir: string): string[] {
 
 export function refuseLostDatabase(dataDir: string): void {
   const db = databasePath(dataDir);
-  const empty = !existsSync(db) || (statSync(db).isFile() && statSync(db).size === 0);
-  if (!empty) return;
+  const st = statSync(db, { throwIfNoEntry: false });
+  if (st && !(st.isFile() && st.size === 0)) return;
   const seen = traces(dataDir);
   if (seen.length === 0) return;
-  throw new AppError('CONFLICT', `${db} is ${existsSync(db) ? 'empty' : 'missing'}, but ${dataDir} was used before (it holds ${seen.join(', ')}): starting would begin a new ledger and lose the old one. Restore agentpay.db (with its -wal file, if any) from a backup; to start afresh on purpose, move the whole data directory away`, {
+  throw new AppError('CONFLICT', `${db} is ${st ? 'empty' : 'missing'}, but ${dataDir} was used before (it holds ${seen.join(', ')}): starting would begin a new ledger and lose the old one. Restore agentpay.db (with its -wal file, if any) from a backup; to start afresh on purpose, move the whole data directory away`, {
     dataDir, database: db, traces: seen,
   });
 }
