@@ -2,8 +2,9 @@
  * The wire pieces of the 402 payment protocol (docs/protocol.md) shared by the seller
  * middleware and the buyer client: header names, the header encoding (base64url of
  * UTF-8 JSON, no padding), the response hash and the shapes that travel. Runs in
- * browsers and edge runtimes: WebCrypto and btoa/atob only, no Node imports.
+ * browsers and edge runtimes: WebCrypto and plain JavaScript only, no Node imports.
  */
+import { fromBase64Url, toBase64Url } from './base64.js';
 import type { Challenge, PaymentProof, Receipt } from './types.js';
 
 /** Request header carrying the buyer's payment proof. */
@@ -37,19 +38,12 @@ const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function base64UrlEncode(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return toBase64Url(bytes);
 }
 
 /** Throws on anything that is not base64url (padding tolerated). */
 export function base64UrlDecode(text: string): Uint8Array {
-  const s = text.replace(/=+$/, '');
-  if (!/^[A-Za-z0-9_-]*$/.test(s) || s.length % 4 === 1) throw new Error('not base64url');
-  const binary = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
+  return fromBase64Url(text);
 }
 
 /** A JSON object as a header value: base64url of its UTF-8 JSON text. */

@@ -15,11 +15,12 @@
  * order), because OpenSSL (Node's WebCrypto) accepts all of these; then the cofactorless
  * equation [S]B = R + [k]A, which OpenSSL checks and which the noble path computes itself
  * (noble's own verify is cofactored and would accept more). Keys are 32-byte raw values or
- * PEM (SPKI public, PKCS#8 private), converted with fixed DER prefixes and atob/btoa.
+ * PEM (SPKI public, PKCS#8 private), converted with fixed DER prefixes and a table-driven base64 (base64.ts).
  */
 import * as ed from '@noble/ed25519';
 import { signingPayload } from '../core/canonical-json.js';
 import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from '../core/ed25519-strict.js';
+import { fromBase64, toBase64 } from './base64.js';
 
 export { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding };
 
@@ -42,9 +43,7 @@ const PKCS8_PREFIX = Uint8Array.of(0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x0
 // ---- base64 and PEM, without Buffer ----
 
 export function base64Encode(bytes: Uint8Array): string {
-  let bin = '';
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
+  return toBase64(bytes);
 }
 
 /** Strict: standard alphabet with padding; anything else throws. */
@@ -52,10 +51,7 @@ export function base64Decode(text: string): Uint8Array {
   if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) {
     throw new SigningKeyError('is not base64');
   }
-  const bin = atob(text);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
+  return fromBase64(text);
 }
 
 function pemBody(pem: string, label: string): Uint8Array {

@@ -16,14 +16,15 @@ const BACKENDS = ['noble', 'webcrypto'] as const;
 const challenge = { capabilityId: 'cap_1', providerId: 'prv_1', amountMinor: '100', currency: 'USD', nonce: 'n1', expiresAt: '2030-01-01T00:00:00.000Z', payTo: 'wal_1' };
 
 describe('src/sdk/signing.ts', () => {
-  it('imports nothing but @noble/ed25519 and two dependency-free modules of src/core', () => {
+  it('imports nothing but @noble/ed25519, two dependency-free modules of src/core and the SDK\'s base64', () => {
     const source = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
     // static imports and re-exports (`export … from`), one or several lines each
     const imports = (path: string) => [...source(path).matchAll(/^(?:import\b[^'";]*?|export\b[^'";]*?\bfrom\s*)['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-    expect(imports('../../src/sdk/signing.ts')).toEqual(['@noble/ed25519', '../core/canonical-json.js', '../core/ed25519-strict.js']);
+    expect(imports('../../src/sdk/signing.ts')).toEqual(['@noble/ed25519', '../core/canonical-json.js', '../core/ed25519-strict.js', './base64.js']);
+    expect(imports('../../src/sdk/base64.ts')).toEqual([]);
     expect(imports('../../src/core/canonical-json.ts')).toEqual([]);
     expect(imports('../../src/core/ed25519-strict.ts')).toEqual([]);
-    for (const path of ['../../src/sdk/signing.ts', '../../src/core/canonical-json.ts', '../../src/core/ed25519-strict.ts']) {
+    for (const path of ['../../src/sdk/signing.ts', '../../src/sdk/base64.ts', '../../src/core/canonical-json.ts', '../../src/core/ed25519-strict.ts']) {
       expect(source(path), `${path} loads nothing at run time`).not.toMatch(/\bimport\(|\brequire\(/);
     }
   });
