@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseMinor } from '../core/money.js';
-import { lintPolicyDocument, type PolicyParseError } from '../domain/policy/parser.js';
+import { documentSizeError, lintPolicyDocument, type PolicyParseError } from '../domain/policy/parser.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { Policy, PolicyEvaluation } from '../sdk/types.js';
 import { AgentpayError } from '../sdk/errors.js';
@@ -24,16 +24,26 @@ export function readPolicyFile(file: string): string {
 /** The parser's message without its leading position, which the `file:line:col:` form carries. */
 const withoutPosition = (message: string) => message.replace(/^(document: )?line \d+, column \d+: /, '');
 
+/** A refused document as lint reports it: `file:line:col: message`, and what to do next. */
+function refusedDocument(file: string, message: string, details: { line: unknown; column: unknown } & Record<string, unknown>): CliError {
+  return new CliError('VALIDATION_FAILED', `${file}:${String(details.line)}:${String(details.column)}: ${withoutPosition(message)}; nothing was applied`, {
+    tryNext: `find every error at once, offline: agentpay policies lint ${file}`,
+    details: { ...details, file },
+  });
+}
+
 export async function applyPolicies(client: AgentpayClient, file: string): Promise<{ policies: Policy[] }> {
+  const document = readPolicyFile(file);
+  // the gateway's schema refuses an empty or too long document before its parser, in words that
+  // cannot name the file: say it here as the parser would
+  const size = documentSizeError(document);
+  if (size) throw refusedDocument(file, size.message, { field: 'document', line: size.line, column: size.column, expected: size.expected });
   try {
-    return await client.policies.apply(readPolicyFile(file));
+    return await client.policies.apply(document);
   } catch (e) {
     // a refused document: point at the place in the file, as lint does
     if (e instanceof AgentpayError && e.code === 'VALIDATION_FAILED' && typeof e.details.line === 'number') {
-      throw new CliError(e.code, `${file}:${e.details.line}:${String(e.details.column)}: ${withoutPosition(e.message)}; nothing was applied`, {
-        tryNext: `find every error at once, offline: agentpay policies lint ${file}`,
-        details: { ...e.details, file },
-      });
+      throw refusedDocument(file, e.message, { ...e.details, line: e.details.line, column: e.details.column });
     }
     throw e;
   }
@@ -96,7 +106,8 @@ export async function testPolicies(client: AgentpayClient, input: TestInput): Pr
   return client.policies.evaluate({
     walletId: input.walletId,
     capabilityId: input.capabilityId,
-    ...(input.price !== undefined ? { priceMinor: parseMinor(input.price, '--price').toString() } : {}),
+    // zero is a price the gateway evaluates (POST /v1/policies/evaluate allows it)
+    ...(input.price !== undefined ? { priceMinor: parseMinor(input.price, '--price', { allowZero: true }).toString() } : {}),
   });
 }
 
@@ -124,7 +135,7 @@ export function policyFields(p: Policy): string {
 }
 
 const DECISION_TEXT: Record<PolicyEvaluation['decision'], string> = {
-  allow: 'allow: the purchase would go through (budget and balance permitting)',
+  allow: 'allow: the policies let the purchase through (the balance is not checked)',
   deny: 'deny: the purchase would be refused with POLICY_DENIED',
   approval: 'approval: the purchase would be held for a person (APPROVAL_REQUIRED)',
 };

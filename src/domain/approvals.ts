@@ -2,7 +2,9 @@
  * Approval requests: purchases an approval rule held for a person. A person approves
  * or denies a pending request; an approved one pays for exactly one later purchase by
  * the same wallet of the same capability, up to the approved amount; a denied one
- * refuses that purchase (the same or a higher amount) for DENIAL_STANDS_MS.
+ * refuses that purchase (the same or a higher amount) for DENIAL_STANDS_MS. When both
+ * an approval and a denial cover a purchase, the later decision (resolvedAt) wins, and
+ * the denial on a tie.
  * Requests belong to the workspace of the wallet; another tenant's are "not found".
  */
 import { AppError } from '../core/errors.js';
@@ -40,9 +42,9 @@ export type ApprovalView = ReturnType<typeof approvalView>;
 
 /** Where a held purchase stands with the approvals of its wallet and capability. */
 export type Standing =
-  /** an approved, unused approval for at least this amount: the purchase may use it */
+  /** an approved, unused approval for at least this amount, decided after any denial that covers it: the purchase may use it */
   | { kind: 'covered'; approval: Approval }
-  /** a person denied this purchase (at this amount or less) within DENIAL_STANDS_MS */
+  /** a person denied this purchase (at this amount or less) within DENIAL_STANDS_MS, and approved none covering it since */
   | { kind: 'denied'; approval: Approval; standsUntil: number }
   /** the same purchase already waits for a person */
   | { kind: 'pending'; approval: Approval }
@@ -51,14 +53,28 @@ export type Standing =
 export async function standingOf(r: Repos, p: Purchase): Promise<Standing> {
   const same = (a: Approval) => a.currency === p.currency;
   const approved = await r.approvals.forPurchase(p.walletId, p.capability.id, 'approved');
-  const covering = approved.find((a) => same(a) && a.usedAt === null && a.amountMinor >= p.amountMinor);
-  if (covering) return { kind: 'covered', approval: covering };
+  const covering = approved.filter((a) => same(a) && a.usedAt === null && a.amountMinor >= p.amountMinor);
   const denied = await r.approvals.forPurchase(p.walletId, p.capability.id, 'denied');
-  const denial = denied.reverse().find((a) => same(a) && p.amountMinor >= a.amountMinor && a.resolvedAt !== null && p.now < a.resolvedAt + DENIAL_STANDS_MS);
-  if (denial) return { kind: 'denied', approval: denial, standsUntil: denial.resolvedAt! + DENIAL_STANDS_MS };
+  const denials = denied.filter((a) => same(a) && p.amountMinor >= a.amountMinor && a.resolvedAt !== null && p.now < a.resolvedAt + DENIAL_STANDS_MS);
+  // a person may have said yes and no to the same purchase (pending requests at two prices):
+  // the most recent decision stands, and a denial wins a tie
+  const approval = latestDecision(covering);
+  const denial = latestDecision(denials);
+  if (denial && (!approval || decidedAt(denial) >= decidedAt(approval))) {
+    return { kind: 'denied', approval: denial, standsUntil: decidedAt(denial) + DENIAL_STANDS_MS };
+  }
+  if (approval) return { kind: 'covered', approval };
   const pending = await r.approvals.forPurchase(p.walletId, p.capability.id, 'pending');
   const waiting = pending.find((a) => same(a) && a.amountMinor === p.amountMinor);
   return waiting ? { kind: 'pending', approval: waiting } : { kind: 'none' };
+}
+
+/** A decided approval's resolvedAt (always set once approved or denied). */
+const decidedAt = (a: Approval) => a.resolvedAt ?? a.createdAt;
+
+/** The one decided last; of equal times, the one requested last (the list is oldest first). */
+function latestDecision(list: readonly Approval[]): Approval | undefined {
+  return list.reduce<Approval | undefined>((best, a) => (!best || decidedAt(a) >= decidedAt(best) ? a : best), undefined);
 }
 
 /** A new pending request for the purchase, naming the rule that held it. */

@@ -61,8 +61,9 @@ export class PolicyEngine implements PurchasePolicy {
     const spend: Spend = { agent: 0n, workspace: 0n };
     if (scopes.size > 0) {
       const { start, end } = budgetDay(p.now);
-      if (scopes.has('agent')) spend.agent = await r.spend.byWallet(p.walletId, start, end);
-      if (scopes.has('workspace')) spend.workspace = await r.spend.byWorkspace(p.workspaceId, start, end);
+      // at p.now: a call past its in-flight time counts as refunded even before the sweeper refunds it
+      if (scopes.has('agent')) spend.agent = await r.spend.byWallet(p.walletId, start, end, p.now);
+      if (scopes.has('workspace')) spend.workspace = await r.spend.byWorkspace(p.workspaceId, start, end, p.now);
     }
     const { verdict, steps } = evaluatePolicies(policies, factsOf(p), spend);
     if (verdict.decision !== 'approval') return { verdict, steps };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lintPolicyDocument, parsePolicyDocument, PolicyParseError, type Condition, type ParsedSection } from '../../src/domain/policy/index.js';
+import { lintPolicyDocument, MAX_DOCUMENT_CHARS, parsePolicyDocument, PolicyParseError, type Condition, type ParsedSection } from '../../src/domain/policy/index.js';
 import { FIXTURE_NAMES, policyFixture } from './helpers.js';
 
 /** The condition of the only rule of a one-section, one-rule deny document. */
@@ -215,5 +215,32 @@ describe('lintPolicyDocument', () => {
     const text = 'deny:\n  price > x\n  price < y\n';
     const first = lintPolicyDocument(text).errors[0]!;
     expect(rejection(text).message).toBe(first.message);
+  });
+});
+
+describe('the size of a document', () => {
+  /** A valid document of exactly `chars` characters (code points): one deny rule padded with a comment. */
+  const sized = (chars: number, pad = 'x') => {
+    const head = 'deny:\n  price > 5\n# ';
+    return head + pad.repeat(chars - head.length);
+  };
+
+  it('accepts up to the gateway limit, counting code points as the API schema does (an emoji is one)', () => {
+    expect(lintPolicyDocument(sized(MAX_DOCUMENT_CHARS)).ok).toBe(true);
+    expect(lintPolicyDocument(sized(MAX_DOCUMENT_CHARS, '😀')).ok).toBe(true);
+  });
+
+  it('refuses one character more at the first character past the limit, saying to split the document', () => {
+    const errors = lintPolicyDocument(sized(MAX_DOCUMENT_CHARS + 1)).errors;
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ line: 3, column: MAX_DOCUMENT_CHARS - 'deny:\n  price > 5\n'.length + 1 });
+    expect(errors[0]!.message).toContain(`expected a document of at most ${MAX_DOCUMENT_CHARS} characters, the most the gateway accepts, found ${MAX_DOCUMENT_CHARS + 1} characters. Split its sections`);
+    expect(rejection(sized(MAX_DOCUMENT_CHARS + 1)).message).toBe(errors[0]!.message);
+  });
+
+  it('refuses an empty document saying what to write', () => {
+    expect(lintPolicyDocument('').errors.map((e) => e.message)).toEqual([
+      'line 1, column 1: expected a section header such as "deny:", found an empty document. Write at least one section: a header such as deny "gambling": and a rule indented under it',
+    ]);
   });
 });

@@ -47,6 +47,20 @@ async function purchase(walletId: string, amount: bigint, outcome: 'capture' | '
   });
 }
 
+/** An authorized call, not completed: its transaction and its hold, as authorize writes them. */
+async function openCall(walletId: string, workspaceId: string, amount: bigint, ttlMs: number): Promise<{ id: string; expiresAt: number }> {
+  return store.tx(async (r) => {
+    const id = deps.ids.next('transaction');
+    const now = clock.now();
+    await r.transactions.insert({
+      id, nonce: `nonce-${id}`, capabilityId: 'cap_1', providerId: 'prv_1', walletId, workspaceId, amountMinor: amount, feeMinor: null,
+      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + ttlMs, resolvedAt: null,
+    });
+    await post(r, deps, { walletId, type: 'hold', amountMinor: 0n, holdMinor: amount, currency: 'USD', transactionId: id });
+    return { id, expiresAt: now + ttlMs };
+  });
+}
+
 describe('the spend of a budget day (SqliteSpend)', () => {
   it('counts the holds placed in the window, less the ones refunded, by wallet and by workspace', async () => {
     const { workspaceId, walletId } = await fundedWallet();
@@ -59,22 +73,38 @@ describe('the spend of a budget day (SqliteSpend)', () => {
     await purchase(walletId, 7n, 'capture');
     clock.set(dayStart + DAY);
     await purchase(walletId, 900n, 'capture'); // the next day: outside the window
-    const window = [dayStart, dayStart + DAY] as const;
+    const window = [dayStart, dayStart + DAY, clock.now()] as const;
     expect(await store.read((r) => r.spend.byWallet(walletId, ...window))).toBe(107n);
     expect(await store.read((r) => r.spend.byWorkspace(workspaceId, ...window))).toBe(107n);
-    expect(await store.read((r) => r.spend.byWallet(walletId, dayStart + DAY, dayStart + 2 * DAY))).toBe(900n);
+    expect(await store.read((r) => r.spend.byWallet(walletId, dayStart + DAY, dayStart + 2 * DAY, clock.now()))).toBe(900n);
+  });
+
+  it('does not count a call past its in-flight time that the sweeper has not refunded yet (a refund due)', async () => {
+    const { workspaceId, walletId } = await fundedWallet();
+    const dayStart = clock.now();
+    clock.set(dayStart + 1000);
+    await purchase(walletId, 100n, 'capture');
+    const open = await openCall(walletId, workspaceId, 600n, 15 * 60_000);
+    const spent = (now: number) => store.read(async (r) => [await r.spend.byWallet(walletId, dayStart, dayStart + DAY, now), await r.spend.byWorkspace(workspaceId, dayStart, dayStart + DAY, now)]);
+    // open and within its in-flight time: counts, so parallel calls cannot overshoot
+    expect(await spent(open.expiresAt - 1)).toEqual([700n, 700n]);
+    // at its expiry it is a refund due, still `authorized` with its hold in place
+    expect(await spent(open.expiresAt)).toEqual([100n, 100n]);
+    expect(await store.read(async (r) => (await r.transactions.get(open.id))!.status)).toBe('authorized');
   });
 
   it('reads a wallet\'s holds of the day through the ledger_holds index, not the wallet\'s whole history', async () => {
     // a budget policy runs this inside every authorization's write transaction: a scan of the
     // wallet's ledger took 38 ms at 200,000 entries
     const plan = (filter: ReturnType<typeof walletIs>) =>
-      store.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${spendQuery(filter, 0, DAY)}`).map((row) => row.detail);
+      store.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${spendQuery(filter, 0, DAY, DAY)}`).map((row) => row.detail);
     for (const filter of [walletIs('wal_1'), workspaceIs('wsp_1')]) {
       const details = plan(filter);
       // without the index: 'SEARCH h USING INDEX ledger_wallet_seq (wallet_id=?)', every entry of the wallet
       const holds = details.find((d) => d.startsWith('SEARCH h '));
       expect(holds, details.join('\n')).toMatch(/USING (COVERING )?INDEX ledger_holds \(wallet_id=\? AND created_at>\? AND created_at<\?\)/);
+      // the in-flight check looks each hold's transaction up by its key, not the open transactions
+      expect(details.find((d) => d.startsWith('SEARCH t ')), details.join('\n')).toMatch(/USING (COVERING )?INDEX sqlite_autoindex_transactions_1 \(id=\?\)/);
     }
   });
 });

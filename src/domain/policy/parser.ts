@@ -30,6 +30,35 @@ const CONDITION_START = 'a condition: price, capability, provider, category, pro
 const KEYWORDS = ['price', 'tag', 'always', 'not', 'and', 'or', 'in', ...TEXT_FIELDS];
 const MAX_NAME = 100;
 
+/**
+ * The longest document the gateway accepts (the apply route's schema `maxLength`; 64 KiB is
+ * hundreds of sections), in characters as JSON Schema counts them: code points, an emoji is
+ * one. The parser refuses a longer document too, so that lint catches it offline.
+ */
+export const MAX_DOCUMENT_CHARS = 64 * 1024;
+
+/**
+ * What the gateway refuses before it reads the document: an empty one, or one over
+ * MAX_DOCUMENT_CHARS (reported at the first character past the limit, so one knows where to
+ * split). Worded like every parse error, so lint and apply report it as they report those.
+ */
+export function documentSizeError(text: string): PolicyParseError | undefined {
+  if (text === '') {
+    return new PolicyParseError({ line: 1, column: 1 }, 'a section header such as "deny:"', 'an empty document', 'write at least one section: a header such as deny "gambling": and a rule indented under it');
+  }
+  if (text.length <= MAX_DOCUMENT_CHARS) return undefined; // UTF-16 units: never fewer than code points
+  const chars = [...text];
+  if (chars.length <= MAX_DOCUMENT_CHARS) return undefined;
+  // the position as the parser counts it: lines split at CRLF, LF or CR, a leading byte order mark ignored
+  const lines = chars.slice(0, MAX_DOCUMENT_CHARS).join('').replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
+  return new PolicyParseError(
+    { line: lines.length, column: lines[lines.length - 1]!.length + 1 },
+    `a document of at most ${MAX_DOCUMENT_CHARS} characters, the most the gateway accepts`,
+    `${chars.length} characters`,
+    'split its sections over several documents and apply each one',
+  );
+}
+
 /** A rule's tokens across its lines, before it is parsed. */
 interface RuleDraft {
   line: number;
@@ -299,6 +328,8 @@ function parseRule(section: SectionDraft, r: RuleDraft): ConditionRule | Ceiling
 }
 
 function analyse(text: string): { sections: ParsedSection[]; errors: PolicyParseError[] } {
+  const size = documentSizeError(text);
+  if (text === '') return { sections: [], errors: [size!] };
   const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\n|\r/);
   const errors: PolicyParseError[] = [];
   const drafts: SectionDraft[] = [];
@@ -399,6 +430,7 @@ function analyse(text: string): { sections: ParsedSection[]; errors: PolicyParse
   if (drafts.length === 0 && errors.length === 0) {
     errors.push(new PolicyParseError({ line: 1, column: 1 }, 'a section header such as "deny:"', 'a document with no sections'));
   }
+  if (size) errors.push(size);
   errors.sort((a, b) => a.line - b.line || a.column - b.column);
   return { sections, errors };
 }

@@ -4,13 +4,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, Id, IgnoredTenantIds } from '../schemas.js';
 import { policyView } from '../../domain/policies.js';
-
-/** Documents are small text; 64 KiB is hundreds of sections. */
-const MAX_DOCUMENT = 64 * 1024;
+import { MAX_DOCUMENT_CHARS } from '../../domain/policy/index.js';
 
 const ApplyBody = Type.Object({
   document: Type.String({
-    minLength: 1, maxLength: MAX_DOCUMENT, description: 'a policy document (docs/policy-language.md); every section becomes one policy',
+    minLength: 1, maxLength: MAX_DOCUMENT_CHARS, description: 'a policy document (docs/policy-language.md); every section becomes one policy',
     examples: ['deny "no gambling":\n  category == "gambling"\n'],
   }),
   ...IgnoredTenantIds,

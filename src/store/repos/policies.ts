@@ -29,11 +29,12 @@ export interface ApprovalRepo {
 
 /**
  * What was spent, read from the ledger: the amounts of purchases authorized (held) in
- * [from, to), less what of them was given back (refunded or released). A purchase
+ * [from, to), less what of them was given back (refunded or released) and less the calls
+ * past their in-flight time at `now` that are not refunded yet (a refund due). A purchase
  * counts on the day it was authorized, whether still held or captured since.
  */
 export interface SpendRepo {
-  byWallet(walletId: string, from: number, to: number): Promise<bigint>;
+  byWallet(walletId: string, from: number, to: number, now: number): Promise<bigint>;
   /** over every wallet of the workspace */
-  byWorkspace(workspaceId: string, from: number, to: number): Promise<bigint>;
+  byWorkspace(workspaceId: string, from: number, to: number, now: number): Promise<bigint>;
 }

@@ -14,7 +14,7 @@ export const policies = sqliteTable('policies', {
   enabled: bool('enabled').notNull(),
   source: text('source').notNull(),
   rules: json<string[]>()('rules').notNull(),
-  /** place of the section in its document: policies apply in (createdAt, ordinal) order */
+  /** place of the section in its document (policies apply in (createdAt, rowid) order: src/store/sqlite/policies.ts) */
   ordinal: int('ordinal').notNull(),
   createdAt: int('created_at').notNull(),
   updatedAt: int('updated_at').notNull(),

@@ -6,7 +6,13 @@ import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
 
-const applyOrder = [asc(policies.createdAt), asc(policies.ordinal), asc(policies.id)];
+/**
+ * The order policies apply in: by when they were applied, then in the order their rows were
+ * inserted (rowid: policies are never deleted, and one apply inserts a document's sections in
+ * document order), so documents applied in the same millisecond keep their apply order. Not
+ * `ordinal`: it restarts at 0 in each document.
+ */
+const applyOrder = [asc(policies.createdAt), asc(sql`rowid`)];
 
 export class SqlitePolicies implements PolicyRepo {
   private readonly s: TableStatements<typeof policies>;
@@ -18,7 +24,7 @@ export class SqlitePolicies implements PolicyRepo {
   }
   async listEnabled(workspaceId: string) {
     // the same order as applyOrder, on the hot path of every authorization
-    return this.s.all({ workspaceId, enabled: true }, 'ORDER BY "created_at", "ordinal", "id"');
+    return this.s.all({ workspaceId, enabled: true }, 'ORDER BY "created_at", rowid');
   }
   async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { this.db.update(policies).set(patch).where(eq(policies.id, id)).run(); }
 }
@@ -47,16 +53,23 @@ export class SqliteApprovals implements ApprovalRepo {
 
 /**
  * The spend of a budget day: holds placed in the window, plus the (negative) refunds and
- * releases of those same holds. Read through the partial index `ledger_holds` (a wallet's
- * holds by time), so it visits that day's holds, not the wallet's whole history.
+ * releases of those same holds, less the holds of calls past their in-flight time at `now`
+ * that the sweeper has not refunded yet (the transaction is still `authorized`): those are
+ * refunds due, as the balance check treats them (expireOverdueOf), so they count as given back
+ * from the moment they expire. Read through the partial index `ledger_holds` (a wallet's
+ * holds by time), so it visits that day's holds, not the wallet's whole history; each hold
+ * looks its transaction up by primary key.
  */
-export function spendQuery(walletFilter: SQL, from: number, to: number): SQL {
+export function spendQuery(walletFilter: SQL, from: number, to: number, now: number): SQL {
   return sql`
       SELECT coalesce(sum(h.hold_minor), 0) + coalesce(sum(r.hold_minor), 0) AS spent
       FROM ledger_entries h
       LEFT JOIN ledger_entries r
         ON r.transaction_id = h.transaction_id AND r.wallet_id = h.wallet_id AND r.type IN ('refund', 'release')
-      WHERE ${walletFilter} AND h.type = 'hold' AND h.created_at >= ${from} AND h.created_at < ${to}`;
+      WHERE ${walletFilter} AND h.type = 'hold' AND h.created_at >= ${from} AND h.created_at < ${to}
+        AND NOT EXISTS (
+          SELECT 1 FROM transactions t
+          WHERE t.id = h.transaction_id AND t.status = 'authorized' AND t.expires_at <= ${now})`;
 }
 
 export const walletIs = (walletId: string) => sql`h.wallet_id = ${walletId}`;
@@ -64,14 +77,14 @@ export const workspaceIs = (workspaceId: string) => sql`h.wallet_id IN (SELECT i
 
 export class SqliteSpend implements SpendRepo {
   constructor(private db: Db) {}
-  private spent(walletFilter: SQL, from: number, to: number): bigint {
-    const row = this.db.get<{ spent: bigint | number }>(spendQuery(walletFilter, from, to));
+  private spent(walletFilter: SQL, from: number, to: number, now: number): bigint {
+    const row = this.db.get<{ spent: bigint | number }>(spendQuery(walletFilter, from, to, now));
     return BigInt(row?.spent ?? 0);
   }
-  async byWallet(walletId: string, from: number, to: number) {
-    return this.spent(walletIs(walletId), from, to);
+  async byWallet(walletId: string, from: number, to: number, now: number) {
+    return this.spent(walletIs(walletId), from, to, now);
   }
-  async byWorkspace(workspaceId: string, from: number, to: number) {
-    return this.spent(workspaceIs(workspaceId), from, to);
+  async byWorkspace(workspaceId: string, from: number, to: number, now: number) {
+    return this.spent(workspaceIs(workspaceId), from, to, now);
   }
 }
