@@ -79,6 +79,20 @@ async function replayable(input: string | URL | Request, init: RequestInit): Pro
   return { url: String(input), init: { ...init, ...(body !== undefined ? { body } : {}) } };
 }
 
+/**
+ * A request to the seller got no (whole) answer: refused, reset, DNS, TLS. fetch says so with a
+ * TypeError in every runtime (also for a body cut off); anything else (the caller's abort, a custom
+ * fetch's own error) is passed on as is. `paid`: the proof had been sent, so the seller may have
+ * authorized, and even completed, the call.
+ */
+function unreachable(url: string, error: unknown, paid: boolean): unknown {
+  if (!(error instanceof TypeError)) return error;
+  const what = paid
+    ? 'after the payment proof was sent: the call may have been paid (see the wallet\'s receipts), and a hold on the wallet may last up to 15 minutes until the seller settles it or the gateway releases it. Do not resend the proof'
+    : 'before any payment proof was sent; nothing was charged, retry freely';
+  return new AgentpayError('SELLER_UNREACHABLE', `could not reach the seller at ${url} ${what}`, { details: { url, paid }, cause: error });
+}
+
 export function createBuyer(opts: BuyerOptions): Buyer {
   const payer = createPayer(opts);
   const sellerFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
@@ -113,17 +127,13 @@ export function createBuyer(opts: BuyerOptions): Buyer {
     const req = await replayable(input, rest);
     const signal = req.init.signal ?? undefined;
 
-    let first: Response;
-    try {
-      first = await sellerFetch(req.url, req.init);
-    } catch (e) {
-      throw isAbort(e) || signal?.aborted ? cancelled() : e;
-    }
-    if (first.status !== 402) return Object.assign(first, { receipt: null, challenge: null });
     const beforeProof = (e: unknown): never => {
       throw isAbort(e) || signal?.aborted ? cancelled() : e;
     };
-    const text = await first.text().catch(beforeProof);
+    const unanswered = (e: unknown): never => beforeProof(unreachable(req.url, e, false));
+    const first = await sellerFetch(req.url, req.init).catch(unanswered);
+    if (first.status !== 402) return Object.assign(first, { receipt: null, challenge: null });
+    const text = await first.text().catch(unanswered);
     const challenge = await verifiedChallenge(text).catch(beforeProof);
     if (!challenge) return Object.assign(new Response(text, { status: 402, statusText: first.statusText, headers: first.headers }), { receipt: null, challenge: null });
 
@@ -132,12 +142,20 @@ export function createBuyer(opts: BuyerOptions): Buyer {
     // From here the purchase proceeds: the signal no longer applies (docs/protocol.md).
     const headers = new Headers(req.init.headers);
     headers.set(PAYMENT_HEADER, encodeHeader(proof));
+    // The receipt covers the bytes the seller sent: ask for them uncompressed, so that a seller
+    // compressing after it hashed cannot make them differ from what fetch hands back decoded.
+    // Browsers do not let a page set this header (they drop it) and decide for themselves.
+    headers.set('accept-encoding', 'identity');
     const { signal: _s, ...paidInit } = req.init;
     // The proof goes to the URL that quoted it (where the first request ended up after any
     // redirects), and a redirect of the paid call is not followed: the seller completed the
     // call on its 3xx, whose receipt is returned, and following would send the proof again.
-    const res = await sellerFetch(first.url || req.url, { ...paidInit, headers, redirect: 'manual' });
-    const bytes = new Uint8Array(await res.arrayBuffer());
+    const paidUrl = first.url || req.url;
+    const afterProof = (e: unknown): never => {
+      throw unreachable(paidUrl, e, true);
+    };
+    const res = await sellerFetch(paidUrl, { ...paidInit, headers, redirect: 'manual' }).catch(afterProof);
+    const bytes = new Uint8Array(await res.arrayBuffer().catch(afterProof));
     const receipt = await verifiedReceipt(res.headers.get(RECEIPT_HEADER), bytes, challenge);
     if (!receipt && res.status >= 400) {
       // refused before the handler ran: the gateway's envelope, passed through by the seller

@@ -113,6 +113,14 @@ export function handlerTimeoutBody(ms: number): string {
   return errorBody('HANDLER_TIMEOUT', `the seller's handler did not answer within ${ms} ms; you were refunded (see the failed receipt)`, { timeoutMs: ms });
 }
 
+/**
+ * Statuses whose responses carry no body over HTTP (RFC 9110 §6.4.1): whatever a handler
+ * writes with them never reaches the buyer, so the adapters hash and send an empty body.
+ */
+export function bodylessStatus(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
+}
+
 /** A paid route answers HEAD with this: a response without a body has nothing to hash, pay for or carry a challenge. */
 export const HEAD_NOT_ALLOWED_BODY = errorBody('METHOD_NOT_ALLOWED', 'paid routes do not answer HEAD: request the route with its own method (e.g. GET)');
 

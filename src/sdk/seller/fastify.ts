@@ -11,12 +11,17 @@
  * onSend list when the route is registered: route-level hooks run after every instance-level
  * one (the app's and any child plugin's) and in order, so it is the last to see the body,
  * whatever other onSend hooks the route or its plugins declare.
+ *
+ * Only routes registered after the plugin are sold (onRoute sees only those): a route registered
+ * before it gets the instance's hooks too, so the preHandler admits only routes onRoute marked.
+ * One that declares `config.agentpay` anyway is a setup error, refused at ready.
  */
+import { subscribe } from 'node:diagnostics_channel';
 import type { Readable } from 'node:stream';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
+import { bodylessStatus, createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
 import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
 
 declare module 'fastify' {
@@ -31,30 +36,77 @@ export type FastifySellerOptions = (SellerOptions | { seller: SellerPayments }) 
   cors?: CorsOptions;
 };
 
-async function toBuffer(payload: unknown): Promise<Buffer> {
+const isWebResponse = (payload: unknown): payload is Response =>
+  typeof payload === 'object' && payload !== null && Object.prototype.toString.call(payload) === '[object Response]';
+
+const chunkBuffer = (c: unknown): Buffer => (Buffer.isBuffer(c) ? c : typeof c === 'string' ? Buffer.from(c) : Buffer.from(c as Uint8Array));
+
+/**
+ * The payload as the bytes fastify would send: strings, buffers, node and web streams (read
+ * whole), and a web Response, whose status and headers go on the reply as fastify would put them.
+ */
+async function toBuffer(payload: unknown, reply: FastifyReply): Promise<Buffer> {
+  if (isWebResponse(payload)) {
+    reply.code(payload.status);
+    payload.headers.forEach((value, name) => reply.header(name, value));
+    return toBuffer(payload.body, reply);
+  }
   if (payload === null || payload === undefined) return Buffer.alloc(0);
   if (Buffer.isBuffer(payload)) return payload;
   if (typeof payload === 'string') return Buffer.from(payload);
   if (payload instanceof Uint8Array) return Buffer.from(payload);
+  const chunks: Buffer[] = [];
   if (typeof (payload as Readable).pipe === 'function') {
-    const chunks: Buffer[] = [];
-    for await (const c of payload as Readable) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
+    for await (const c of payload as Readable) chunks.push(chunkBuffer(c));
     return Buffer.concat(chunks);
   }
-  throw new TypeError('agentpay seller: cannot hash a payload of this type; send a string, Buffer or stream');
+  if (typeof (payload as ReadableStream).getReader === 'function') {
+    const reader = (payload as ReadableStream<unknown>).getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(chunkBuffer(r.value));
+    return Buffer.concat(chunks);
+  }
+  throw new TypeError('agentpay seller: cannot hash a payload of this type; send a string, Buffer, stream or Response');
 }
 
+/**
+ * Routes that declare `config.agentpay`, per server, as they are registered: fastify publishes
+ * every new instance on this channel (its documented hook for instrumentation), so the plugin can
+ * find, at ready, the routes registered before it, which its own onRoute never sees.
+ */
+const declared = new WeakMap<object, { instance: FastifyInstance; route: RouteOptions }[]>();
+subscribe('fastify.initialization', (message) => {
+  const { fastify } = message as { fastify: FastifyInstance };
+  fastify.addHook('onRoute', function (this: FastifyInstance, route) {
+    if (!route.config?.agentpay) return;
+    const list = declared.get(fastify.server) ?? [];
+    list.push({ instance: this, route });
+    declared.set(fastify.server, list);
+  });
+});
+
+/** Marks an instance (and, through the prototype chain, its children) as selling through agentpay. */
+const REGISTERED = Symbol.for('agentpay.seller');
+
 const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
+  if (app.hasDecorator(REGISTERED)) {
+    throw new Error('agentpay seller: agentpaySeller is already registered on this fastify instance (or a parent of it); register it once, and choose capabilities per route with config.agentpay or the routes option');
+  }
+  app.decorate(REGISTERED, true);
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
+  /** set on the config of every route this plugin's onRoute saw: the only routes it sells */
+  const ours = Symbol('agentpay.route');
   const paid = new WeakMap<FastifyRequest, PaidCall>();
   const deadlines = new WeakMap<FastifyRequest, NodeJS.Timeout>();
   const timeoutMs = seller.handlerTimeoutMs ?? 0;
 
   const capabilityOf = (request: FastifyRequest): string | undefined => {
-    const own = request.routeOptions.config?.agentpay;
+    const config = request.routeOptions.config as { agentpay?: { capabilityId: string } | false; [ours]?: true } | undefined;
+    // not a route registered after the plugin (one before it, a 404): free; refused at ready if it asks to be sold
+    if (config?.[ours] !== true) return undefined;
+    const own = config.agentpay;
     if (own === false) return undefined;
     if (own) return own.capabilityId;
-    if (request.routeOptions.url === undefined) return undefined; // 404s are free
+    if (request.routeOptions.url === undefined) return undefined;
     return seller.capabilityFor(request.method, request.routeOptions.url);
   };
 
@@ -89,7 +141,9 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
       if (timeoutMs > 0) {
         // answered 504 in the handler's place; onSend then fails the call as provider_error
         deadlines.set(request, setTimeout(() => {
-          if (reply.sent || request.raw.destroyed) return;
+          // not request.raw.destroyed: node sets it once a request body was read, and a buyer
+          // that left still has a hold that only this answer's `fail` releases
+          if (reply.sent) return;
           void reply.code(504).header('content-type', 'application/json; charset=utf-8').send(handlerTimeoutBody(timeoutMs));
         }, timeoutMs));
       }
@@ -109,21 +163,40 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     let body: Buffer;
     let threw = false;
     try {
-      body = await toBuffer(payload);
+      body = await toBuffer(payload, reply);
     } catch {
       body = Buffer.from(INTERNAL_ERROR_BODY);
       threw = true;
       reply.code(500).header('content-type', 'application/json; charset=utf-8');
     }
+    // a 204, 304 or 1xx goes out without a body whatever the handler gave: hash what is sent
+    const bodyless = bodylessStatus(reply.statusCode);
+    if (bodyless) body = Buffer.alloc(0);
     const settled = await seller.settle(call, { statusCode: reply.statusCode, body, threw });
     reply.headers(settled.headers);
     reply.removeHeader('transfer-encoding');
     decorate(request, reply);
+    if (bodyless) {
+      reply.removeHeader('content-length');
+      return null; // fastify sends no body and no content-length for a null payload
+    }
     return body;
   };
   app.addHook('onRoute', (route) => {
     const own = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
     route.onSend = [...own, settleOnSend] as typeof route.onSend;
+    route.config = { ...route.config, [ours]: true } as typeof route.config;
+  });
+
+  app.addHook('onReady', async () => {
+    const early = (declared.get(app.server) ?? [])
+      .filter(({ instance, route }) => (instance === app || Object.prototype.isPrototypeOf.call(app, instance)) && (route.config as Record<symbol, unknown>)[ours] !== true)
+      .map(({ route }) => `${[route.method].flat().join(',')} ${route.url}`);
+    // fastify adds a HEAD route for each GET one: name the GET only
+    const names = [...new Set(early)].filter((n, _i, all) => !(n.startsWith('HEAD ') && all.includes(`GET ${n.slice(5)}`)));
+    if (names.length > 0) {
+      throw new Error(`agentpay seller: ${names.join(', ')} ${names.length === 1 ? 'declares' : 'declare'} config.agentpay but ${names.length === 1 ? 'was' : 'were'} registered before the agentpaySeller plugin, which sells only routes registered after it; register the plugin first`);
+    }
   });
 };
 

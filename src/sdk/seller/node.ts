@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
+import { bodylessStatus, createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
 import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
 
 export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capabilityId?: string }) & {
@@ -166,12 +166,16 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
     return { state: 'answered' };
   }
   const call: PaidCall = admission.call;
-  const settle = async (statusCode: number, body: Buffer, threw: boolean) => {
+  const settle = async (statusCode: number, written: Buffer, threw: boolean) => {
+    // a 204, 304 or 1xx goes out without a body whatever the handler wrote: hash what is sent
+    const bodyless = bodylessStatus(statusCode);
+    const body = bodyless ? Buffer.alloc(0) : written;
     const settled = await g.seller.settle(call, { statusCode, body, threw });
     for (const [k, v] of Object.entries({ ...settled.headers, ...origin })) res.setHeader(k, v);
     res.setHeader('access-control-expose-headers', exposeHeaders(res.getHeader('access-control-expose-headers')));
     res.removeHeader('transfer-encoding');
-    res.setHeader('content-length', String(body.length));
+    if (bodyless) res.removeHeader('content-length');
+    else res.setHeader('content-length', String(body.length));
     res.statusCode = statusCode;
     captured.end(body);
   };

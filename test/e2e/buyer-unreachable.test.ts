@@ -1,0 +1,76 @@
+/**
+ * The buyer when a seller gives no answer: before the proof (nothing charged) and after it (the
+ * call may be held), each an AgentpayError SELLER_UNREACHABLE that says which, with the network
+ * error as its cause. Real HTTPS gateway, a real node:http seller on 127.0.0.1.
+ */
+import http from 'node:http';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentpayError, createBuyer } from '../../src/sdk/buyer/index.js';
+import { paid } from '../../src/sdk/seller/node.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { expectLedgerConsistent, fundedAgent, publish, type AgentWallet } from './helpers.js';
+
+const LIMIT_MS = 300;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A loopback port nobody listens on (taken, then released). */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+let t: TestGateway;
+let seller: http.Server;
+let sellerUrl = '';
+
+beforeAll(async () => {
+  t = await startTestGateway();
+  const capabilityId = await publish(t, '100');
+  // authorizes the call, then drops the connection without an answer
+  seller = http.createServer(paid((req) => {
+    req.socket.destroy();
+  }, { gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, capabilityId, handlerTimeoutMs: LIMIT_MS }));
+  await new Promise<void>((r) => seller.listen(0, '127.0.0.1', r));
+  sellerUrl = `http://127.0.0.1:${(seller.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  seller?.closeAllConnections();
+  await new Promise((r) => seller?.close(r));
+  await t?.close();
+});
+
+const buyerFor = (a: AgentWallet) => createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem });
+const untouched = { balanceMinor: '1000', availableMinor: '1000', currency: 'USD' };
+
+describe('buyer.fetch to a seller that gives no answer', () => {
+  it('before the proof: SELLER_UNREACHABLE with paid false, the network error as cause, nothing charged', async () => {
+    const a = await fundedAgent(t, '1000');
+    const url = `http://127.0.0.1:${await closedPort()}/forecast`;
+    const e = await buyerFor(a).fetch(url).catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(AgentpayError);
+    expect(e).toMatchObject({ code: 'SELLER_UNREACHABLE', status: undefined, details: { url, paid: false } });
+    expect((e as Error).message).toContain('nothing was charged');
+    expect((e as Error).cause).toBeInstanceOf(TypeError); // fetch's own failure, kept
+    expect(await t.workspace.wallets.balance(a.walletId)).toEqual(untouched);
+  });
+
+  it('after the proof: SELLER_UNREACHABLE with paid true saying a hold may last 15 minutes; the seller\'s deadline then releases it', async () => {
+    const a = await fundedAgent(t, '1000');
+    const e = await buyerFor(a).fetch(`${sellerUrl}/forecast`).catch((err: unknown) => err);
+    expect(e).toBeInstanceOf(AgentpayError);
+    expect(e).toMatchObject({ code: 'SELLER_UNREACHABLE', status: undefined, details: { url: `${sellerUrl}/forecast`, paid: true } });
+    expect((e as Error).message).toMatch(/after the payment proof was sent.*up to 15 minutes/);
+    expect((e as Error).cause).toBeDefined();
+
+    // the seller fails the call at handlerTimeoutMs: refunded, no hold left
+    let balance = await t.workspace.wallets.balance(a.walletId);
+    for (let i = 0; i < 40 && balance.availableMinor !== '1000'; i++) balance = (await sleep(50), await t.workspace.wallets.balance(a.walletId));
+    expect(balance).toEqual(untouched);
+    await expectLedgerConsistent(t.workspace, a.walletId);
+  });
+});
