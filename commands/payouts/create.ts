@@ -6,7 +6,7 @@ import { RAIL_NAMES, createPayout, payoutFields } from '../../src/cli/rails.js';
 export default class PayoutsCreate extends BaseCommand<typeof PayoutsCreate> {
   static override summary = 'Pay out from your settlement wallet to your registered destination';
   static override description =
-    'The wallet is debited at once and the payout is submitted; it is confirmed minutes later on usdc_base, in 1 to 2 business days on bank rails, or returned (and re-credited). Pass the same --idempotency-key to retry safely: the same key and amount never pay twice.';
+    'The wallet is debited at once and the payout is submitted; it is confirmed minutes later on usdc_base, in 1 to 2 business days on bank rails, or returned (and re-credited). Pass the same --idempotency-key to retry safely: the same key and request never pay twice. Without one a new key is made for this run; if no answer comes back (network error, gateway failure), the error says the payout may have been made and names the key to retry with.';
   static override examples = [
     '<%= config.bin %> payouts create --amount 5000 --rail ach',
     '<%= config.bin %> payouts create --amount 5000 --rail usdc_base --idempotency-key march-payout',
@@ -17,7 +17,7 @@ export default class PayoutsCreate extends BaseCommand<typeof PayoutsCreate> {
     wallet: Flags.string({ description: 'settlement wallet id [default: the key\'s]' }),
     destination: Flags.string({ description: 'must be the registered destination [default: it]' }),
     provider: Flags.string({ description: 'treasury provider id, if two serve the rail' }),
-    'idempotency-key': Flags.string({ description: 'retry key [default: a new random one]' }),
+    'idempotency-key': Flags.string({ description: 'retry key [default: a new random one, named in the error when the outcome is unknown]' }),
   };
 
   async run(): Promise<void> {

@@ -3,11 +3,13 @@
  * `rail …`, `sandbox …`): plain inputs in, API results out, plus how a person sees them.
  * Amounts stay the gateway's strings of integer minor units.
  */
+import { randomUUID } from 'node:crypto';
 import { isAppError, validationError } from '../core/errors.js';
 import { parsePrice } from '../domain/rails/pricing.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import type { DepositAddress, Payout, PayoutDestination, RailProvider, RailTransaction, SandboxSettings, TopUpIntent } from '../sdk/client/index.js';
 import { CliError, usageError } from './errors.js';
+import { outcomeUnknown, payoutMaybeMade } from './payouts.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 import { parseAmountFlag } from './wallets.js';
 
@@ -61,11 +63,21 @@ export async function createPayout(client: AgentpayClient, input: {
     if (!settlement) throw new CliError('NO_SETTLEMENT_WALLET', 'this provider has no settlement wallet', { tryNext: 'pass --wallet WAL_ID' });
     walletId = settlement.id;
   }
-  return client.payouts.create({
-    walletId, amountMinor: parseAmountFlag(input.amount), rail: input.rail,
-    ...(input.destination ? { destination: input.destination } : {}),
-    ...(input.provider ? { treasuryProviderId: input.provider } : {}),
-  }, input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {});
+  const amountMinor = parseAmountFlag(input.amount);
+  // one key per run, known here: if no answer comes, a retry with it cannot pay twice
+  const idempotencyKey = input.idempotencyKey ?? randomUUID();
+  try {
+    return await client.payouts.create({
+      walletId, amountMinor, rail: input.rail,
+      ...(input.destination ? { destination: input.destination } : {}),
+      ...(input.provider ? { treasuryProviderId: input.provider } : {}),
+    }, { idempotencyKey });
+  } catch (e) {
+    if (!outcomeUnknown(e)) throw e;
+    const flags = ['--amount', amountMinor, '--rail', input.rail, ...(input.wallet ? ['--wallet', input.wallet] : []),
+      ...(input.destination ? ['--destination', input.destination] : []), ...(input.provider ? ['--provider', input.provider] : [])];
+    throw payoutMaybeMade(e, client.http.baseUrl, { flags, idempotencyKey });
+  }
 }
 
 /**

@@ -100,13 +100,17 @@ export class WalletService {
     });
   }
 
-  /** Sandbox credit: instant money for development; 501 on a production gateway. */
+  /**
+   * Sandbox credit: instant money for development. `opts.sandbox` is simulatedCredits()
+   * (src/domain/rails/service.ts): a sandbox gateway with no real payment provider
+   * connected. Elsewhere 501, since a real rail could pay simulated money out.
+   */
   async fund(p: Principal, walletId: string, body: { amountMinor: unknown; rail?: string }) {
     const amount = parseMinor(body.amountMinor, 'amountMinor');
     if (!this.opts.sandbox) {
       // ownership first: another tenant's wallet is 404 here as on every wallet route, not a 501 that says it exists
       await this.ctx.store.read((r) => this.ownedWallet(r, p, walletId));
-      throw new AppError('NOT_SUPPORTED', 'funding by simulated credit works only on sandbox gateways; use a top-up or a USDC deposit, whichever this gateway has a rail for (GET /v1/rail/providers lists them)');
+      throw new AppError('NOT_SUPPORTED', 'funding by simulated credit works only on sandbox gateways without a real payment provider connected; use a top-up or a USDC deposit, whichever this gateway has a rail for (GET /v1/rail/providers lists them)');
     }
     return this.ctx.store.tx(async (r) => {
       const w = await this.ownedWallet(r, p, walletId);

@@ -15,7 +15,7 @@ import type { RatingService } from '../domain/ratings.js';
 import { PolicyEngine } from '../domain/policy-engine.js';
 import { PolicyService } from '../domain/policies.js';
 import { ApprovalService } from '../domain/approvals.js';
-import { railServices, type RailServices } from '../domain/rails/service.js';
+import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
 import type { GatewayConfig } from './config.js';
 
 export interface Services {
@@ -43,7 +43,7 @@ export interface Services {
 export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
   const signingKeys = new SigningKeys(ctx, keyFiles);
   await signingKeys.init();
-  const wallets = new WalletService(ctx, { sandbox: config.mode === 'sandbox' });
+  const wallets = new WalletService(ctx, { sandbox: simulatedCredits(config) });
   const policyEngine = new PolicyEngine(ctx);
   return {
     ctx,

@@ -131,10 +131,17 @@ export interface PayoutRail {
   rails: Rail[];
   /**
    * Sends money. `payoutId` is the platform's id and the adapter's idempotency key: the
-   * same id twice sends once. Throws RailUnavailable when the rail refuses to take it.
+   * same id twice sends once, and answers the first even while the rail refuses new
+   * payouts. Throws RailUnavailable only when the rail surely did not take it (refused,
+   * down); any other error means the outcome is unknown, and the payout is submitted again.
    */
   submit(p: { payoutId: string; rail: Rail; destination: string; amountMinor: bigint; asset: RailAsset }): Promise<{ externalRef: string; expectedBy: number }>;
   status(externalRef: string): Promise<PayoutRailRecord | undefined>;
+  /**
+   * The rail's record of the payout it took under `payoutId`, if any (reconciliation: a payout
+   * the platform failed and re-credited must not be on its way at the rail).
+   */
+  lookup(payoutId: string): Promise<(PayoutRailRecord & { externalRef: string }) | undefined>;
 }
 
 // ---- treasury, screening, pricing ----

@@ -5,8 +5,14 @@
  * screening, pricing for USDC, funds), then in one transaction the wallet is debited
  * (`payout` entry) and the payout recorded as `submitted`; only then is the rail asked
  * to send it. It later becomes `confirmed`, or `returned` with a new `payout_return`
- * entry re-crediting the wallet. If the rail refuses the submission the payout is
- * `failed`, re-credited at once, and the request answers 503 TREASURY_UNAVAILABLE.
+ * entry re-crediting the wallet. If the rail refuses that first submission
+ * (RailUnavailable) the payout is `failed`, re-credited at once, and the request answers
+ * 503 TREASURY_UNAVAILABLE. Any other error of the rail (a lost response, a timeout)
+ * leaves the outcome unknown: the rail may hold the payout. It stays `submitted`
+ * without an external reference, the request answers it, and the rail job submits it
+ * again (the rail's submit is idempotent on the payout id) until the rail answers;
+ * a re-submission is never reversed, even when refused, since an earlier attempt may
+ * be on its way.
  *
  * Idempotency: with an `idempotency-key`, the same key and body answer the first
  * payout (however many times, however concurrently: the key is unique per provider and
@@ -44,6 +50,9 @@ const unavailable = (service: string, message: string, details: Record<string, u
   new AppError('TREASURY_UNAVAILABLE', `${message}; payouts on this rail are paused, retry later`, { service, ...details });
 
 export class PayoutService {
+  /** payouts whose first submission (the only one that may reverse them) is running now */
+  private readonly firstSubmissions = new Set<string>();
+
   constructor(
     private ctx: DomainContext,
     private registry: RailRegistry,
@@ -135,44 +144,67 @@ export class PayoutService {
       railAmount = usdToUsdcUnits(amount, priceMicros);
     }
 
-    const created = await this.ctx.store.tx(async (r): Promise<{ replay: PayoutResult } | { row: RailTransaction }> => {
-      if (idempotencyKey !== undefined) {
-        const existing = await r.railTransactions.byIdempotencyKey(p.tenantId, idempotencyKey);
-        if (existing) return { replay: this.replay(existing, requestHash, idempotencyKey) };
-      }
-      const d = await check(r);
-      const now = this.ctx.clock.now();
-      const row: RailTransaction = {
-        id: this.ctx.ids.next('payout'), kind: 'payout', tenantId: p.tenantId, walletId: wallet.id, treasuryProviderId: adapter.info.id,
-        rail: input.rail, state: 'submitted', railAmountMinor: railAmount, railCurrency: asset, usdAmountMinor: amount, externalRef: null,
-        counterparty: d.destination, priceMicros, reason: null, idempotencyKey: idempotencyKey ?? null, requestHash,
-        hostedUrl: null, expectedBy: null, createdAt: now, updatedAt: now, settledAt: null,
-      };
-      await r.railTransactions.insert(row);
-      await post(r, this.ctx, { walletId: wallet.id, type: 'payout', amountMinor: -amount, currency: 'USD', reference: `payout:${row.id}`, memo: `payout on ${input.rail}` });
-      return { row };
-    });
-    if ('replay' in created) return created.replay;
-    return { payout: payoutView(await this.submit(created.row)), replayed: false };
+    // marked (inside the debiting transaction, before the rail job can see the row) while its
+    // first submission runs: the job leaves it alone until then
+    let payoutId: string | undefined;
+    try {
+      const created = await this.ctx.store.tx(async (r): Promise<{ replay: PayoutResult } | { row: RailTransaction }> => {
+        if (idempotencyKey !== undefined) {
+          const existing = await r.railTransactions.byIdempotencyKey(p.tenantId, idempotencyKey);
+          if (existing) return { replay: this.replay(existing, requestHash, idempotencyKey) };
+        }
+        const d = await check(r);
+        const now = this.ctx.clock.now();
+        const row: RailTransaction = {
+          id: this.ctx.ids.next('payout'), kind: 'payout', tenantId: p.tenantId, walletId: wallet.id, treasuryProviderId: adapter.info.id,
+          rail: input.rail, state: 'submitted', railAmountMinor: railAmount, railCurrency: asset, usdAmountMinor: amount, externalRef: null,
+          counterparty: d.destination, priceMicros, reason: null, idempotencyKey: idempotencyKey ?? null, requestHash,
+          hostedUrl: null, expectedBy: null, createdAt: now, updatedAt: now, settledAt: null,
+        };
+        await r.railTransactions.insert(row);
+        await post(r, this.ctx, { walletId: wallet.id, type: 'payout', amountMinor: -amount, currency: 'USD', reference: `payout:${row.id}`, memo: `payout on ${input.rail}` });
+        payoutId = row.id;
+        this.firstSubmissions.add(row.id);
+        return { row };
+      });
+      if ('replay' in created) return created.replay;
+      return { payout: payoutView(await this.submit(created.row, 'first')), replayed: false };
+    } finally {
+      if (payoutId !== undefined) this.firstSubmissions.delete(payoutId);
+    }
   }
 
   /**
-   * Hands a submitted payout to its rail (idempotent at the rail: the payout id is the key).
-   * A rail that refuses makes it `failed` and re-credits the wallet (503 TREASURY_UNAVAILABLE).
+   * Hands a submitted payout to its rail (idempotent at the rail: the payout id is the key)
+   * and records the rail's reference. Only a refusal (RailUnavailable) of the `first`
+   * submission, the one POST /v1/payouts makes, reverses it: the payout becomes `failed`,
+   * the wallet is re-credited and 503 TREASURY_UNAVAILABLE is thrown. Any other error of
+   * the first submission leaves the outcome unknown: the payout is answered as it is
+   * (`submitted`, no reference) for the rail job to submit `again`. A submission `again`
+   * refused or failing throws and changes nothing: the rail may hold an earlier attempt.
    */
-  async submit(t: RailTransaction): Promise<RailTransaction> {
+  async submit(t: RailTransaction, attempt: 'first' | 'again'): Promise<RailTransaction> {
     const adapter = this.registry.find(t.treasuryProviderId);
+    let sent: { externalRef: string; expectedBy: number };
     try {
       if (!adapter?.payouts) throw new RailUnavailable('payouts', `payout provider ${t.treasuryProviderId} is no longer configured`);
-      const sent = await adapter.payouts.submit({ payoutId: t.id, rail: t.rail as Rail, destination: t.counterparty!, amountMinor: t.railAmountMinor, asset: t.railCurrency });
-      const patch = { externalRef: sent.externalRef, expectedBy: sent.expectedBy, updatedAt: this.ctx.clock.now() };
-      await this.ctx.store.tx((r) => r.railTransactions.update(t.id, patch));
-      return { ...t, ...patch };
+      sent = await adapter.payouts.submit({ payoutId: t.id, rail: t.rail as Rail, destination: t.counterparty!, amountMinor: t.railAmountMinor, asset: t.railCurrency });
     } catch (e) {
-      if (!(e instanceof RailUnavailable)) throw e; // unknown outcome: stays submitted, the rail job submits it again
+      if (attempt === 'again') {
+        if (e instanceof RailUnavailable) throw unavailable(e.service, `${e.message}; payout ${t.id} stays submitted and is submitted again later`, { payoutId: t.id });
+        throw e;
+      }
+      if (!(e instanceof RailUnavailable)) return t; // unknown outcome: stays submitted, the rail job submits it again
       await this.reverse(t, 'failed', `submission refused: ${e.message}`);
       throw unavailable(e.service, e.message, { payoutId: t.id });
     }
+    const patch = { externalRef: sent.externalRef, expectedBy: sent.expectedBy, updatedAt: this.ctx.clock.now() };
+    // only a payout still submitted gets the reference: a failed one keeps none (reconciliation
+    // finds a failed payout the rail holds by its id)
+    return this.ctx.store.tx(async (r) => {
+      await r.railTransactions.transition(t.id, ['submitted'], patch);
+      return (await r.railTransactions.get(t.id))!;
+    });
   }
 
   /** submitted -> failed or returned, re-crediting the wallet with a new entry, once. */
@@ -196,7 +228,11 @@ export class PayoutService {
   async follow(t: RailTransaction): Promise<RailTransaction['state']> {
     if (t.state !== 'submitted') return t.state;
     if (t.externalRef === null) {
-      await this.submit(t).catch(() => undefined);
+      // its first submission may still be running in this process: only that one may reverse it,
+      // so submitting it again now could have the rail take what the first one then re-credits
+      if (this.firstSubmissions.has(t.id)) return 'submitted';
+      // outcome unknown so far: submit again; refused or failing, it stays submitted and is retried
+      await this.submit(t, 'again').catch(() => undefined);
       return 'submitted';
     }
     const rec = await this.registry.find(t.treasuryProviderId)?.payouts?.status(t.externalRef);

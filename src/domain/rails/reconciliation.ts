@@ -10,8 +10,8 @@
  * held: they are simulated money with no rail behind them by design.
  *
  * Records: each top-up, deposit and payout against the adapter's record of it
- * (existence, amount, outcome), and the ledger's sums per entry type against the rail
- * transactions. Mismatches are listed in the report; they do not pause payouts by
+ * (existence, amount, outcome; a `failed` payout, re-credited, must not be held by its
+ * rail), and the ledger's sums per entry type against the rail transactions. Mismatches are listed in the report; they do not pause payouts by
  * themselves (a missing credit is the customer's loss, not the platform's coverage).
  *
  * Only a change of verdict is stored (with an event for the operator), so a periodic run
@@ -127,8 +127,14 @@ export class Reconciler {
         add(t, `its provider ${t.treasuryProviderId} is not configured`);
         continue;
       }
+      if (t.kind === 'payout' && t.state === 'failed' && a.payouts) {
+        // failed here and re-credited: the rail must not be sending it
+        const rec = await a.payouts.lookup(t.id);
+        if (rec && rec.state !== 'returned') add(t, `failed and re-credited here, but the rail holds it as ${rec.state} (${rec.externalRef}): the money may go out twice`);
+        continue;
+      }
       const ref = t.externalRef;
-      if (ref === null) continue; // a payout not handed to its rail yet
+      if (ref === null) continue; // a payout not handed to its rail yet, or whose submission's outcome is not known yet
       if (t.kind === 'topup' && a.topUps) {
         const rec = await a.topUps.lookup(ref);
         if (!rec) add(t, `the processor has no intent ${ref}`);
@@ -139,7 +145,7 @@ export class Reconciler {
         const rec = await a.deposits.lookupDeposit(ref);
         if (!rec) add(t, `the chain has no transfer ${ref}`);
         else if (rec.amountMinor !== t.railAmountMinor) add(t, `the chain's amount is ${rec.amountMinor}, ours ${t.railAmountMinor}`);
-      } else if (t.kind === 'payout' && a.payouts && t.state !== 'failed') {
+      } else if (t.kind === 'payout' && a.payouts) {
         const rec = await a.payouts.status(ref);
         if (!rec) add(t, `the rail has no payout ${ref}`);
         else if (rec.amountMinor !== t.railAmountMinor) add(t, `the rail's amount is ${rec.amountMinor}, ours ${t.railAmountMinor}`);

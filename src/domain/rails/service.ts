@@ -21,6 +21,8 @@ import { RailTransactionService } from './transactions.js';
 
 export interface RailServices {
   settings: RailsSettings;
+  /** simulated money is allowed here (see simulatedCredits) */
+  simulatedCredits: boolean;
   registry: RailRegistry;
   topUps: TopUpService;
   deposits: DepositService;
@@ -31,6 +33,16 @@ export interface RailServices {
   reconciler: Reconciler;
   jobs: RailJobs;
   sandbox: SandboxControls;
+}
+
+/**
+ * Whether simulated money is allowed: POST /v1/wallets/:id/fund credits, GET /v1/rail/providers
+ * says `sandbox: true`, and reconciliation counts the sandbox credits as held. Only on a sandbox
+ * gateway with no real payment provider connected (its rails are the sandbox adapters, or none):
+ * with a real adapter, simulated credits could be paid out as real money.
+ */
+export function simulatedCredits(config: { mode: 'sandbox' | 'production'; rails?: RailsConfig }): boolean {
+  return config.mode === 'sandbox' && typeof (config.rails?.adapters ?? 'sandbox') === 'string';
 }
 
 export function railServices(ctx: DomainContext, config: { mode: 'sandbox' | 'production'; rails?: RailsConfig }, wallets: WalletService): RailServices {
@@ -52,9 +64,11 @@ export function railServices(ctx: DomainContext, config: { mode: 'sandbox' | 'pr
   const topUps = new TopUpService(ctx, registry, wallets);
   const deposits = new DepositService(ctx, registry, wallets, settings);
   const payouts = new PayoutService(ctx, registry, wallets, settings);
-  const reconciler = new Reconciler(ctx, registry, { sandbox: config.mode === 'sandbox', priceBandBps: settings.priceBandBps });
+  const simulated = simulatedCredits(config);
+  const reconciler = new Reconciler(ctx, registry, { sandbox: simulated, priceBandBps: settings.priceBandBps });
   return {
     settings,
+    simulatedCredits: simulated,
     registry,
     topUps,
     deposits,

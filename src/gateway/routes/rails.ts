@@ -22,10 +22,10 @@ const TransactionsQuery = Type.Object({
 const EventsQuery = Type.Object({ type: Type.Optional(StringEnum(EVENT_TYPES)), ...Page }, { additionalProperties: false });
 
 export default async function railRoutes(app: FastifyInstance) {
-  const { rails, config } = app.services;
+  const { rails } = app.services;
 
   app.get('/v1/rail/providers', { config: { scope: 'rail:read' } }, async () => ({
-    sandbox: config.mode === 'sandbox',
+    sandbox: rails.simulatedCredits,
     providers: await rails.registry.views(),
   }));
 

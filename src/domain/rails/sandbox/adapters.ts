@@ -97,10 +97,31 @@ const railRecord = (p: SandboxPayout): PayoutRailRecord => ({
   state: p.state, rail: p.rail, destination: p.destination, amountMinor: BigInt(p.amountMinor), asset: p.asset, ...(p.reason ? { reason: p.reason } : {}),
 });
 
+/**
+ * Idempotent on payoutId: a payout the rail already took is answered as it is, even while the
+ * rail is down (a resubmission after a lost response must learn that the rail holds it).
+ */
 async function submitOrRefuse(world: SandboxWorld, p: Parameters<SandboxWorld['submitPayout']>[0]) {
+  const taken = await world.payoutById(p.payoutId);
+  if (taken) return { externalRef: taken.ref, expectedBy: taken.settleAt };
   if ((await world.settings()).payoutsDown) throw new RailUnavailable('payouts', `the sandbox ${p.rail} rail is down (sandbox setting payoutsDown)`);
   const s = await world.submitPayout(p);
   return { externalRef: s.ref, expectedBy: s.settleAt };
+}
+
+/** The sandbox chain's and bank's payouts, as their PayoutRail reads them. */
+function payoutRecords(world: SandboxWorld) {
+  return {
+    submit: (p: Parameters<SandboxWorld['submitPayout']>[0]) => submitOrRefuse(world, p),
+    status: async (ref: string) => {
+      const p = await world.payout(ref);
+      return p && railRecord(p);
+    },
+    lookup: async (payoutId: string) => {
+      const p = await world.payoutById(payoutId);
+      return p && { ...railRecord(p), externalRef: p.ref };
+    },
+  };
 }
 
 function chain(world: SandboxWorld): RailAdapter {
@@ -129,11 +150,7 @@ function chain(world: SandboxWorld): RailAdapter {
     },
     payouts: {
       rails: ['usdc_base'],
-      submit: (p) => submitOrRefuse(world, p),
-      status: async (ref) => {
-        const p = await world.payout(ref);
-        return p && railRecord(p);
-      },
+      ...payoutRecords(world),
     },
     treasury: { balance: async () => ({ asset: 'USDC', amountMinor: (await world.holdings()).chainUsdcMinor }) },
   };
@@ -148,11 +165,7 @@ function bank(world: SandboxWorld): RailAdapter {
     status: async () => downIf((await world.settings()).payoutsDown || (await world.settings()).screeningDown),
     payouts: {
       rails: ['bank_transfer', 'ach'],
-      submit: (p) => submitOrRefuse(world, p),
-      status: async (ref) => {
-        const p = await world.payout(ref);
-        return p && railRecord(p);
-      },
+      ...payoutRecords(world),
     },
     treasury: { balance: async () => ({ asset: 'USD', amountMinor: (await world.holdings()).bankUsdMinor }) },
   };

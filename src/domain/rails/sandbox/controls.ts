@@ -73,16 +73,27 @@ export class SandboxControls {
     return this.services.deposits.heldOrCredited(t!);
   }
 
-  /** The rail confirms a submitted payout now, or returns it (re-crediting the wallet). */
+  /**
+   * The rail confirms a submitted payout now, or returns it (re-crediting the wallet). The
+   * payout is followed first, so one whose rail time has passed is answered as confirmed,
+   * as GET /v1/payouts/:id then says, not returned after the fact.
+   */
   async settlePayout(p: Principal, id: string, outcome: 'confirmed' | 'returned', reason?: string) {
     const world = this.world();
     let t = await this.own(p, id, 'payout');
     if (t.externalRef === null) {
       if (t.state !== 'submitted') throw new AppError('CONFLICT', `payout ${id} is ${t.state}: it never reached a rail`, { state: t.state });
-      t = await this.services.payouts.submit(t);
+      // its submission's outcome is unknown so far: submit it again (refused: 503, it stays submitted)
+      t = await this.services.payouts.submit(t, 'again');
+      if (t.externalRef === null) throw new AppError('CONFLICT', `payout ${id} is ${t.state}: it never reached a rail`, { state: t.state });
     }
-    await world.settlePayout(t.externalRef!, outcome, reason);
-    await this.services.payouts.follow(t);
+    const state = await this.services.payouts.follow(t);
+    if (state === 'submitted') {
+      await world.settlePayout(t.externalRef!, outcome, reason);
+      await this.services.payouts.follow(t);
+    } else if (state !== outcome) {
+      throw new AppError('CONFLICT', `payout ${id} is already ${state}; only a submitted payout is ${outcome} by the rail`, { state });
+    }
     return { payout: payoutView((await this.ctx.store.read((r) => r.railTransactions.get(id)))!) };
   }
 

@@ -269,6 +269,12 @@ export class SandboxWorld {
     return payout;
   }
 
+  /** The payout the rail took under the platform's `payoutId`, as it sees it now. */
+  async payoutById(payoutId: string): Promise<SandboxPayout | undefined> {
+    const key = await this.get<{ ref: string }>('payout-key', payoutId);
+    return key && this.payout(key.ref);
+  }
+
   /** The payout as the rail sees it now: a submitted one confirms once its time has come. */
   async payout(ref: string): Promise<SandboxPayout | undefined> {
     const p = await this.get<SandboxPayout>('payout', ref);

@@ -1,0 +1,201 @@
+/**
+ * Payouts whose submission has no clear answer from the rail. A lost response or a timeout
+ * leaves the outcome unknown: the payout is answered `submitted` (no externalRef) and
+ * submitted again by the rail job, never reversed by a later refusal, since the rail may
+ * already hold it. Only the first, synchronous submission refused outright is reversed.
+ * Every case ends with the ledger: the money goes out exactly once, or comes back once.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
+import type { Discrepancy } from '../../src/domain/rails/reconciliation.js';
+import { DAY, entries, expectConserved, payee, railGateway, runJobs } from './helpers.js';
+
+const t = await railGateway();
+afterAll(() => t.close());
+
+const world = () => t.gw.services.rails.registry.sandbox!;
+/** The reconciliation report's discrepancies naming one rail transaction. */
+const naming = (report: Record<string, unknown>, id: string) => (report.discrepancies as Discrepancy[]).filter((d) => d.transactionId === id);
+const bank = () => t.gw.services.rails.registry.find('sandbox-bank')!.payouts!;
+
+/** Replaces the sandbox bank's submit for the duration of `fn`. */
+async function withSubmit<T>(submit: (orig: PayoutRail['submit']) => PayoutRail['submit'], fn: () => Promise<T>): Promise<T> {
+  const rail = bank();
+  const orig = rail.submit;
+  rail.submit = submit(orig);
+  try {
+    return await fn();
+  } finally {
+    rail.submit = orig;
+  }
+}
+
+async function rawPayout(apiKey: string, body: unknown) {
+  const f = await t.client().http.fetcher();
+  const res = await f(`${t.baseUrl}/v1/payouts`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('POST /v1/payouts when the rail took the payout but its answer was lost', () => {
+  it('answers the payout submitted, and the job, with the rail down, learns the rail holds it: paid out exactly once', async () => {
+    const s = await payee(t, '10000');
+    const r = await withSubmit(
+      (orig) => async (p) => { await orig(p); throw new Error('socket hang up'); },
+      () => rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '4000', rail: 'ach' }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.payout).toMatchObject({ status: 'submitted', externalRef: null, amountMinor: '4000' });
+    const id = r.body.payout.id as string;
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-4000']]);
+
+    // the job submits it again while the rail refuses new payouts: the rail answers the one it has
+    await t.operator.sandbox.update({ payoutsDown: true });
+    await runJobs(t);
+    await t.operator.sandbox.update({ payoutsDown: false });
+    const rail = await world().payoutById(id);
+    const after = await s.client.payouts.get(id);
+    expect(after).toMatchObject({ status: 'submitted', externalRef: rail!.ref });
+
+    t.clock.advance(3 * DAY);
+    await runJobs(t);
+    expect((await s.client.payouts.get(id)).status).toBe('confirmed');
+    expect((await world().payout(rail!.ref))!.state).toBe('confirmed');
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-4000']]);
+    const rec = await t.operator.rail.reconcile();
+    expect(naming(rec, id)).toEqual([]);
+    expectConserved(t);
+  });
+});
+
+describe('the rail job submitting a payout again', () => {
+  it('keeps it submitted while the rail refuses (no re-credit), and submits it once the rail is back', async () => {
+    const s = await payee(t, '10000');
+    // the request never reached the rail, but the gateway cannot know that
+    const r = await withSubmit(() => async () => { throw new Error('ETIMEDOUT'); }, () => rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '2500', rail: 'bank_transfer' }));
+    expect(r.status).toBe(200);
+    const id = r.body.payout.id as string;
+    expect(await world().payoutById(id)).toBeUndefined();
+
+    await t.operator.sandbox.update({ payoutsDown: true });
+    await runJobs(t);
+    await runJobs(t);
+    expect(await s.client.payouts.get(id)).toMatchObject({ status: 'submitted', externalRef: null, reason: null });
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-2500']]);
+    // the sandbox control cannot settle it either, and changes nothing
+    await expect(s.client.sandbox.confirmPayout(id)).rejects.toMatchObject({ status: 503, code: 'TREASURY_UNAVAILABLE' });
+    expect(await s.client.payouts.get(id)).toMatchObject({ status: 'submitted', externalRef: null });
+
+    await t.operator.sandbox.update({ payoutsDown: false });
+    await runJobs(t);
+    const rail = await world().payoutById(id);
+    expect(await s.client.payouts.get(id)).toMatchObject({ status: 'submitted', externalRef: rail!.ref });
+    t.clock.advance(3 * DAY);
+    await runJobs(t);
+    expect((await s.client.payouts.get(id)).status).toBe('confirmed');
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-2500']]);
+    expectConserved(t);
+  });
+
+  it('leaves alone a payout whose first submission is still running, so a refusal of that one cannot re-credit what the job sent', async () => {
+    const s = await payee(t, '10000');
+    let entered!: () => void;
+    const inSubmit = new Promise<void>((res) => { entered = res; });
+    let release!: () => void;
+    const gate = new Promise<void>((res) => { release = res; });
+    let calls = 0;
+    const pending = withSubmit(
+      (orig) => async (p) => {
+        calls += 1;
+        if (calls > 1) return orig(p); // the job's resubmission, if it made one, reaches the rail
+        entered();
+        await gate;
+        throw new RailUnavailable('payouts', 'the bank refused it');
+      },
+      async () => {
+        const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
+        await inSubmit;
+        await runJobs(t);
+        release();
+        return post;
+      },
+    );
+    const r = await pending;
+    expect(r.status).toBe(503);
+    expect(r.body.error).toMatchObject({ code: 'TREASURY_UNAVAILABLE', details: { payoutId: expect.any(String) } });
+    expect(calls).toBe(1);
+    const id = r.body.error.details.payoutId as string;
+    expect(await world().payoutById(id)).toBeUndefined();
+    expect(await s.client.payouts.get(id)).toMatchObject({ status: 'failed', externalRef: null });
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-3000'], ['payout_return', '3000']]);
+    expectConserved(t);
+  });
+});
+
+describe('reconciliation of failed payouts', () => {
+  it('names a payout failed and re-credited here that the rail nevertheless holds', async () => {
+    const s = await payee(t, '10000');
+    // an adapter that took the payout yet reported a refusal
+    const r = await withSubmit(
+      (orig) => async (p) => { await orig(p); throw new RailUnavailable('payouts', 'refused (but sent)'); },
+      () => rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '1500', rail: 'ach' }),
+    );
+    expect(r.status).toBe(503);
+    const id = r.body.error.details.payoutId as string;
+    expect(await s.client.payouts.get(id)).toMatchObject({ status: 'failed', externalRef: null });
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-1500'], ['payout_return', '1500']]);
+
+    const rec = await t.operator.rail.reconcile();
+    const ref = (await world().payoutById(id))!.ref;
+    expect(naming(rec, id)).toEqual([{ transactionId: id, kind: 'payout', problem: expect.stringContaining(`the rail holds it as submitted (${ref})`) }]);
+    // the money re-credited and the money sent: the rails hold less than is owed
+    expect(rec).toMatchObject({ status: 'shortfall', shortfallMinor: '1500' });
+
+    // the bank sends it back: nothing held twice any more, and payouts resume
+    await world().settlePayout(ref, 'returned');
+    const again = await t.operator.rail.reconcile();
+    expect(again.status).toBe('ok');
+    expect(naming(again, id)).toEqual([]);
+  });
+
+  it('does not name a failed payout the rail never took', async () => {
+    const s = await payee(t, '10000');
+    await t.operator.sandbox.update({ payoutsDown: true });
+    const r = await rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '700', rail: 'ach' });
+    await t.operator.sandbox.update({ payoutsDown: false });
+    expect(r.status).toBe(503);
+    const id = r.body.error.details.payoutId as string;
+    const rec = await t.operator.rail.reconcile();
+    expect(naming(rec, id)).toEqual([]);
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-700'], ['payout_return', '700']]);
+  });
+});
+
+describe('the sandbox payout rail', () => {
+  it('answers a payout it already took under the same payoutId even while it is down', async () => {
+    const p = { payoutId: 'pay_sandbox_idem', rail: 'ach' as const, destination: 'ext_x', amountMinor: 100n, asset: 'USD' as const };
+    const first = await bank().submit(p);
+    await t.operator.sandbox.update({ payoutsDown: true });
+    try {
+      expect(await bank().submit(p)).toEqual(first);
+      await expect(bank().submit({ ...p, payoutId: 'pay_sandbox_other' })).rejects.toBeInstanceOf(RailUnavailable);
+    } finally {
+      await t.operator.sandbox.update({ payoutsDown: false });
+    }
+    expect(await bank().lookup('pay_sandbox_idem')).toMatchObject({ externalRef: first.externalRef, state: 'submitted', amountMinor: 100n });
+    await world().settlePayout(first.externalRef, 'returned'); // no payout of the platform's: the treasury gets it back
+  });
+});
+
+describe('POST /v1/sandbox/payouts/:id/return after the rail settled it', () => {
+  it('follows the payout first: 409 saying it is confirmed, as GET /v1/payouts/:id then says, nothing re-credited', async () => {
+    const s = await payee(t, '10000');
+    const p = await s.client.payouts.create({ walletId: s.walletId, amountMinor: '1200', rail: 'ach' });
+    t.clock.advance(3 * DAY); // the rail's settle time passes; the job has not run
+    await expect(s.client.sandbox.returnPayout(p.id)).rejects.toMatchObject({ status: 409, code: 'CONFLICT', details: { state: 'confirmed' } });
+    expect((await s.client.payouts.get(p.id)).status).toBe('confirmed');
+    // confirming it is idempotent
+    expect((await s.client.sandbox.confirmPayout(p.id)).payout.status).toBe('confirmed');
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-1200']]);
+    expectConserved(t);
+  });
+});
