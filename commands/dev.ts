@@ -7,7 +7,7 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
     'Starts a gateway on this machine: HTTPS on --port, and a plain-HTTP listener on --http-port that answers',
     'every request 403 INSECURE_TRANSPORT. On first start it makes a local certificate authority, an operator key,',
     'one workspace and one verified provider, keeping their keys in DATA_DIR/dev-credentials.json (mode 0600);',
-    'later starts reuse them. While it runs, DATA_DIR/gateway.json says where it listens, so other agentpay',
+    'later starts reuse them, replacing a key that was revoked or expired. While it runs, DATA_DIR/gateway.json says where it listens, so other agentpay',
     'commands in this directory find it. SIGINT/SIGTERM stop it gracefully.',
   ].join(' ');
   static override examples = [

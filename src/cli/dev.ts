@@ -4,6 +4,7 @@
  */
 import { relative, resolve } from 'node:path';
 import { usageError } from './errors.js';
+import { checkDataDirFlag } from './gateway-config.js';
 import { runGateway, type LocalGateway, type ReadyInfo } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
 
@@ -17,6 +18,7 @@ export interface DevOptions {
 }
 
 export async function startDev(opts: DevOptions): Promise<LocalGateway> {
+  checkDataDirFlag(opts.dataDir);
   if (opts.mode === 'production' && opts.devEchoTokens) {
     throw usageError('--dev-echo-tokens is refused in production mode: it would put signup and password-reset tokens in API responses', 'drop --dev-echo-tokens, or use --mode sandbox');
   }

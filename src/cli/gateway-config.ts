@@ -142,8 +142,19 @@ export interface GatewayStartInput {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/**
+ * `--data-dir ""` (an unset shell variable, say) would resolve to the working directory and
+ * make it a data dir (database, keys, mode file): refused. `--data-dir .` says so on purpose.
+ */
+export function checkDataDirFlag(value: string | undefined): void {
+  if (value !== undefined && value.trim() === '') {
+    throw usageError('--data-dir must not be empty: it names the directory for the database, keys and certificate', 'give a directory, e.g. --data-dir .agentpay (or --data-dir . for this one)', { flag: '--data-dir' });
+  }
+}
+
 export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): RunGatewayOptions {
   checkBooleanEnv(env);
+  checkDataDirFlag(input.dataDir);
   const file = input.config ? readGatewayConfigFile(resolve(cwd, input.config)) : {};
   const pick = <T>(flag: T | undefined, fromFile: T | undefined, fallback: T): T => (flag !== undefined ? flag : fromFile !== undefined ? fromFile : fallback);
 

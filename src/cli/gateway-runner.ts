@@ -140,6 +140,16 @@ function listenError(e: unknown, opts: RunGatewayOptions): CliError | undefined 
   if (err.code === 'EACCES' && err.syscall === 'listen') {
     return new CliError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port}`, { exit: EXIT.REFUSED, tryNext: `use a port above 1023 (${flag} N)`, details: { port } });
   }
+  // --host names no address of this machine, or no address at all: the person's to fix
+  const host = opts.host ?? '127.0.0.1';
+  const otherHost = 'give an address of this machine: 127.0.0.1 (this machine only), 0.0.0.0 (every interface), or one its network interfaces have (ip addr)';
+  if (err.code === 'EADDRNOTAVAIL') {
+    return usageError(`--host ${host} is not an address of this machine, so the gateway cannot listen on it`, otherHost, { flag: '--host', host, cause: err.code });
+  }
+  if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'EAI_NONAME' || err.code === 'EAI_FAIL') {
+    const why = err.code === 'EAI_AGAIN' ? 'could not be resolved now (the name server did not answer)' : 'does not resolve to an address';
+    return usageError(`--host ${host} ${why}`, `check its spelling, or ${otherHost}`, { flag: '--host', host, cause: err.code });
+  }
   return undefined;
 }
 

@@ -5,7 +5,7 @@
  * Instances that share the database follow each other's rotations (`startRefresh`).
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
@@ -18,6 +18,33 @@ export interface PrivateKeyFiles {
   read(keyId: string): string | undefined;
   /** Stores a new key, durably (fsynced) before it returns: the database row naming it is committed after. */
   write(keyId: string, pem: string): void;
+}
+
+/** What `tightenPrivateKeyDir` found: the mode DATA_DIR/keys had, and whether it is now 0700. */
+export interface KeyDirTightening {
+  dir: string;
+  previousMode: number;
+  tightened: boolean;
+  /** why it could not be changed (EPERM: another owner; EROFS: a read-only mount) */
+  error?: string;
+}
+
+/**
+ * DATA_DIR/keys is the owner's alone (0700). A directory made by hand or mounted (instances that
+ * share a database share it) may be wider: it is narrowed at start, and the start logs what it
+ * found. Undefined when there is no such directory or it is already private.
+ */
+export function tightenPrivateKeyDir(dataDir: string): KeyDirTightening | undefined {
+  const dir = join(dataDir, 'keys');
+  if (!existsSync(dir)) return undefined;
+  const previousMode = statSync(dir).mode & 0o777;
+  if ((previousMode & 0o077) === 0) return undefined;
+  try {
+    chmodSync(dir, 0o700);
+    return { dir, previousMode, tightened: true };
+  } catch (e) {
+    return { dir, previousMode, tightened: false, error: (e as NodeJS.ErrnoException).code ?? (e as Error).message };
+  }
 }
 
 export function privateKeyDir(dataDir: string): PrivateKeyFiles {
@@ -50,8 +77,14 @@ export class SigningKeys {
 
   private load(rec: SigningKeyRecord): void {
     const pem = this.files.read(rec.id);
-    if (!pem) {
-      throw new AppError('INTERNAL', `private key for signing key ${rec.id} is missing from the data directory`);
+    if (pem === undefined) {
+      // never a silent rotation: what was signed with it must stay verifiable, and other instances may sign with it
+      throw new AppError(
+        'INTERNAL',
+        `the private key file of signing key ${rec.id} (keys/${rec.id}.pem in the data directory) is missing; restore it from a backup of the data directory ` +
+          '(instances that share a database must share its keys directory too)',
+        { signingKeyId: rec.id, file: `keys/${rec.id}.pem` },
+      );
     }
     this.current = { id: rec.id, key: privateKeyOf(rec, pem), publicKeyPem: rec.publicKeyPem };
   }

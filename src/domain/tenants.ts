@@ -39,6 +39,7 @@ export async function createTenant(r: Repos, ctx: Pick<DomainContext, 'clock' | 
       publicKeyPem: null,
       status: 'active',
       frozen: false,
+      frozenBy: null,
       currency: 'USD',
       createdAt: now,
       updatedAt: now,
@@ -59,7 +60,7 @@ export async function ensurePlatform(r: Repos, ctx: Pick<DomainContext, 'clock'>
   await r.tenants.insert(op);
   await r.wallets.insert({
     id: PLATFORM_REVENUE_WALLET_ID, tenantId: OPERATOR_TENANT_ID, ownerType: 'platform', ownerId: 'platform-revenue',
-    publicKeyPem: null, status: 'active', frozen: false, currency: 'USD', createdAt: now, updatedAt: now,
+    publicKeyPem: null, status: 'active', frozen: false, frozenBy: null, currency: 'USD', createdAt: now, updatedAt: now,
   });
   return op;
 }

@@ -3,7 +3,7 @@
  * their ledgers. Ownership is by tenant: another tenant's wallet is "not found", so
  * its existence is not disclosed and nothing about it changes.
  */
-import { AppError, notFound, validationError, wrongKeyKind } from '../core/errors.js';
+import { AppError, forbidden, notFound, validationError, wrongKeyKind } from '../core/errors.js';
 import { assertStrongPublicKey, InvalidPublicKeyError } from '../core/ed25519.js';
 import { parseMinor } from '../core/money.js';
 import type { Repos } from '../store/store.js';
@@ -69,6 +69,7 @@ export class WalletService {
       publicKeyPem,
       status: 'active',
       frozen: false,
+      frozenBy: null,
       currency: 'USD',
       createdAt: now,
       updatedAt: now,
@@ -131,14 +132,29 @@ export class WalletService {
     });
   }
 
+  /**
+   * Freezes or unfreezes, remembering who froze: a freeze by the operator (support, fraud) holds
+   * until an operator lifts it, so the owner's unfreeze is 403; the owner's own freeze is the
+   * owner's (and the operator's) to lift. An operator freezing a wallet its owner froze takes the
+   * freeze over. A wallet frozen before `frozenBy` was recorded counts as frozen by its owner.
+   */
   async setFrozen(p: Principal, walletId: string, frozen: boolean): Promise<Wallet> {
     return this.ctx.store.tx(async (r) => {
       const w = await this.ownedWallet(r, p, walletId);
+      const by = p.tenantKind === 'operator' ? 'operator' : 'owner';
+      if (!frozen && w.frozen && w.frozenBy === 'operator' && by !== 'operator') {
+        throw forbidden(`wallet ${w.id} was frozen by the platform operator and only an operator can unfreeze it; contact the platform operator`, {
+          walletId: w.id,
+          frozenBy: 'operator',
+          keyKinds: ['operator'],
+        });
+      }
+      const frozenBy = !frozen ? null : w.frozen && w.frozenBy === 'operator' ? 'operator' : by;
       // already so: nothing is written, so the stored record (and its updatedAt) is the answer
-      if (w.frozen === frozen) return w;
+      if (w.frozen === frozen && (w.frozenBy ?? 'owner') === (frozenBy ?? 'owner')) return w;
       const updatedAt = this.ctx.clock.now();
-      await r.wallets.update(w.id, { frozen, updatedAt });
-      return { ...w, frozen, updatedAt };
+      await r.wallets.update(w.id, { frozen, frozenBy, updatedAt });
+      return { ...w, frozen, frozenBy, updatedAt };
     });
   }
 }

@@ -4,8 +4,9 @@
  * only starts it; tests build the same app.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import pino from 'pino';
 import { randomId } from '../core/ids.js';
-import errors, { BODY_LIMIT_BYTES } from './plugins/errors.js';
+import errors, { BODY_LIMIT_BYTES, clientErrorHandler } from './plugins/errors.js';
 import validation from './plugins/validation.js';
 import transport from './plugins/transport.js';
 import limits from './plugins/rate-limit.js';
@@ -59,9 +60,16 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${params.join('&')}`;
 }
 
-/** What a request log line says of the request: no headers, no raw URL. */
+/**
+ * What a request log line says of the request: no headers, no raw URL. An error is logged
+ * without `rawPacket`, the raw bytes of a request node could not parse (its API key, its body).
+ */
 const requestSerializers = {
   req: (req: FastifyRequest) => ({ id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.ip }),
+  err: (err: Error) => {
+    const { rawPacket: _raw, ...logged } = pino.stdSerializers.err(err) as ReturnType<typeof pino.stdSerializers.err> & { rawPacket?: unknown };
+    return logged;
+  },
 };
 
 /** The logger options with the request serializer added (it wins over one passed in). */
@@ -82,6 +90,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     trustProxy: services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     genReqId: () => randomId('request'),
     bodyLimit: BODY_LIMIT_BYTES,
+    // unparsable requests and requests while closing are answered in the envelope (plugins/errors.ts)
+    clientErrorHandler,
+    return503OnClosing: false,
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     ajv: { customOptions: { coerceTypes: false } },
   } as FastifyServerOptions);

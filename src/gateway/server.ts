@@ -11,7 +11,7 @@ import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { ensurePrivateDir } from '../core/files.js';
 import { randomIds, type IdGenerator } from '../core/ids.js';
-import { privateKeyDir } from '../domain/signing-keys.js';
+import { privateKeyDir, tightenPrivateKeyDir } from '../domain/signing-keys.js';
 import { databasePath, refuseLostDatabase } from './lost-database.js';
 import { OutboxMailer, outboxPath } from '../domain/mailer.js';
 import { ensurePlatform } from '../domain/tenants.js';
@@ -84,6 +84,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     claimDataDirMode(dataDir, config.mode, store.raw);
     const ctx = { store, clock, ids };
     await store.tx((r) => ensurePlatform(r, ctx));
+    const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
     const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));
     const tls = useTls ? await ensureTls(dataDir) : null;
 
@@ -103,6 +104,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         return main;
       },
     });
+    if (keyDir) {
+      const found = { dir: keyDir.dir, previousMode: keyDir.previousMode.toString(8).padStart(4, '0') };
+      if (keyDir.tightened) app.log.warn(found, 'the signing keys directory was open to other users; made it 0700 (owner only)');
+      else app.log.warn({ ...found, cause: keyDir.error }, 'the signing keys directory is open to other users and could not be made 0700; make it owner-only (chmod 700)');
+    }
     await app.listen({
       host,
       port: opts.port ?? 4402,

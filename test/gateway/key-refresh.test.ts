@@ -71,7 +71,7 @@ describe('signing key refresh across instances sharing a database', () => {
     const keyFile = join(dataDir, 'keys', `${rotated.id}.pem`);
     const pem = pair.privateKeyPem;
 
-    await vi.waitFor(() => expect(logLines.join('')).toContain(`private key for signing key ${rotated.id} is missing`), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(logLines.join('')).toContain(`the private key file of signing key ${rotated.id} (keys/${rotated.id}.pem in the data directory) is missing`), { timeout: 5000, interval: 20 });
     expect(logLines.join('')).toContain('signing key refresh failed');
     expect((await health(second)).instance).toBe(old);
     expect(second.services.signingKeys.sign(challenge).signingKeyId).toBe(old);

@@ -30,7 +30,7 @@ async function fundedWallet(): Promise<{ workspaceId: string; walletId: string }
   return store.tx(async (r) => {
     const t = await createTenant(r, deps, { kind: 'workspace', name: 'w' });
     const walletId = deps.ids.next('wallet');
-    await r.wallets.insert({ id: walletId, tenantId: t.id, ownerType: 'agent', ownerId: 'agent-1', publicKeyPem: null, status: 'active', frozen: false, currency: 'USD', createdAt: clock.now(), updatedAt: clock.now() });
+    await r.wallets.insert({ id: walletId, tenantId: t.id, ownerType: 'agent', ownerId: 'agent-1', publicKeyPem: null, status: 'active', frozen: false, frozenBy: null, currency: 'USD', createdAt: clock.now(), updatedAt: clock.now() });
     await post(r, deps, { walletId, type: 'fund', amountMinor: 1_000_000n, currency: 'USD' });
     return { workspaceId: t.id, walletId };
   });

@@ -1,9 +1,13 @@
 /**
  * The one place that turns errors into responses: AppError codes map to statuses via
  * `httpStatusFor`; schema failures become VALIDATION_FAILED naming the field; anything
- * unexpected is logged with an errorId and answered `500 internal error`.
+ * unexpected (an AppError('INTERNAL') included) is logged with an errorId and answered
+ * `500 internal error`. Requests node cannot parse, and requests that arrive while the
+ * gateway is closing, are answered in the same envelope.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, httpStatusFor } from '../../core/errors.js';
 import { randomId } from '../../core/ids.js';
@@ -80,7 +84,8 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
 /** The status and body an error is answered with (a route's reply, or one result of a batch). */
 export function errorResponse(err: unknown, log: { error(obj: object, msg: string): void }): { status: number; body: Record<string, unknown> } {
   const e = toAppError(err);
-  if (e) return { status: httpStatusFor(e.code), body: { ...e.extra, error: { code: e.code, message: e.message, details: detailsOf(e) } } };
+  // an AppError('INTERNAL') is a broken invariant too: its message is for the log, not the client
+  if (e && e.code !== 'INTERNAL') return { status: httpStatusFor(e.code), body: { ...e.extra, error: { code: e.code, message: e.message, details: detailsOf(e) } } };
   const errorId = randomId('error');
   log.error({ err, errorId }, 'unexpected error');
   return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error', details: { errorId } }, errorId } };
@@ -115,12 +120,73 @@ export function sendError(reply: FastifyReply, e: AppError): FastifyReply {
   return reply.code(status).send(body);
 }
 
+/** What a client is told to wait before retrying a request refused while the gateway closes. */
+export const CLOSING_RETRY_AFTER_SECONDS = 5;
+
 export default fp(async function errors(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = errorResponse(err, request.log);
     return reply.code(status).send(body);
   });
+
+  // Closing (graceful shutdown): fastify's own 503 (return503OnClosing) has no envelope, so
+  // buildApp turns it off and new requests are refused here, first of all hooks. Requests
+  // already past this point run to the end; the server closes once they have.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('retry-after', String(CLOSING_RETRY_AFTER_SECONDS));
+    return sendError(
+      reply,
+      new AppError('SERVICE_UNAVAILABLE', `the gateway is shutting down; retry in ${CLOSING_RETRY_AFTER_SECONDS}s (once it or another instance is up again)`, {
+        retryAfterSeconds: CLOSING_RETRY_AFTER_SECONDS,
+      }),
+    );
+  });
 });
+
+/** A request node could not read as HTTP, as the error a client is told. */
+function connectionErrorOf(err: ConnectionError): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError('HEADERS_TOO_LARGE', `headers: are larger than the ${maxHeaderSize / 1024} KiB limit; send fewer or shorter headers`, {
+        field: 'headers',
+        limitBytes: maxHeaderSize,
+      });
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError('REQUEST_TIMEOUT', 'the request was not received whole in time; send it again');
+    default:
+      return new AppError('VALIDATION_FAILED', `the request is not valid HTTP/1.1 (${err.message}); check the request line and the header names and values`, {
+        reason: err.code,
+      });
+  }
+}
+
+/**
+ * fastify's `clientErrorHandler`: a request node could not parse (400), with headers over the
+ * limit (431) or not received in time (408), answered in the envelope where the socket can still
+ * be written. fastify's default logs `err.rawPacket`, the raw bytes received (API keys, bodies);
+ * this logs what went wrong and none of them.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: ConnectionError, socket: Socket): void {
+  // a reset connection has nobody to answer
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const e = connectionErrorOf(err);
+  this.log.debug({ err: { type: err.name, code: err.code, message: err.message, bytesParsed: err.bytesParsed } }, 'unreadable request');
+  if (socket.writable) {
+    const status = httpStatusFor(e.code);
+    const body = JSON.stringify({ error: { code: e.code, message: e.message, details: e.details } });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  // as node and fastify do: the connection cannot be read further
+  socket.destroy(err);
+}
 
 /** The answer to a request no route serves; set by the rate-limit plugin, which counts these too. */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {

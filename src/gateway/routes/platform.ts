@@ -5,8 +5,14 @@ import { AppError } from '../../core/errors.js';
 export default async function platformRoutes(app: FastifyInstance) {
   const { signingKeys } = app.services;
 
-  app.get('/v1/platform/public-key', { config: { public: true } }, async () => {
-    await signingKeys.refresh();
+  app.get('/v1/platform/public-key', { config: { public: true } }, async (request) => {
+    try {
+      await signingKeys.refresh();
+    } catch (err) {
+      // another instance rotated to a key whose private file this one cannot read: it keeps
+      // signing with the key it has (as the periodic refresh does), so that is the key to publish
+      request.log.error({ err, signingKeyId: signingKeys.currentKeyId }, 'signing key refresh failed; the current key stays in use and is answered');
+    }
     return { publicKeyPem: signingKeys.currentPublicKeyPem, signingKeyId: signingKeys.currentKeyId };
   });
 

@@ -7,7 +7,7 @@ export interface WalletRepo {
   insert(w: Wallet): Promise<void>;
   get(id: string): Promise<Wallet | undefined>;
   listByTenant(tenantId: string): Promise<Wallet[]>;
-  update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'status' | 'updatedAt'>>): Promise<void>;
+  update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'frozenBy' | 'status' | 'updatedAt'>>): Promise<void>;
 }
 
 export interface LedgerRepo {

@@ -11,6 +11,8 @@ export const wallets = sqliteTable('wallets', {
   publicKeyPem: text('public_key_pem'),
   status: text('status', { enum: ['active', 'closed'] }).notNull(),
   frozen: bool('frozen').notNull(),
+  /** who froze a frozen wallet: an operator's freeze is lifted only by an operator; null when not frozen */
+  frozenBy: text('frozen_by', { enum: ['owner', 'operator'] }),
   currency: text('currency').notNull(),
   createdAt: int('created_at').notNull(),
   updatedAt: int('updated_at').notNull(),

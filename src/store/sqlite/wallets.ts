@@ -12,7 +12,7 @@ export class SqliteWallets implements WalletRepo {
   async insert(w: Wallet) { this.s.insert(w); }
   async get(id: string) { return this.s.first({ id }); }
   async listByTenant(tenantId: string) { return this.db.select().from(wallets).where(eq(wallets.tenantId, tenantId)).orderBy(wallets.createdAt, wallets.id).all(); }
-  async update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'status' | 'updatedAt'>>) { this.s.update({ id }, patch); }
+  async update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'frozenBy' | 'status' | 'updatedAt'>>) { this.s.update({ id }, patch); }
 }
 
 export class SqliteLedger implements LedgerRepo {
