@@ -13,19 +13,23 @@ export default class Buy extends BaseCommand<typeof Buy> {
     "proof is signed with the agent's key (--key-file) and the call is sent again. The receipt is verified against",
     'the platform key and the exact bytes received. A refusal (PRICE_ABOVE_CLIENT_LIMIT, INSUFFICIENT_FUNDS,',
     'POLICY_DENIED, ...) exits 1 with its code and moves no money; a seller error exits 1 after a refund.',
+    'A capability id is what is paid for: a seller quoting another capability is refused (CHALLENGE_MISMATCH).',
+    "An MCP capability at a URL is one call of its tool (--data: the tool's JSON arguments); an npx package",
+    'capability is run by the buying agent itself (NOT_CALLABLE).',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --max-price 50',
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --data \'{"text":"Long document..."}\'',
     '<%= config.bin %> buy https://127.0.0.1:8443/forecast?city=Lisbon --wallet wal_456 --key-file agent.pem --json',
+    '<%= config.bin %> buy cap_789 --wallet wal_456 --key-file agent.pem --data \'{"text":"Agents pay per call."}\'',
   ];
   static override args = { target: Args.string({ description: 'capability id (cap_…) or URL', required: true }) };
   static override flags = {
     wallet: Flags.string({ description: 'the agent wallet that pays' }),
     'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet" }),
     'max-price': Flags.string({ description: 'refuse to pay more than this, in integer minor units (150 = 1.50)' }),
-    method: Flags.string({ description: 'HTTP method [default: POST with a body, else GET]' }),
-    data: Flags.string({ description: 'request body (JSON unless --header sets content-type)', exclusive: ['data-file'] }),
+    method: Flags.string({ description: 'HTTP method [default: POST with a body, else GET]; not for an MCP tool' }),
+    data: Flags.string({ description: "request body (JSON unless --header sets content-type); an MCP tool's arguments (a JSON object)", exclusive: ['data-file'] }),
     'data-file': Flags.string({ description: 'file holding the request body', exclusive: ['data'] }),
     header: Flags.string({ description: 'extra request header "name: value" (repeatable)', multiple: true }),
   };

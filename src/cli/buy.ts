@@ -1,16 +1,22 @@
 /**
  * `agentpay buy`: one paid call from the command line with the buyer client. A
  * capability id is resolved to its endpoint through the gateway; a URL is called as
- * is. The buyer does the whole 402 flow (verify the quote, check the ceiling, sign,
- * retry, verify the receipt against the bytes received); this file only prepares the
- * request, trusts the right certificates and reports progress.
+ * is. The buyer does the whole 402 flow (verify the quote, check that it is for the
+ * capability asked for, check the ceiling, sign, retry, verify the receipt against the
+ * bytes received); this file only prepares the request, trusts the right certificates
+ * and reports progress. An MCP capability at a URL is one tool call through the MCP
+ * buyer (payingCallTool) over streamable HTTP, the same steps over `_meta`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { createBuyer, type Purchase } from '../sdk/buyer/index.js';
+import { createBuyer, type Buyer, type Purchase } from '../sdk/buyer/index.js';
+import { payingCallTool } from '../sdk/mcp/buyer.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import { AgentpayError } from '../sdk/errors.js';
 import { decodeHeader, PAYMENT_HEADER, type PaymentProof } from '../sdk/protocol.js';
@@ -40,9 +46,12 @@ export interface BuyOptions {
 export interface BuyResult {
   url: string;
   capabilityId: string | null;
-  status: number;
+  /** the MCP tool called, for an MCP capability */
+  tool?: string;
+  /** the HTTP status; null for an MCP tool call */
+  status: number | null;
   ok: boolean;
-  /** parsed JSON when the seller answered JSON, else text */
+  /** parsed JSON when the seller answered JSON, else text; an MCP tool's result ({content, structuredContent?, isError?}) */
   body: unknown;
   /** the platform-signed receipt, already verified by the buyer (signature and response hash); null for a free call */
   receipt: Receipt | null;
@@ -50,8 +59,8 @@ export interface BuyResult {
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
 
-/** The URL a capability is called at, or why `buy` cannot call it. */
-async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: string; detail: CapabilityDetail }> {
+/** The URL a capability is called at (and its tool, for an MCP capability), or why `buy` cannot call it. */
+async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: string; tool: string | null; detail: CapabilityDetail }> {
   const detail = await client.capabilities.get(id);
   const v = detail.version;
   if (!v) {
@@ -61,18 +70,12 @@ async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: st
     });
   }
   if (v.address.kind !== 'url') {
-    throw new CliError('NOT_CALLABLE', `${id} is an npx package the buying agent runs itself (${[v.address.command, ...v.address.args].join(' ')}); buy calls URL endpoints`, {
-      tryNext: 'run the package as an MCP server in your agent',
+    throw new CliError('NOT_CALLABLE', `${id} is an npx package the buying agent runs itself (${[v.address.command, ...v.address.args].join(' ')}) as an MCP server over stdio; buy calls URL endpoints`, {
+      tryNext: `run it from your agent: connectPackageCapability (or launchPackageCapability) and payingCallTool from agentpay/mcp/buyer, calling the tool ${detail.capability.toolName ?? '(its toolName)'}`,
       details: { capabilityId: id },
     });
   }
-  if (detail.capability.protocol === 'mcp') {
-    throw new CliError('NOT_CALLABLE', `${id} is an MCP tool (${detail.capability.toolName ?? 'unnamed'}); call it from an MCP client`, {
-      tryNext: `to send a raw MCP request yourself, pass its URL instead: agentpay buy ${v.address.url} --data '{...}'`,
-      details: { capabilityId: id },
-    });
-  }
-  return { url: v.address.url, detail };
+  return { url: v.address.url, tool: detail.capability.protocol === 'mcp' ? (detail.capability.toolName ?? null) : null, detail };
 }
 
 /**
@@ -130,6 +133,24 @@ function bodyOf(o: BuyOptions, headers: Headers): string | undefined {
   return body;
 }
 
+/** An MCP tool's arguments: --data or --data-file as a JSON object; {} without either. */
+function toolArguments(o: BuyOptions): Record<string, unknown> {
+  if (o.data !== undefined && o.dataFile !== undefined) throw usageError('pass either --data or --data-file, not both', undefined, { flag: '--data' });
+  if (o.method !== undefined) throw usageError('--method: an MCP tool is called with tools/call, not an HTTP method; leave --method out', undefined, { flag: '--method' });
+  const flag = o.data !== undefined ? '--data' : '--data-file';
+  const text = o.data ?? (o.dataFile !== undefined ? readDataFile(o.dataFile) : undefined);
+  if (text === undefined) return {};
+  const hint = `pass the tool's arguments as a JSON object, e.g. ${flag === '--data' ? '--data \'{"text":"..."}\'' : 'a file holding {"text":"..."}'}`;
+  let args: unknown;
+  try {
+    args = JSON.parse(text);
+  } catch (e) {
+    throw usageError(`${flag}: not valid JSON (${(e as Error).message})`, hint, { flag });
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw usageError(`${flag}: the arguments of an MCP tool are a JSON object, not ${JSON.stringify(args)}`, hint, { flag });
+  return args as Record<string, unknown>;
+}
+
 function readDataFile(path: string): string {
   const full = resolve(path);
   if (!existsSync(full)) throw usageError(`--data-file: ${full} does not exist`, undefined, { flag: '--data-file' });
@@ -161,7 +182,7 @@ function sellerUnreachable(url: string, e: unknown, paid: boolean): CliError | u
  * The fetch also reports progress: the request carrying a proof is the payment.
  */
 function sellerFetch(ca: string | undefined, onProgress: (step: string) => void): typeof fetch {
-  const dispatcher = ca ? new Agent({ connect: { ca: [...rootCertificates, ca] } }) : undefined;
+  const dispatcher = trustingDispatcher(ca);
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const proof = new Headers(init?.headers).get(PAYMENT_HEADER);
     if (proof) {
@@ -176,6 +197,46 @@ function sellerFetch(ca: string | undefined, onProgress: (step: string) => void)
   }) as unknown as typeof fetch;
 }
 
+const trustingDispatcher = (ca: string | undefined) => (ca ? new Agent({ connect: { ca: [...rootCertificates, ca] } }) : undefined);
+
+/**
+ * One call of an MCP capability's tool over streamable HTTP with the MCP buyer: connect,
+ * call, pay if asked, close. The seller is trusted like a REST seller. Before the proof is
+ * sent a seller without an answer is SELLER_UNREACHABLE "nothing was paid"; after it the MCP
+ * buyer says so (`paid: true`).
+ */
+async function buyTool(target: { url: string; capabilityId: string; tool: string }, buyer: Buyer, o: BuyOptions, headers: Headers, ca: string | undefined, progress: (step: string) => void): Promise<BuyResult> {
+  const args = toolArguments(o);
+  const dispatcher = trustingDispatcher(ca);
+  const fetchSeller = ((input: string | URL, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) } as never)) as unknown as typeof fetch;
+  const transport = new StreamableHTTPClientTransport(new URL(target.url), { fetch: fetchSeller, requestInit: { headers } });
+  const client = new Client({ name: 'agentpay-cli', version: '1' });
+  try {
+    progress(`connecting to the MCP server at ${target.url}`);
+    await client.connect(transport);
+    progress(`calling tool ${target.tool}`);
+    const { result, receipt } = await payingCallTool(client, buyer, { name: target.tool, arguments: args }, { capabilityId: target.capabilityId });
+    const { _meta: _receiptEtc, ...body } = result as CallToolResult;
+    return { url: target.url, capabilityId: receipt?.capabilityId ?? target.capabilityId, tool: target.tool, status: null, ok: result.isError !== true, body, receipt };
+  } catch (e) {
+    if (e instanceof AgentpayError) {
+      if (e.code !== 'SELLER_UNREACHABLE') throw withNextStep(e, o);
+      // the MCP buyer's: the proof was sent, the answer is lost
+      throw new CliError(e.code, e.message, {
+        tryNext: 'agentpay receipts list shows the receipt of the call once the seller settled it (a failed call is refunded); check it before buying again',
+        details: { ...e.details, url: target.url },
+      });
+    }
+    // before any proof: the MCP server could not be reached, or answered with an error of its own
+    throw sellerUnreachable(target.url, e, false) ?? new CliError('MCP_ERROR', `the MCP server at ${target.url} failed before any payment (${e instanceof Error ? e.message : String(e)}); nothing was paid`, {
+      tryNext: `check the capability's endpoint (agentpay capabilities show ${target.capabilityId}) and that the tool ${target.tool} exists there`,
+      details: { url: target.url, tool: target.tool },
+    });
+  } finally {
+    await client.close().catch(() => {});
+  }
+}
+
 /** Client-side refusals with the next step a person can take. */
 function withNextStep(e: unknown, o: BuyOptions): unknown {
   if (!(e instanceof AgentpayError)) return e;
@@ -185,6 +246,7 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
     APPROVAL_REQUIRED: `a person must approve the spend${typeof e.body.approvalId === 'string' ? ` (approval ${e.body.approvalId})` : ''}; then run buy again once`,
     INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--base-url)',
     INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
+    CHALLENGE_MISMATCH: `the seller at this address sells ${String(e.details.challengeCapabilityId)}, not ${String(e.details.capabilityId)}: check the capability (agentpay capabilities show ${String(e.details.capabilityId)}) and report it to its seller`,
   };
   // the gateway's FORBIDDEN for a proof signed with another key: the key file is at fault, not the tenant
   if (e.code === 'FORBIDDEN' && /not signed by the key registered on wallet/.test(e.message)) {
@@ -212,15 +274,17 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
   const maxPriceMinor = o.maxPrice !== undefined ? parsePrice(o.maxPrice, '--max-price') : undefined;
   const privateKeyPem = readKeyFile(resolve(o.keyFile));
   const headers = parseHeaders(o.headers ?? []);
-  const body = bodyOf(o, headers);
+  // a URL is called over HTTP; a capability's body is checked once its protocol is known
+  let body = isUrl(o.target) ? bodyOf(o, headers) : undefined;
   const gatewayUrl = requireBaseUrl(conn);
   const ca = conn.ca ? readCa(conn.ca) : undefined;
 
   let url = o.target;
   let capabilityId: string | null = null;
+  let tool: string | null = null;
   if (!isUrl(o.target)) {
     progress(`looking up ${o.target}`);
-    url = (await endpointOf(client(), o.target)).url;
+    ({ url, tool } = await endpointOf(client(), o.target));
     capabilityId = o.target;
   }
 
@@ -232,10 +296,18 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
     fetch: sellerFetch(ca, progress),
     ...(maxPriceMinor ? { maxPriceMinor } : {}),
   });
+  if (tool !== null && capabilityId !== null) return buyTool({ url, capabilityId, tool }, buyer, o, headers, ca, progress);
+  if (capabilityId !== null) body = bodyOf(o, headers);
   progress(`calling ${url}`);
   let purchase: Purchase;
   try {
-    purchase = await buyer.buy(url, { method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, ...(body !== undefined ? { body } : {}) });
+    purchase = await buyer.buy(url, {
+      method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(),
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      // what was looked up is what is paid for: a seller there quoting another capability is refused before signing
+      ...(capabilityId !== null ? { capabilityId } : {}),
+    });
   } catch (e) {
     throw withNextStep(e, o);
   }
@@ -256,12 +328,14 @@ export function buyText(r: BuyResult): string {
   const receipt = r.receipt
     ? `receipt (signature and response hash verified):\n${receiptFields(r.receipt)}`
     : renderFields([['receipt', 'none (the seller did not charge for this call)']]);
-  return [body, '', `HTTP ${r.status}`, receipt].join('\n');
+  const outcome = r.status === null ? `MCP tool ${r.tool ?? ''}: ${r.ok ? 'result' : 'tool error'}` : `HTTP ${r.status}`;
+  return [body, '', outcome, receipt].join('\n');
 }
 
 /** Why a paid call that went through still failed, for stderr; undefined when it succeeded. */
 export function failureNote(r: BuyResult): string | undefined {
   if (r.ok) return undefined;
-  if (r.receipt?.status === 'failed') return `The seller answered ${r.status}; the call failed and the hold was refunded (receipt ${r.receipt.id}).`;
-  return `The seller answered ${r.status}.`;
+  const answered = r.status === null ? `The tool ${r.tool ?? ''} answered a tool error` : `The seller answered ${r.status}`;
+  if (r.receipt?.status === 'failed') return `${answered}; the call failed and the hold was refunded (receipt ${r.receipt.id}).`;
+  return `${answered}.`;
 }

@@ -290,6 +290,10 @@ export class CapabilityService {
       throw validationError('toolName', 'is refused for protocol "rest"; only MCP capabilities name a tool');
     }
     const address = parseAddress(input);
+    if (address.kind === 'package' && input.protocol !== 'mcp') {
+      // nothing answers HTTP there: the buyer launches the package and talks MCP to it over stdio
+      throw validationError('protocol', 'is "rest", but a package address is an MCP server the buyer runs itself (over stdio); publish it with protocol "mcp" and the toolName it sells, or give a REST capability a URL endpoint', { addressKind: 'package' });
+    }
     const schema = input.schema === undefined ? null : schemaOf(input.schema);
     const now = this.ctx.clock.now();
     const id = this.ctx.ids.next('capability');

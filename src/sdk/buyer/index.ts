@@ -6,8 +6,9 @@
  *   const res = await buyer.fetch('https://seller.example/forecast');
  *   res.receipt; // the verified, platform-signed receipt
  *
- * On a 402 it verifies the challenge against the platform key, refuses a price above
- * the ceiling and an expired quote (nothing signed, nothing sent), signs a proof with
+ * On a 402 it verifies the challenge against the platform key, refuses a challenge for
+ * another capability than the call's `capabilityId`, a price above the ceiling and an
+ * expired quote (nothing signed, nothing sent), signs a proof with
  * the agent's key, retries once with x-payment, and verifies the receipt against the
  * exact bytes received. Every refusal is an AgentpayError with the specification's code.
  */
@@ -24,6 +25,11 @@ export interface BuyerOptions extends PayerOptions {
 export type BuyerRequestInit = RequestInit & {
   /** ceiling for this call, overriding the buyer's */
   maxPriceMinor?: string | bigint;
+  /**
+   * the capability this call is meant to buy (e.g. the id found through discovery): a challenge
+   * for any other is refused with CHALLENGE_MISMATCH before anything is signed
+   */
+  capabilityId?: string;
 };
 
 /** A seller's response; `receipt` is the verified receipt of a paid call, null for a free one. */
@@ -121,7 +127,7 @@ export function createBuyer(opts: BuyerOptions): Buyer {
   }
 
   async function payingFetch(input: string | URL | Request, init: BuyerRequestInit = {}): Promise<PaidResponse> {
-    const { maxPriceMinor, ...rest } = init;
+    const { maxPriceMinor, capabilityId, ...rest } = init;
     if ((rest.signal ?? (isRequest(input) ? input.signal : undefined))?.aborted) throw cancelled();
     if (maxPriceMinor !== undefined) ceilingOf(maxPriceMinor, 'maxPriceMinor');
     const req = await replayable(input, rest);
@@ -137,7 +143,7 @@ export function createBuyer(opts: BuyerOptions): Buyer {
     const challenge = await verifiedChallenge(text).catch(beforeProof);
     if (!challenge) return Object.assign(new Response(text, { status: 402, statusText: first.statusText, headers: first.headers }), { receipt: null, challenge: null });
 
-    const proof = await payer.signProof(challenge, { maxPriceMinor, signal });
+    const proof = await payer.signProof(challenge, { maxPriceMinor, signal, capabilityId });
 
     // From here the purchase proceeds: the signal no longer applies (docs/protocol.md).
     const headers = new Headers(req.init.headers);
@@ -173,10 +179,10 @@ export function createBuyer(opts: BuyerOptions): Buyer {
   }
 
   async function fetchWithApproval(input: string | URL | Request, init: BuyerRequestInit = {}, wait: ApprovalWaitOptions): Promise<PaidResponse> {
-    const { maxPriceMinor, ...rest } = init;
+    const { maxPriceMinor, capabilityId, ...rest } = init;
     // read a Request or streamed body once, so the retry can send it again
     const req = await replayable(input, rest);
-    const again = () => payingFetch(req.url, { ...req.init, ...(maxPriceMinor !== undefined ? { maxPriceMinor } : {}) });
+    const again = () => payingFetch(req.url, { ...req.init, ...(maxPriceMinor !== undefined ? { maxPriceMinor } : {}), ...(capabilityId !== undefined ? { capabilityId } : {}) });
     return payer.withApproval(again, wait, rest.signal ?? undefined);
   }
 

@@ -5,7 +5,8 @@
  *
  *   verifiedChallenge(answer) -> the challenge, checked against the platform key (or null:
  *                                not the protocol's payment-required answer)
- *   signProof(challenge)      -> refuses a price above the ceiling and an expired quote
+ *   signProof(challenge)      -> refuses a challenge for another capability than the one
+ *                                meant, a price above the ceiling and an expired quote
  *                                (nothing signed), else the signed proof
  *   verifiedReceipt(receipt, bytes, challenge) -> checked against the platform key, the
  *                                challenge paid and the exact bytes received
@@ -61,8 +62,12 @@ export interface Payer {
    * Throws INVALID_CHALLENGE for a malformed or unsigned one.
    */
   verifiedChallenge(answer: unknown): Promise<PriceChallenge | null>;
-  /** Refuses PRICE_ABOVE_CLIENT_LIMIT and CHALLENGE_EXPIRED (nothing signed), else signs the proof. */
-  signProof(challenge: PriceChallenge, opts?: { maxPriceMinor?: string | bigint | undefined; signal?: AbortSignal | undefined }): Promise<PaymentProof>;
+  /**
+   * Refuses CHALLENGE_MISMATCH (the challenge names another capability than `capabilityId`, the
+   * one the buyer meant to buy), PRICE_ABOVE_CLIENT_LIMIT and CHALLENGE_EXPIRED (nothing signed),
+   * else signs the proof.
+   */
+  signProof(challenge: PriceChallenge, opts?: { maxPriceMinor?: string | bigint | undefined; signal?: AbortSignal | undefined; capabilityId?: string | undefined }): Promise<PaymentProof>;
   /**
    * A receipt that arrived with a paid answer, checked against the platform key, the challenge
    * paid and the exact bytes received; null when none came. Throws INVALID_RECEIPT.
@@ -161,7 +166,13 @@ export function createPayer(opts: PayerOptions): Payer {
       return c;
     },
 
-    async signProof(challenge, { maxPriceMinor, signal } = {}) {
+    async signProof(challenge, { maxPriceMinor, signal, capabilityId } = {}) {
+      if (capabilityId !== undefined && challenge.capabilityId !== capabilityId) {
+        throw new AgentpayError('CHALLENGE_MISMATCH', `the seller asked payment for capability ${challenge.capabilityId}, not ${capabilityId}, the one this purchase is for; nothing was signed, nothing charged. Check the capability id, or do not buy from this seller`, {
+          details: { capabilityId, challengeCapabilityId: challenge.capabilityId, amountMinor: challenge.amountMinor, currency: challenge.currency, providerId: challenge.providerId },
+          body: { challenge },
+        });
+      }
       const ceiling = maxPriceMinor !== undefined ? ceilingOf(maxPriceMinor, 'maxPriceMinor') : defaultCeiling;
       if (ceiling !== undefined && BigInt(challenge.amountMinor) > ceiling) {
         throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above this buyer's limit of ${ceiling}; nothing was signed. Raise maxPriceMinor or choose another capability`, {

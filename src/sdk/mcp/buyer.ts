@@ -6,17 +6,19 @@
  *
  * The same steps as the REST buyer (../buyer/index.ts), through its transport-free payer:
  * call the tool; on the payment-required tool error verify the challenge against the platform
- * key, refuse a price above the ceiling or an expired quote (nothing signed, nothing sent),
- * sign the proof, call once more with it in `_meta["agentpay/payment"]`, and verify the
- * receipt in the result's `_meta["agentpay/receipt"]` against the exact result (resultBytes).
- * Every refusal is an AgentpayError with the specification's code.
+ * key, refuse a challenge for another capability than the one meant (the call's `capabilityId`,
+ * else the one the tool advertises in tools/list), a price above the ceiling or an expired quote
+ * (nothing signed, nothing sent), sign the proof, call once more with it in
+ * `_meta["agentpay/payment"]`, and verify the receipt in the result's `_meta["agentpay/receipt"]`
+ * against the exact result (resultBytes). Every refusal is an AgentpayError with the
+ * specification's code; a paid call that gets no answer is SELLER_UNREACHABLE with `paid: true`.
  *
  * Package capabilities (an npm package run with `npx` at one exact version) are launched
  * over stdio with `launchPackageCapability` / `connectPackageCapability`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsResultSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../core/errors.js';
 import { parseAddress } from '../../domain/capabilities.js';
 import type { Buyer } from '../buyer/index.js';
@@ -25,7 +27,7 @@ import { toError } from '../client/http.js';
 import { AgentpayError } from '../errors.js';
 import type { PriceChallenge, Receipt } from '../protocol.js';
 import type { CapabilityAddress } from '../types.js';
-import { envelopeOf, PAYMENT_META, RECEIPT_META, resultBytes } from './protocol.js';
+import { CAPABILITY_META, envelopeOf, PAYMENT_META, RECEIPT_META, resultBytes } from './protocol.js';
 
 export interface PayingCallOptions {
   /** ceiling for this call, overriding the buyer's */
@@ -34,8 +36,19 @@ export interface PayingCallOptions {
   signal?: AbortSignal;
   /** wait for a person when a policy holds the purchase (APPROVAL_REQUIRED), then retry once */
   approval?: ApprovalWaitOptions;
-  /** MCP request timeout per call, ms (the SDK's default otherwise) */
+  /**
+   * MCP request timeout per call, ms (the SDK's default otherwise). Keep it above the seller's
+   * handler time limit (30 s by default): a paid call that times out here may still complete and
+   * be charged, and its answer is lost (SELLER_UNREACHABLE with `paid: true`).
+   */
   timeout?: number;
+  /**
+   * The capability this call is meant to buy (e.g. the id found through discovery): a challenge
+   * for any other is refused with CHALLENGE_MISMATCH before anything is signed. Default: the
+   * capability the tool advertises in tools/list (`_meta["agentpay/capabilityId"]`), listed once
+   * per client; none when the server does not advertise one.
+   */
+  capabilityId?: string;
 }
 
 export interface PaidToolCall {
@@ -89,13 +102,72 @@ async function callOnce(client: Client, payer: Payer, params: CallToolRequest['p
   });
   if (!challenge) throw refusalOf(first)!; // refused before any price, e.g. GATEWAY_UNAVAILABLE
 
-  const proof = await payer.signProof(challenge, { maxPriceMinor: opts.maxPriceMinor, signal });
+  const capabilityId = opts.capabilityId ?? (await advertisedCapability(client, params.name, challenge.capabilityId, opts.timeout));
+  const proof = await payer.signProof(challenge, { maxPriceMinor: opts.maxPriceMinor, signal, capabilityId });
   // From here the purchase proceeds: the signal no longer applies (as with the REST buyer).
-  const paid = await call({ [PAYMENT_META]: proof }, false);
+  let paid: CallToolResult;
+  try {
+    paid = await call({ [PAYMENT_META]: proof }, false);
+  } catch (e) {
+    throw unanswered(params.name, challenge, e);
+  }
   const refusal = refusalOf(paid);
   if (refusal) throw refusal; // the gateway refused the proof: the tool did not run, nothing charged
   const receipt = await payer.verifiedReceipt(paid._meta?.[RECEIPT_META], resultBytes(paid), challenge);
   return { result: paid, receipt, challenge };
+}
+
+/**
+ * The paid call (the proof was sent) ended without a result: a timeout, a closed connection or
+ * process, a transport error. The seller may have authorized, even completed, the call.
+ */
+function unanswered(tool: string, challenge: PriceChallenge, error: unknown): AgentpayError {
+  if (error instanceof AgentpayError) return error;
+  const why = error instanceof Error ? error.message : String(error);
+  return new AgentpayError('SELLER_UNREACHABLE', `the paid call of tool ${tool} got no answer after the payment proof was sent (${why}): the call may have been paid (see the wallet's receipts), and a hold on the wallet may last up to 15 minutes until the seller settles it or the gateway releases it. Do not resend the proof`, {
+    details: { tool, paid: true, capabilityId: challenge.capabilityId, ...(error instanceof McpError ? { mcpErrorCode: error.code } : {}) },
+    cause: error,
+  });
+}
+
+/** Per client: what its server's tools/list advertises, tool name -> capability id. */
+const advertised = new WeakMap<Client, Promise<Map<string, string>>>();
+
+async function listAdvertised(client: Client, timeout: number | undefined): Promise<Map<string, string>> {
+  const byTool = new Map<string, string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    // a plain request: the client's own cache of tools (its output validators) stays as the host left it
+    const r = await client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, ListToolsResultSchema, timeout !== undefined ? { timeout } : {});
+    for (const tool of r.tools) {
+      const id = tool._meta?.[CAPABILITY_META];
+      if (typeof id === 'string') byTool.set(tool.name, id);
+    }
+    cursor = r.nextCursor;
+    if (!cursor) break;
+  }
+  return byTool;
+}
+
+/**
+ * The capability `tool` advertises in tools/list, the default of what a call is meant to buy;
+ * undefined when it advertises none or the list cannot be read. Listed once per client, and
+ * once more when the cached entry disagrees with the challenge (the tools may have changed).
+ */
+async function advertisedCapability(client: Client, tool: string, challenged: string, timeout: number | undefined): Promise<string | undefined> {
+  const lookup = async (fresh: boolean): Promise<string | undefined> => {
+    let listing = fresh ? undefined : advertised.get(client);
+    if (!listing) {
+      const p = listAdvertised(client, timeout);
+      listing = p;
+      advertised.set(client, p);
+      p.catch(() => advertised.get(client) === p && advertised.delete(client));
+    }
+    return (await listing.catch(() => undefined))?.get(tool);
+  };
+  const cached = advertised.has(client);
+  const id = await lookup(false);
+  return cached && id !== challenged ? lookup(true) : id;
 }
 
 // ---- package capabilities ----

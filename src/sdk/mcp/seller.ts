@@ -13,11 +13,21 @@
  *   completed; `isError`, a throw, or structured content that fails the tool's outputSchema
  *   fail it as provider_error (the buyer is refunded). The receipt goes back in the result's
  *   `_meta["agentpay/receipt"]`.
+ *
+ * Structured content is checked twice before the call is settled, as it will be checked after:
+ * by the zod outputSchema (McpServer parses it after the callback) and by the JSON Schema that
+ * tools/list advertises, with the validator MCP clients use (Ajv; a client that listed the tools
+ * rejects a result that fails it). Zod accepts what that JSON Schema refuses (an extra key where
+ * it says additionalProperties: false, a defaulted field left out where it says required): such
+ * a result would be paid for and then thrown away by the buyer's client, so it fails instead.
+ * The result is sent as the tool returned it (nothing is stripped or filled in).
  */
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { createSellerPayments, type ImmediateAnswer, type SellerOptions, type SellerPayments } from '../seller/core.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { createSellerPayments, DEFAULT_HANDLER_TIMEOUT_MS, type ImmediateAnswer, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 
 export interface PaidToolOptions {
@@ -63,8 +73,29 @@ function answerResult(answer: ImmediateAnswer, structured: boolean): CallToolRes
   };
 }
 
+/** Checks structured content as an MCP client does; returns why it fails, or null. */
+type ClientCheck = (structuredContent: unknown) => string | null;
+
+let ajv: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The check a client makes once it listed the tools: the outputSchema as McpServer advertises it
+ * in tools/list (the same conversion, the same options), compiled by the MCP SDK's default
+ * client validator. Compiled once per tool.
+ */
+function clientCheckOf(outputSchema: PaidToolOptions['outputSchema']): ClientCheck | undefined {
+  const schema = normalizeObjectSchema(outputSchema);
+  if (!schema) return undefined;
+  ajv ??= new AjvJsonSchemaValidator();
+  const validate = ajv.getValidator(toJsonSchemaCompat(schema, { strictUnions: true, pipeStrategy: 'output' }) as never);
+  return (value) => {
+    const r = validate(value);
+    return r.valid ? null : (r.errorMessage ?? 'invalid');
+  };
+}
+
 /** Runs the tool and reduces every way it can end to the one result that is sent, and its hashed bytes. */
-async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions['outputSchema'], timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
+async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions['outputSchema'], clientCheck: ClientCheck | undefined, timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
   const failed = (text: string, threw: boolean) => {
     const result = errorResult(text);
     return { result, bytes: resultBytes(result), threw };
@@ -102,6 +133,9 @@ async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions
       ? { success: false as const, error: 'no structured content was provided' }
       : await safeParseAsync(schema, result.structuredContent);
     if (!check.success) return failed(`Output validation error: ${typeof check.error === 'string' ? check.error : getParseErrorMessage(check.error)}`, false);
+    // what the buyer's client will check: failing it here refunds the buyer instead of charging for a result it rejects
+    const refused = clientCheck?.(result.structuredContent);
+    if (refused) return failed(`Output validation error: the structured content does not match the tool's advertised output schema (what MCP clients check; return exactly its fields, defaulted ones included): ${refused}`, false);
   }
   return { result, bytes, threw: false };
 }
@@ -113,18 +147,67 @@ async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions
 export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat | AnySchema>(cb: ToolCallback<InputArgs>, opts: PaidToolOptions): ToolCallback<InputArgs> {
   const seller = sellerOf(opts.seller);
   const structuredAnswers = opts.outputSchema === undefined;
+  const clientCheck = clientCheckOf(opts.outputSchema);
   const wrapped = async (...args: unknown[]): Promise<CallToolResult> => {
-    // (args, extra) for a tool with an inputSchema, (extra) without one
-    const extra = args[args.length - 1] as { _meta?: Record<string, unknown> };
-    const payment = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
-    const admission = await seller.admit(opts.capabilityId, payment);
-    if (admission.kind === 'answer') return answerResult(admission, structuredAnswers);
+    const done = track(seller);
+    try {
+      // (args, extra) for a tool with an inputSchema, (extra) without one
+      const extra = args[args.length - 1] as { _meta?: Record<string, unknown> };
+      const payment = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
+      const admission = await seller.admit(opts.capabilityId, payment);
+      if (admission.kind === 'answer') return answerResult(admission, structuredAnswers);
 
-    const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), opts.outputSchema, seller.handlerTimeoutMs ?? 0);
-    const settled = await seller.settle(admission.call, { body: bytes, threw, isError: result.isError === true });
-    return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}) } };
+      const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), opts.outputSchema, clientCheck, seller.handlerTimeoutMs ?? 0);
+      const settled = await seller.settle(admission.call, { body: bytes, threw, isError: result.isError === true });
+      return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}) } };
+    } finally {
+      done();
+    }
   };
   return wrapped as unknown as ToolCallback<InputArgs>;
+}
+
+// ---- calls in flight, for a server that is asked to stop ----
+
+/** Paid-tool calls of each seller that started and are not settled yet (an authorization may hold a buyer's money). */
+const inFlight = new WeakMap<SellerPayments, { count: number; idle: Set<() => void> }>();
+
+function track(seller: SellerPayments): () => void {
+  let state = inFlight.get(seller);
+  if (!state) inFlight.set(seller, (state = { count: 0, idle: new Set() }));
+  const s = state;
+  s.count++;
+  return () => {
+    if (--s.count > 0) return;
+    for (const resolve of s.idle) resolve();
+    s.idle.clear();
+  };
+}
+
+/**
+ * Resolves true once no paid-tool call of `seller` (the one instance its tools were registered
+ * with) is in flight, or false after `timeoutMs` (default: its handlerTimeoutMs, or 30 s without
+ * one, plus 10 s for the settlement's retries). A server about to exit (the host closed stdin,
+ * SIGTERM) waits for it: a call stopped between authorize and settle leaves the buyer's money
+ * held until the gateway releases it (15 minutes). Call it once no new calls can arrive.
+ */
+export async function paidCallsSettled(seller: SellerPayments, opts: { timeoutMs?: number } = {}): Promise<boolean> {
+  // a request already read from the transport reaches its tool callback within the same turn
+  await new Promise<void>((r) => setImmediate(r));
+  const state = inFlight.get(seller);
+  if (!state || state.count === 0) return true;
+  const timeoutMs = opts.timeoutMs ?? (seller.handlerTimeoutMs || DEFAULT_HANDLER_TIMEOUT_MS) + 10_000;
+  let timer: NodeJS.Timeout | undefined;
+  let onIdle: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      new Promise<boolean>((r) => state.idle.add((onIdle = () => r(true)))),
+      new Promise<boolean>((r) => { timer = setTimeout(() => r(false), timeoutMs); }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onIdle) state.idle.delete(onIdle);
+  }
 }
 
 /**

@@ -173,6 +173,13 @@ async function main() {
     const { tools } = await http.listTools();
     check(tools.find((t) => t.name === 'text_stats')?._meta?.['agentpay/capabilityId'] === capabilities.text_stats, 'tools/list does not show the capability of text_stats', tools);
 
+    step('the free pricing tool reports the prices the gateway quotes');
+    const pricing = await http.callTool({ name: 'pricing', arguments: {} });
+    for (const [name, capabilityId] of Object.entries(capabilities)) {
+      const listed = pricing.structuredContent?.tools?.find((t) => t.name === name);
+      check(listed?.capabilityId === capabilityId && listed.priceMinor === PRICE_MINOR && listed.currency === 'USD', `the pricing tool does not report ${name} at ${PRICE_MINOR}`, pricing);
+    }
+
     step('an unpaid call is answered with the price challenge');
     const unpaid = await http.callTool({ name: 'text_stats', arguments: { text: TEXT } });
     const asked = JSON.parse(unpaid.content[0].text);

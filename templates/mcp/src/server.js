@@ -7,7 +7,7 @@ import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { registerPaidTool } from 'agentpay/mcp/seller';
-import { PRICE_MINOR, SERVER_NAME } from './capabilities.js';
+import { SERVER_NAME } from './capabilities.js';
 import { paidTools } from './tools.js';
 
 /** `seller`: one createSellerPayments(...) for every tool; `capabilities`: capability id by tool name. */
@@ -20,14 +20,28 @@ export function createMcpServer({ seller, capabilities }) {
       return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
     });
   }
-  server.registerTool('pricing', { description: 'Free: what each paid tool of this server costs per call, and the capability it sells.' }, async () => {
-    const pricing = {
-      currency: 'USD',
-      tools: Object.keys(paidTools).map((name) => ({ name, priceMinor: PRICE_MINOR, capabilityId: capabilities[name] })),
-    };
+  server.registerTool('pricing', { description: 'Free: what each paid tool of this server costs per call now, and the capability it sells.' }, async () => {
+    let tools;
+    try {
+      tools = await Promise.all(Object.keys(paidTools).map((name) => priceOf(seller, name, capabilities[name])));
+    } catch (e) {
+      // no price is better than a wrong one: each paid call still quotes its own
+      return { content: [{ type: 'text', text: `the prices cannot be read from the payment gateway right now (${e.message}); a paid call quotes its price before anything is paid` }], isError: true };
+    }
+    const pricing = { tools };
     return { content: [{ type: 'text', text: JSON.stringify(pricing) }], structuredContent: pricing };
   });
   return server;
+}
+
+/**
+ * A tool's price as the gateway quotes it now: the amount of a fresh price challenge for its
+ * capability (what a paid call would be asked; nothing is charged or stored). It follows
+ * `agentpay capabilities edit --price` at once, unlike a price written into this server.
+ */
+async function priceOf(seller, name, capabilityId) {
+  const { amountMinor, currency } = await seller.client.payments.challenge(capabilityId);
+  return { name, capabilityId, priceMinor: amountMinor, currency };
 }
 
 const json = (res, status, body) => {

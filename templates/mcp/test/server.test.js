@@ -4,10 +4,11 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createSellerPayments } from 'agentpay/mcp/seller';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PRICE_MINOR, publishInput } from '../src/capabilities.js';
-import { createHttpServer } from '../src/server.js';
+import { createHttpServer, createMcpServer } from '../src/server.js';
 
 const capabilities = { text_stats: 'cap_stats', top_words: 'cap_words' };
 const problems = [];
@@ -38,15 +39,32 @@ describe('the MCP server', () => {
     expect(tools.find((t) => t.name === 'top_words').inputSchema.properties).toHaveProperty('limit');
   });
 
-  it('answers the free pricing tool without any payment', async () => {
+  it('answers the free pricing tool without any payment; with the gateway unreachable it says so, and makes up no price', async () => {
     const result = await client.callTool({ name: 'pricing', arguments: {} });
-    expect(result.structuredContent).toEqual({
-      currency: 'USD',
-      tools: [
-        { name: 'text_stats', priceMinor: PRICE_MINOR, capabilityId: 'cap_stats' },
-        { name: 'top_words', priceMinor: PRICE_MINOR, capabilityId: 'cap_words' },
-      ],
-    });
+    expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/prices cannot be read from the payment gateway/) }] });
+    expect(result._meta?.['agentpay/status']).toBeUndefined(); // not a payment answer: the tool itself
+    expect(result.structuredContent).toBeUndefined();
+  });
+
+  it("the pricing tool reports each tool's price as the gateway quotes it now, not the price it was built with", async () => {
+    // the gateway's quote, as a repriced capability (agentpay capabilities edit --price 250) would give it
+    const quoting = { ...seller, client: { payments: { challenge: async (id) => ({ capabilityId: id, amountMinor: id === 'cap_stats' ? '250' : PRICE_MINOR, currency: 'USD' }) } } };
+    const server = createMcpServer({ seller: quoting, capabilities });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const local = new Client({ name: 'test', version: '1.0.0' });
+    await local.connect(clientSide);
+    try {
+      const result = await local.callTool({ name: 'pricing', arguments: {} });
+      expect(result.structuredContent).toEqual({
+        tools: [
+          { name: 'text_stats', capabilityId: 'cap_stats', priceMinor: '250', currency: 'USD' },
+          { name: 'top_words', capabilityId: 'cap_words', priceMinor: PRICE_MINOR, currency: 'USD' },
+        ],
+      });
+    } finally {
+      await local.close();
+    }
   });
 
   it('does not run a paid tool it cannot be paid for: a tool error, GATEWAY_UNAVAILABLE', async () => {
