@@ -331,6 +331,12 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
       return tryForNotSupported(e);
     case 'RATE_LIMITED':
       return 'wait a moment and retry';
+    case 'SERVICE_UNAVAILABLE':
+      return 'the gateway is shutting down or restarting; retry in a few seconds';
+    case 'REQUEST_TIMEOUT':
+      return 'the request reached the gateway too slowly; check the network and retry';
+    case 'HEADERS_TOO_LARGE':
+      return 'send fewer or shorter headers';
     case 'INSECURE_TRANSPORT':
       return 'use the https:// address of the gateway';
     case 'INTERNAL':
