@@ -6,8 +6,8 @@
 import { AgentpayError } from '../sdk/errors.js';
 import { CliError, describeError } from './errors.js';
 
-/** Refusals that say for sure what happened: nothing was paid out, or it failed and was re-credited. */
-const KNOWN_OUTCOME = new Set(['TREASURY_UNAVAILABLE', 'COVERAGE_SHORTFALL', 'NOT_SUPPORTED']);
+/** Refusals that say for sure what happened: nothing was paid out (a closing gateway runs nothing), or it failed and was re-credited. */
+const KNOWN_OUTCOME = new Set(['TREASURY_UNAVAILABLE', 'COVERAGE_SHORTFALL', 'NOT_SUPPORTED', 'SERVICE_UNAVAILABLE']);
 
 /** True unless the gateway answered with a refusal: no answer (network), or a 5xx that is not one. */
 export function outcomeUnknown(e: unknown): boolean {

@@ -129,6 +129,78 @@ describe('the rail job submitting a payout again', () => {
     expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-3000'], ['payout_return', '3000']]);
     expectConserved(t);
   });
+
+  it('does not submit a payout from a stale list: one refused and re-credited while the job was busy with another stays off the rail', async () => {
+    const a = await payee(t, '10000');
+    const pa = await a.client.payouts.create({ walletId: a.walletId, amountMinor: '1000', rail: 'ach' }); // on its way, has a reference
+    const s = await payee(t, '10000');
+    const rail = bank();
+    const origSubmit = rail.submit;
+    const origStatus = rail.status;
+    const until = async (f: () => boolean) => { for (let i = 0; i < 500 && !f(); i++) await new Promise((r) => setTimeout(r, 10)); expect(f()).toBe(true); };
+    try {
+      // the new payout's first submission waits, then the rail refuses it outright
+      let releaseFirst!: () => void;
+      const firstGate = new Promise<void>((r) => { releaseFirst = r; });
+      let inFirst = false;
+      rail.submit = async () => { inFirst = true; await firstGate; throw new RailUnavailable('payouts', 'bank briefly down'); };
+      const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
+      await until(() => inFirst);
+      // the job lists both submitted payouts, then waits on the rail about the first one
+      let releaseStatus!: () => void;
+      const statusGate = new Promise<void>((r) => { releaseStatus = r; });
+      let inStatus = false;
+      rail.status = async (ref) => { if (ref === pa.externalRef) { inStatus = true; await statusGate; } return origStatus(ref); };
+      const job = runJobs(t);
+      await until(() => inStatus);
+      releaseFirst(); // refused: failed and re-credited, 503
+      const r = await post;
+      expect(r.status).toBe(503);
+      const id = r.body.error.details.payoutId as string;
+      rail.submit = origSubmit; // the bank is back before the job reaches its stale copy
+      releaseStatus();
+      await job;
+      expect(await world().payoutById(id)).toBeUndefined();
+      expect(await s.client.payouts.get(id)).toMatchObject({ status: 'failed' });
+      expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-3000'], ['payout_return', '3000']]);
+    } finally {
+      rail.submit = origSubmit;
+      rail.status = origStatus;
+    }
+    expectConserved(t);
+  });
+
+  it('no longer reverses a refused first submission once the job (of another instance) has handed the payout to the rail again', async () => {
+    const s = await payee(t, '10000');
+    let entered!: () => void;
+    const inSubmit = new Promise<void>((res) => { entered = res; });
+    let release!: () => void;
+    const gate = new Promise<void>((res) => { release = res; });
+    const r = await withSubmit(
+      () => async () => {
+        entered();
+        await gate;
+        throw new RailUnavailable('payouts', 'the bank refused it');
+      },
+      async () => {
+        const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
+        await inSubmit;
+        // what another instance's rail job records before it submits the payout again
+        t.gw.store.raw.prepare("UPDATE rail_transactions SET resubmitted_at = 1 WHERE kind = 'payout' AND wallet_id = ?").run(s.walletId);
+        release();
+        return post;
+      },
+    );
+    // the rail may hold it through that other submission: answered as it stands, not re-credited
+    expect(r.status).toBe(200);
+    expect(r.body.payout).toMatchObject({ status: 'submitted', externalRef: null });
+    expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-3000']]);
+    // the job here submits it again, now the rail is up, and follows it as any other
+    await runJobs(t);
+    expect(await world().payoutById(r.body.payout.id)).toBeDefined();
+    expect(await s.client.payouts.get(r.body.payout.id)).toMatchObject({ status: 'submitted', externalRef: expect.any(String) });
+    expectConserved(t);
+  });
 });
 
 describe('reconciliation of failed payouts', () => {

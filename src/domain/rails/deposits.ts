@@ -135,7 +135,7 @@ export class DepositService {
         id: this.ctx.ids.next('deposit'), kind: 'deposit', tenantId: addr.tenantId, walletId: addr.walletId, treasuryProviderId,
         rail: 'usdc_base', state: 'pending', railAmountMinor: d.amountMinor, railCurrency: 'USDC', usdAmountMinor: null,
         externalRef: d.externalRef, counterparty: addr.address, priceMicros: null, reason: null, idempotencyKey: null, requestHash: null,
-        hostedUrl: null, expectedBy: null, createdAt: now, updatedAt: now, settledAt: null,
+        hostedUrl: null, expectedBy: null, resubmittedAt: null, createdAt: now, updatedAt: now, settledAt: null,
       };
       await r.railTransactions.insert(row);
       if (quote.ok) return this.credit(r, row, quote.priceMicros);

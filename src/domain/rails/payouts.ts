@@ -159,7 +159,7 @@ export class PayoutService {
           id: this.ctx.ids.next('payout'), kind: 'payout', tenantId: p.tenantId, walletId: wallet.id, treasuryProviderId: adapter.info.id,
           rail: input.rail, state: 'submitted', railAmountMinor: railAmount, railCurrency: asset, usdAmountMinor: amount, externalRef: null,
           counterparty: d.destination, priceMicros, reason: null, idempotencyKey: idempotencyKey ?? null, requestHash,
-          hostedUrl: null, expectedBy: null, createdAt: now, updatedAt: now, settledAt: null,
+          hostedUrl: null, expectedBy: null, resubmittedAt: null, createdAt: now, updatedAt: now, settledAt: null,
         };
         await r.railTransactions.insert(row);
         await post(r, this.ctx, { walletId: wallet.id, type: 'payout', amountMinor: -amount, currency: 'USD', reference: `payout:${row.id}`, memo: `payout on ${input.rail}` });
@@ -195,7 +195,11 @@ export class PayoutService {
         throw e;
       }
       if (!(e instanceof RailUnavailable)) return t; // unknown outcome: stays submitted, the rail job submits it again
-      await this.reverse(t, 'failed', `submission refused: ${e.message}`);
+      // refused: nothing reached the rail, unless the rail job handed it over meanwhile (another
+      // process, or one that listed it before): then it stays submitted, answered as it is
+      if (!(await this.reverse(t, 'failed', `submission refused: ${e.message}`))) {
+        return (await this.ctx.store.read((r) => r.railTransactions.get(t.id)))!;
+      }
       throw unavailable(e.service, e.message, { payoutId: t.id });
     }
     const patch = { externalRef: sent.externalRef, expectedBy: sent.expectedBy, updatedAt: this.ctx.clock.now() };
@@ -207,10 +211,14 @@ export class PayoutService {
     });
   }
 
-  /** submitted -> failed or returned, re-crediting the wallet with a new entry, once. */
+  /**
+   * submitted -> failed or returned, re-crediting the wallet with a new entry, once. Never
+   * `failed` once the rail job has submitted it again (resubmittedAt): the rail may hold it.
+   */
   private async reverse(t: RailTransaction, state: 'failed' | 'returned', reason: string): Promise<boolean> {
     return this.ctx.store.tx(async (r) => {
       const now = this.ctx.clock.now();
+      if (state === 'failed' && (await r.railTransactions.get(t.id))?.resubmittedAt != null) return false;
       const patch = { state, reason, updatedAt: now, settledAt: now, ...(state === 'failed' ? { idempotencyKey: null } : {}) };
       if (!(await r.railTransactions.transition(t.id, ['submitted'], patch))) return false;
       await post(r, this.ctx, {
@@ -224,15 +232,32 @@ export class PayoutService {
     });
   }
 
+  /**
+   * Takes a payout whose first submission's outcome is unknown for submitting again: only one
+   * still submitted without a rail reference (re-read: the caller's copy may be stale), and not
+   * while its first submission runs in this process. Marks it (resubmittedAt) in the same
+   * transaction, so that first submission, if the rail then refuses it, no longer reverses it.
+   */
+  async claimResubmission(t: RailTransaction): Promise<RailTransaction | undefined> {
+    if (this.firstSubmissions.has(t.id)) return undefined;
+    return this.ctx.store.tx(async (r) => {
+      const current = await r.railTransactions.get(t.id);
+      if (!current || current.state !== 'submitted' || current.externalRef !== null) return undefined;
+      if (current.resubmittedAt !== null) return current;
+      const resubmittedAt = this.ctx.clock.now();
+      await r.railTransactions.update(t.id, { resubmittedAt });
+      return { ...current, resubmittedAt };
+    });
+  }
+
   /** Follows one submitted payout at its rail: confirmed, returned, or still on its way. */
   async follow(t: RailTransaction): Promise<RailTransaction['state']> {
     if (t.state !== 'submitted') return t.state;
     if (t.externalRef === null) {
-      // its first submission may still be running in this process: only that one may reverse it,
-      // so submitting it again now could have the rail take what the first one then re-credits
-      if (this.firstSubmissions.has(t.id)) return 'submitted';
       // outcome unknown so far: submit again; refused or failing, it stays submitted and is retried
-      await this.submit(t, 'again').catch(() => undefined);
+      const claimed = await this.claimResubmission(t);
+      if (!claimed) return (await this.ctx.store.read((r) => r.railTransactions.get(t.id)))?.state ?? t.state;
+      await this.submit(claimed, 'again').catch(() => undefined);
       return 'submitted';
     }
     const rec = await this.registry.find(t.treasuryProviderId)?.payouts?.status(t.externalRef);

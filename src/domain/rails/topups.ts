@@ -40,7 +40,7 @@ export class TopUpService {
       id, kind: 'topup', tenantId: wallet.tenantId, walletId: wallet.id, treasuryProviderId: adapter.info.id, rail: null,
       state: intent.status, railAmountMinor: amount, railCurrency: currency, usdAmountMinor: amount, externalRef: intent.externalRef,
       counterparty: null, priceMicros: null, reason: intent.declineReason ?? null, idempotencyKey: null, requestHash: null,
-      hostedUrl: intent.hostedUrl ?? null, expectedBy: null, createdAt: now, updatedAt: now, settledAt: null,
+      hostedUrl: intent.hostedUrl ?? null, expectedBy: null, resubmittedAt: null, createdAt: now, updatedAt: now, settledAt: null,
     };
     await this.ctx.store.tx((r) => r.railTransactions.insert(row));
     return { intent: intentView(row, intent.clientSecret ? { clientSecret: intent.clientSecret } : {}) };

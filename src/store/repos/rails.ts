@@ -12,7 +12,7 @@ export type SandboxObject = typeof sandboxObjects.$inferSelect;
 /** Lists are newest first (insertion order); `before` is the id of the previous page's last item. */
 
 export type RailTransactionPatch = Partial<Pick<RailTransaction,
-  'state' | 'usdAmountMinor' | 'externalRef' | 'priceMicros' | 'reason' | 'idempotencyKey' | 'expectedBy' | 'updatedAt' | 'settledAt'>>;
+  'state' | 'usdAmountMinor' | 'externalRef' | 'priceMicros' | 'reason' | 'idempotencyKey' | 'expectedBy' | 'resubmittedAt' | 'updatedAt' | 'settledAt'>>;
 
 export interface RailTransactionRepo {
   insert(t: RailTransaction): Promise<void>;

@@ -41,6 +41,12 @@ export const railTransactions = sqliteTable('rail_transactions', {
   hostedUrl: text('hosted_url'),
   /** when a submitted payout is expected to arrive */
   expectedBy: int('expected_by'),
+  /**
+   * A payout whose first submission had an unknown outcome: when the rail job first handed it
+   * to the rail again. From then on the rail may hold it, so the first submission's refusal
+   * no longer reverses it (src/domain/rails/payouts.ts).
+   */
+  resubmittedAt: int('resubmitted_at'),
   createdAt: int('created_at').notNull(),
   updatedAt: int('updated_at').notNull(),
   settledAt: int('settled_at'),

@@ -84,8 +84,12 @@ export class SandboxControls {
     if (t.externalRef === null) {
       if (t.state !== 'submitted') throw new AppError('CONFLICT', `payout ${id} is ${t.state}: it never reached a rail`, { state: t.state });
       // its submission's outcome is unknown so far: submit it again (refused: 503, it stays submitted)
-      t = await this.services.payouts.submit(t, 'again');
-      if (t.externalRef === null) throw new AppError('CONFLICT', `payout ${id} is ${t.state}: it never reached a rail`, { state: t.state });
+      const claimed = await this.services.payouts.claimResubmission(t);
+      // not claimed: changed meanwhile (re-read), or its first submission is running right now
+      t = claimed ? await this.services.payouts.submit(claimed, 'again') : await this.own(p, id, 'payout');
+      if (t.externalRef === null) {
+        throw new AppError('CONFLICT', t.state === 'submitted' ? `payout ${id} is being submitted to its rail right now; retry in a moment` : `payout ${id} is ${t.state}: it never reached a rail`, { state: t.state });
+      }
     }
     const state = await this.services.payouts.follow(t);
     if (state === 'submitted') {

@@ -1,0 +1,1 @@
+ALTER TABLE `rail_transactions` ADD `resubmitted_at` integer;
