@@ -71,9 +71,14 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function connect(): Promise<Client> {
+/** A host's client; `counts.lists`: the tools/list requests it sent. */
+async function connect(counts: { lists: number } = { lists: 0 }): Promise<Client> {
   const c = new Client({ name: 'host', version: '1' });
-  await c.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const counting: typeof fetch = (input, init) => {
+    if (typeof init?.body === 'string' && (JSON.parse(init.body) as { method?: string }).method === 'tools/list') counts.lists++;
+    return fetch(input, init);
+  };
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: counting }));
   return c;
 }
 
@@ -159,6 +164,25 @@ describe('payingCallTool: what the purchase is bound to', () => {
       const unlisted = await payingCallTool(c, buyer, { name: 'unlisted', arguments: {} });
       expect(unlisted.receipt).toMatchObject({ status: 'success', capabilityId: caps.unlisted });
       expect((await t.workspace.wallets.balance(a.walletId)).balanceMinor).toBe('970');
+      await expectLedgerConsistent(t.workspace, a.walletId);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('lists the tools once per client, also when the tool bought advertises no capability', async () => {
+    const counts = { lists: 0 };
+    const c = await connect(counts);
+    try {
+      const a = await fundedAgent(t, '1000');
+      const { buyer } = countingBuyer(a);
+      for (let i = 0; i < 3; i++) {
+        const { receipt } = await payingCallTool(c, buyer, { name: 'unlisted', arguments: {} });
+        expect(receipt).toMatchObject({ status: 'success', capabilityId: caps.unlisted });
+      }
+      await payingCallTool(c, buyer, { name: 'honest', arguments: {} });
+      expect(counts.lists).toBe(1);
+      expect((await t.workspace.wallets.balance(a.walletId)).balanceMinor).toBe('930');
       await expectLedgerConsistent(t.workspace, a.walletId);
     } finally {
       await c.close();

@@ -3,8 +3,8 @@
  * files run against a real HTTPS gateway:
  * - src/stdio.js, launched as an MCP host launches it: when the host closes stdin while a paid
  *   call runs, the server lets the call settle before it exits (no hold left on the buyer);
- * - the free `pricing` tool reports the price the gateway quotes now, also after
- *   `capabilities edit` repriced a tool.
+ * - the free `pricing` tool reports the price the gateway quotes, reading it at most once per
+ *   cache period: after `capabilities edit` repriced a tool, the new price once that period passed.
  * Generated once. Its dependencies are linked from this checkout (agentpay itself, the MCP SDK,
  * zod) instead of installed: installing is what test/templates/templates.test.ts covers.
  */
@@ -31,7 +31,7 @@ const SLOW_STDIO = fileURLToPath(new URL('./fixtures/slow-mcp-stdio.mjs', import
 let t: TestGateway;
 let dir: string;
 let publishInput: (tool: string, where: Record<string, unknown>) => Record<string, unknown>;
-let createMcpServer: (o: { seller: unknown; capabilities: Record<string, string> }) => McpServer;
+let createMcpServer: (o: { seller: unknown; capabilities: Record<string, string>; priceCacheMs?: number }) => McpServer;
 
 /** The generated project with node_modules linking what it imports to this checkout. */
 async function generate(): Promise<string> {
@@ -138,20 +138,31 @@ describe('template src/stdio.js', () => {
 });
 
 describe('template pricing tool', () => {
-  it('reports the price the gateway quotes now: after capabilities edit, the new price, which is what a call is charged', async () => {
+  it('reports the price the gateway quotes, read at most once per cache period: after capabilities edit, the new price once it passed, which is what a call is charged', async () => {
     const caps = await publishTools();
-    await t.provider.capabilities.edit(caps.text_stats!, { priceMinor: '250' });
     const seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {} });
-    const c = await connectInMemory(createMcpServer({ seller, capabilities: caps }));
-    try {
+    const cacheMs = 2000;
+    const c = await connectInMemory(createMcpServer({ seller, capabilities: caps, priceCacheMs: cacheMs }));
+    const prices = async () => {
       const pricing = await c.client.callTool({ name: 'pricing', arguments: {} });
       expect(pricing.isError).toBeFalsy();
-      expect(pricing.structuredContent).toEqual({
-        tools: [
-          { name: 'text_stats', capabilityId: caps.text_stats, priceMinor: '250', currency: 'USD' },
-          { name: 'top_words', capabilityId: caps.top_words, priceMinor: '100', currency: 'USD' },
-        ],
-      });
+      return pricing.structuredContent;
+    };
+    const listed = (statsMinor: string) => ({
+      tools: [
+        { name: 'text_stats', capabilityId: caps.text_stats, priceMinor: statsMinor, currency: 'USD' },
+        { name: 'top_words', capabilityId: caps.top_words, priceMinor: '100', currency: 'USD' },
+      ],
+    });
+    try {
+      // the gateway was read between these two instants: its price is kept until cacheMs after
+      const before = Date.now();
+      expect(await prices()).toEqual(listed('100'));
+      const after = Date.now();
+      await t.provider.capabilities.edit(caps.text_stats!, { priceMinor: '250' });
+      if (Date.now() < before + cacheMs) expect(await prices()).toEqual(listed('100')); // (unless this machine was that slow)
+      await sleep(after + cacheMs - Date.now());
+      expect(await prices()).toEqual(listed('250'));
 
       const a = await fundedAgent(t, '1000');
       const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem });

@@ -152,7 +152,7 @@ async function listAdvertised(client: Client, timeout: number | undefined): Prom
 /**
  * The capability `tool` advertises in tools/list, the default of what a call is meant to buy;
  * undefined when it advertises none or the list cannot be read. Listed once per client, and
- * once more when the cached entry disagrees with the challenge (the tools may have changed).
+ * once more when the cached id disagrees with the challenge (the tools may have changed).
  */
 async function advertisedCapability(client: Client, tool: string, challenged: string, timeout: number | undefined): Promise<string | undefined> {
   const lookup = async (fresh: boolean): Promise<string | undefined> => {
@@ -167,7 +167,8 @@ async function advertisedCapability(client: Client, tool: string, challenged: st
   };
   const cached = advertised.has(client);
   const id = await lookup(false);
-  return cached && id !== challenged ? lookup(true) : id;
+  // a tool that advertises nothing stays so: listing again on each of its calls would change nothing
+  return cached && id !== undefined && id !== challenged ? lookup(true) : id;
 }
 
 // ---- package capabilities ----

@@ -23,11 +23,10 @@
  * The result is sent as the tool returned it (nothing is stripped or filled in).
  */
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
-import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyObjectSchema, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { createSellerPayments, DEFAULT_HANDLER_TIMEOUT_MS, type ImmediateAnswer, type SellerOptions, type SellerPayments } from '../seller/core.js';
+import { clientCheckOf, type ClientCheck } from './client-check.js';
 import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 
 export interface PaidToolOptions {
@@ -73,29 +72,27 @@ function answerResult(answer: ImmediateAnswer, structured: boolean): CallToolRes
   };
 }
 
-/** Checks structured content as an MCP client does; returns why it fails, or null. */
-type ClientCheck = (structuredContent: unknown) => string | null;
-
-let ajv: AjvJsonSchemaValidator | undefined;
+/** A tool's output schema (zod, as McpServer checks it) and the check a client makes (client-check.ts). */
+interface OutputChecks {
+  schema: AnyObjectSchema;
+  clientCheck: ClientCheck;
+}
 
 /**
- * The check a client makes once it listed the tools: the outputSchema as McpServer advertises it
- * in tools/list (the same conversion, the same options), compiled by the MCP SDK's default
- * client validator. Compiled once per tool.
+ * The output checks of a tool, made on first use: a stateless server builds its tools per request,
+ * and most of those requests (tools/list, unpaid calls) never check a result.
  */
-function clientCheckOf(outputSchema: PaidToolOptions['outputSchema']): ClientCheck | undefined {
-  const schema = normalizeObjectSchema(outputSchema);
-  if (!schema) return undefined;
-  ajv ??= new AjvJsonSchemaValidator();
-  const validate = ajv.getValidator(toJsonSchemaCompat(schema, { strictUnions: true, pipeStrategy: 'output' }) as never);
-  return (value) => {
-    const r = validate(value);
-    return r.valid ? null : (r.errorMessage ?? 'invalid');
+function outputChecksOf(outputSchema: PaidToolOptions['outputSchema']): () => OutputChecks | undefined {
+  let checks: OutputChecks | undefined;
+  return () => {
+    if (checks) return checks;
+    const schema = normalizeObjectSchema(outputSchema);
+    return schema && (checks = { schema, clientCheck: clientCheckOf(schema) });
   };
 }
 
 /** Runs the tool and reduces every way it can end to the one result that is sent, and its hashed bytes. */
-async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions['outputSchema'], clientCheck: ClientCheck | undefined, timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
+async function run(invoke: () => Promise<unknown>, outputChecks: () => OutputChecks | undefined, timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
   const failed = (text: string, threw: boolean) => {
     const result = errorResult(text);
     return { result, bytes: resultBytes(result), threw };
@@ -126,15 +123,21 @@ async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions
   } catch (e) {
     return failed(`the tool returned a result that cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}`, true);
   }
-  const schema = normalizeObjectSchema(outputSchema);
-  if (schema && !result.isError) {
+  let checks: OutputChecks | undefined;
+  try {
+    checks = result.isError ? undefined : outputChecks();
+  } catch (e) {
+    // made on first use, so after the payment was authorized: refund rather than leave it held
+    return failed(`the tool's outputSchema cannot be converted to the JSON Schema that tools/list advertises (${e instanceof Error ? e.message : String(e)}); you were refunded`, false);
+  }
+  if (checks) {
     // McpServer checks this only after the handler returned, when the call would already be paid
     const check = result.structuredContent === undefined
       ? { success: false as const, error: 'no structured content was provided' }
-      : await safeParseAsync(schema, result.structuredContent);
+      : await safeParseAsync(checks.schema, result.structuredContent);
     if (!check.success) return failed(`Output validation error: ${typeof check.error === 'string' ? check.error : getParseErrorMessage(check.error)}`, false);
     // what the buyer's client will check: failing it here refunds the buyer instead of charging for a result it rejects
-    const refused = clientCheck?.(result.structuredContent);
+    const refused = checks.clientCheck(result.structuredContent);
     if (refused) return failed(`Output validation error: the structured content does not match the tool's advertised output schema (what MCP clients check; return exactly its fields, defaulted ones included): ${refused}`, false);
   }
   return { result, bytes, threw: false };
@@ -147,7 +150,7 @@ async function run(invoke: () => Promise<unknown>, outputSchema: PaidToolOptions
 export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat | AnySchema>(cb: ToolCallback<InputArgs>, opts: PaidToolOptions): ToolCallback<InputArgs> {
   const seller = sellerOf(opts.seller);
   const structuredAnswers = opts.outputSchema === undefined;
-  const clientCheck = clientCheckOf(opts.outputSchema);
+  const outputChecks = outputChecksOf(opts.outputSchema);
   const wrapped = async (...args: unknown[]): Promise<CallToolResult> => {
     const done = track(seller);
     try {
@@ -157,7 +160,7 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
       const admission = await seller.admit(opts.capabilityId, payment);
       if (admission.kind === 'answer') return answerResult(admission, structuredAnswers);
 
-      const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), opts.outputSchema, clientCheck, seller.handlerTimeoutMs ?? 0);
+      const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, seller.handlerTimeoutMs ?? 0);
       const settled = await seller.settle(admission.call, { body: bytes, threw, isError: result.isError === true });
       return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}) } };
     } finally {

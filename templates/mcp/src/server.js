@@ -10,8 +10,11 @@ import { registerPaidTool } from 'agentpay/mcp/seller';
 import { SERVER_NAME } from './capabilities.js';
 import { paidTools } from './tools.js';
 
-/** `seller`: one createSellerPayments(...) for every tool; `capabilities`: capability id by tool name. */
-export function createMcpServer({ seller, capabilities }) {
+/**
+ * `seller`: one createSellerPayments(...) for every tool; `capabilities`: capability id by tool name;
+ * `priceCacheMs`: how long the pricing tool reuses a price it read from the gateway.
+ */
+export function createMcpServer({ seller, capabilities, priceCacheMs = PRICE_CACHE_MS }) {
   const server = new McpServer({ name: SERVER_NAME, version: '0.1.0' });
   for (const [name, tool] of Object.entries(paidTools)) {
     const { description, inputSchema, outputSchema, run } = tool;
@@ -23,7 +26,7 @@ export function createMcpServer({ seller, capabilities }) {
   server.registerTool('pricing', { description: 'Free: what each paid tool of this server costs per call now, and the capability it sells.' }, async () => {
     let tools;
     try {
-      tools = await Promise.all(Object.keys(paidTools).map((name) => priceOf(seller, name, capabilities[name])));
+      tools = await Promise.all(Object.keys(paidTools).map((name) => priceOf(seller, name, capabilities[name], priceCacheMs)));
     } catch (e) {
       // no price is better than a wrong one: each paid call still quotes its own
       return { content: [{ type: 'text', text: `the prices cannot be read from the payment gateway right now (${e.message}); a paid call quotes its price before anything is paid` }], isError: true };
@@ -35,12 +38,35 @@ export function createMcpServer({ seller, capabilities }) {
 }
 
 /**
- * A tool's price as the gateway quotes it now: the amount of a fresh price challenge for its
- * capability (what a paid call would be asked; nothing is charged or stored). It follows
- * `agentpay capabilities edit --price` at once, unlike a price written into this server.
+ * How long the pricing tool reuses a price read from the gateway, ms. The tool is free and anyone
+ * may call it: without the cache each call would ask the gateway for a signed challenge per paid
+ * tool with your provider key, using up its rate limit (which paid calls need) and the gateway's CPU.
  */
-async function priceOf(seller, name, capabilityId) {
-  const { amountMinor, currency } = await seller.client.payments.challenge(capabilityId);
+export const PRICE_CACHE_MS = 30_000;
+/** A price that could not be read is asked again after this long, ms (not at every call: see above). */
+const FAILED_PRICE_MS = 5_000;
+
+/** Prices per seller, then per capability: `{ expires, quote }`, shared by every request's McpServer. */
+const prices = new WeakMap();
+
+/**
+ * A tool's price as the gateway quotes it: the amount of a price challenge for its capability
+ * (what a paid call would be asked; nothing is charged or stored), read at most once per
+ * `cacheMs` per capability (callers meanwhile share the same read). It follows
+ * `agentpay capabilities edit --price` within `cacheMs`, unlike a price written into this server.
+ */
+async function priceOf(seller, name, capabilityId, cacheMs) {
+  let byCapability = prices.get(seller);
+  if (!byCapability) prices.set(seller, (byCapability = new Map()));
+  let entry = byCapability.get(capabilityId);
+  if (!entry || Date.now() >= entry.expires) {
+    const read = { expires: Date.now() + cacheMs, quote: seller.client.payments.challenge(capabilityId) };
+    read.quote.catch(() => {
+      read.expires = Math.min(read.expires, Date.now() + FAILED_PRICE_MS);
+    });
+    byCapability.set(capabilityId, (entry = read));
+  }
+  const { amountMinor, currency } = await entry.quote;
   return { name, capabilityId, priceMinor: amountMinor, currency };
 }
 
