@@ -7,9 +7,7 @@
  * NOT_CALLABLE, with a next step that works. Money is checked after every purchase.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buy, buyText, type BuyResult } from '../../src/cli/buy.js';
@@ -22,6 +20,7 @@ import { resultBytes } from '../../src/sdk/mcp/protocol.js';
 import { expectLedgerConsistent, fundedAgent, publish, sha256, startNodeSeller, type AgentWallet, type RunningSeller } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cliFor, errorOf, type Cli } from './helpers.js';
+import { listenStateless } from '../mcp/helpers.js';
 
 let t: TestGateway;
 let cli: Cli;
@@ -36,7 +35,7 @@ beforeAll(async () => {
   t = await startTestGateway();
   cli = cliFor(t);
   const seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {} });
-  mcpServer = http.createServer((req, res) => {
+  const tools = () => {
     const mcp = new McpServer({ name: 'cli-tools', version: '1' });
     registerPaidTool(mcp, 'text_stats', { seller, capabilityId: caps.stats, inputSchema: { text: z.string() }, outputSchema: { words: z.number() } }, async ({ text }) => {
       ran('text_stats');
@@ -47,15 +46,9 @@ beforeAll(async () => {
       ran('flaky');
       return { content: [{ type: 'text', text: 'upstream down' }], isError: true };
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    mcp.connect(transport).then(() => transport.handleRequest(req, res)).catch(() => res.destroy());
-  });
-  await new Promise<void>((r) => mcpServer.listen(0, '127.0.0.1', r));
-  mcpUrl = `http://127.0.0.1:${(mcpServer.address() as AddressInfo).port}/mcp`;
+    return mcp;
+  };
+  ({ server: mcpServer, url: mcpUrl } = await listenStateless(tools));
   const mcpCap = async (toolName: string, priceMinor: string, name = toolName) =>
     (await t.provider.capabilities.publish({ name, description: `cli ${name}`, protocol: 'mcp', toolName, priceMinor, category: 'cli-mcp', endpoint: mcpUrl })).capability.id;
   caps.stats = await mcpCap('text_stats', '100');

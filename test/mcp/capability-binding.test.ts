@@ -6,11 +6,9 @@
  * gateway.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../src/sdk/buyer/index.js';
 import { AgentpayError } from '../../src/sdk/errors.js';
@@ -19,7 +17,7 @@ import { CAPABILITY_META, createSellerPayments, paidToolCallback, registerPaidTo
 import { signObject } from '../../src/sdk/signing.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
-import { money, moved } from './helpers.js';
+import { listenStateless, money, moved } from './helpers.js';
 
 let t: TestGateway;
 let seller: SellerPayments;
@@ -53,17 +51,7 @@ beforeAll(async () => {
   caps.expensive = await publish('misadvertised', '400');
   caps.unlisted = await publish('unlisted', '20');
   seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {} });
-  server = http.createServer((req, res) => {
-    const mcp = tools();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    mcp.connect(transport).then(() => transport.handleRequest(req, res)).catch(() => res.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  ({ server, url } = await listenStateless(tools));
 });
 afterAll(async () => {
   server?.closeAllConnections();

@@ -51,12 +51,18 @@ export async function connectStdio(t: TestGateway, capability: LaunchableCapabil
   return { client, close: () => client.close() };
 }
 
-/** The fixture server over streamable HTTP (stateless, JSON responses) on 127.0.0.1, and a client. */
-export async function connectHttp(t: TestGateway, capabilityId: string, runs: Record<string, number> = {}): Promise<Connected & { url: string }> {
-  const seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca });
+/**
+ * An MCP server over stateless streamable HTTP (JSON responses) on 127.0.0.1: a new server and
+ * transport per request, as the SDK's stateless example does. `first` may answer a request
+ * itself (return true), e.g. through a shared stateful transport.
+ */
+export async function listenStateless(
+  newServer: () => McpServer,
+  first?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean,
+): Promise<{ server: http.Server; url: string }> {
   const server = http.createServer((req, res) => {
-    // stateless: one server and transport per request, as the SDK's stateless example does
-    const mcp = weatherServer(seller, capabilityId, runs);
+    if (first?.(req, res)) return;
+    const mcp = newServer();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -65,7 +71,13 @@ export async function connectHttp(t: TestGateway, capabilityId: string, runs: Re
     mcp.connect(transport).then(() => transport.handleRequest(req, res)).catch(() => res.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` };
+}
+
+/** The fixture server over streamable HTTP (stateless, JSON responses) on 127.0.0.1, and a client. */
+export async function connectHttp(t: TestGateway, capabilityId: string, runs: Record<string, number> = {}): Promise<Connected & { url: string }> {
+  const seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca });
+  const { server, url } = await listenStateless(() => weatherServer(seller, capabilityId, runs));
   const client = new Client({ name: 'test-buyer', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return {

@@ -8,11 +8,9 @@
  * HTTPS gateway.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../src/sdk/buyer/index.js';
@@ -20,7 +18,7 @@ import { payingCallTool } from '../../src/sdk/mcp/buyer.js';
 import { createSellerPayments, registerPaidTool, type SellerPayments } from '../../src/sdk/mcp/seller.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
-import { money, moved } from './helpers.js';
+import { listenStateless, money, moved } from './helpers.js';
 
 let t: TestGateway;
 let seller: SellerPayments;
@@ -52,18 +50,10 @@ beforeAll(async () => {
   });
   capabilityId = capability.id;
   seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {} });
-  server = http.createServer((req, res) => {
-    const mcp = weatherTools();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    mcp.connect(transport).then(() => transport.handleRequest(req, res)).catch(() => res.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  let url: string;
+  ({ server, url } = await listenStateless(weatherTools));
   client = new Client({ name: 'host', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   // what every MCP host does first: the client now checks structuredContent against the advertised schemas
   const { tools } = await client.listTools();
   expect(tools.find((x) => x.name === 'exact')?.outputSchema).toMatchObject({ additionalProperties: false, required: ['city', 'unit'] });

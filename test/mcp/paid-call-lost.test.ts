@@ -6,8 +6,6 @@
  * is why docs/sdk.md says to keep the buyer's `timeout` above the seller's handler time limit.
  * Streamable HTTP on 127.0.0.1 (stateless, and a stateful session) with a real HTTPS gateway.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -21,6 +19,7 @@ import { payingCallTool } from '../../src/sdk/mcp/buyer.js';
 import { createSellerPayments, registerPaidTool, type SellerPayments } from '../../src/sdk/mcp/seller.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
+import { listenStateless } from './helpers.js';
 
 let t: TestGateway;
 let seller: SellerPayments;
@@ -49,19 +48,13 @@ async function serve(stateful: boolean): Promise<Served> {
     await mcp.connect(transport);
     shared = { mcp, transport };
   }
-  const server = http.createServer((req, res) => {
-    if (shared) return void shared.transport.handleRequest(req, res);
-    const mcp = slowServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
-    });
-    mcp.connect(transport).then(() => transport.handleRequest(req, res)).catch(() => res.destroy());
+  const { server, url } = await listenStateless(slowServer, (req, res) => {
+    if (!shared) return false;
+    void shared.transport.handleRequest(req, res);
+    return true;
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    url,
     async close() {
       await shared?.mcp.close();
       server.closeAllConnections();
