@@ -45,19 +45,13 @@ export function signed(secret: string, body: object, atMs: number): { body: stri
   return { body: text, headers: { [SANDBOX_SIGNATURE_HEADER]: signWebhook(secret, text, atMs) } };
 }
 
-/**
- * A fresh provider with a settlement wallet funded by sandbox credit and destinations registered
- * for both assets, both usable now: the second asset's first destination is frozen for 24 hours
- * like a change, so the fixture dates its freeze back (a provider onboarded days ago) rather
- * than move the shared clock.
- */
+/** A fresh provider with a settlement wallet funded by sandbox credit and destinations registered for both assets. */
 export async function payee(t: TestGateway, fundMinor = '10000') {
   const s = await t.newProvider({ name: `Payee ${Math.random().toString(36).slice(2, 7)}` });
   if (fundMinor !== '0') await s.client.wallets.fund(s.walletId, fundMinor);
   await s.client.payouts.setDestination(s.id, { destination: 'ext_bank_0001' });
   const usdc = `0x${'ab'.repeat(20)}`;
   await s.client.payouts.setDestination(s.id, { destination: usdc });
-  t.gw.store.raw.prepare('UPDATE payout_destinations SET usable_at = created_at WHERE provider_id = ?').run(s.id);
   return { ...s, usdcAddress: usdc };
 }
 

@@ -1,12 +1,12 @@
 /**
  * Payout destinations: where a provider's payouts go, one per asset and chain (a USD
  * bank account reference serves bank_transfer and ach; a USDC address on Base serves
- * usdc_base). The provider's very first destination is usable at once (onboarding). A
- * change, and equally a first destination for an asset when the provider already has one
- * for another asset (money that went to its bank could now go to a new USDC address),
- * freezes payouts on that asset's rails for the cooldown (24 h), whatever the address,
- * and raises a `payout_destination.changed` event: a stolen key cannot redirect money
- * unnoticed.
+ * usdc_base). The first registration for an asset is usable at once (the spec); a change
+ * freezes payouts on that asset's rails for the cooldown (24 h), whatever the address, and
+ * raises a `payout_destination.changed` event: a stolen key cannot redirect money unnoticed.
+ * A first destination for an asset when the provider already has one for another asset
+ * raises the same event (money that went to its bank could now go to a new USDC address),
+ * without a freeze.
  * The same address in another letter case is not a change. Bank destinations are
  * external account references (`ext_…`), never account numbers.
  */
@@ -57,17 +57,19 @@ export class PayoutDestinationService {
       const now = this.ctx.clock.now();
       const current = await r.payoutDestinations.current(providerId, asset, chain);
       if (current && current.normalized === normalized) return { destination: destinationView(current, now), changed: false };
-      // onboarding: only a provider with no destination at all gets one usable at once
-      const redirects = current !== undefined || (await r.payoutDestinations.listCurrent(providerId)).length > 0;
+      // a change freezes; a first registration for this asset is usable at once (the spec), but
+      // alerts when the provider is already paid elsewhere: money could now go to a new asset
+      const changed = current !== undefined;
+      const alert = changed || (await r.payoutDestinations.listCurrent(providerId)).length > 0;
       const row: PayoutDestination = {
         id: this.ctx.ids.next('payoutDestination'), providerId, asset, chain, destination, normalized, createdAt: now,
-        usableAt: redirects ? now + this.settings.destinationCooldownMs : now,
+        usableAt: changed ? now + this.settings.destinationCooldownMs : now,
       };
       await r.payoutDestinations.insert(row);
-      if (redirects) {
+      if (alert) {
         await recordEvent(r, this.ctx, providerId, 'payout_destination.changed', {
           asset, chain: chain || null, rails: railsOf(row), previous: current?.destination ?? null, destination,
-          payoutsFrozenUntil: new Date(row.usableAt).toISOString(),
+          payoutsFrozenUntil: changed ? new Date(row.usableAt).toISOString() : null,
         });
       }
       return { destination: destinationView(row, now), changed: true };
