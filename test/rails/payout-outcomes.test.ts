@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Discrepancy } from '../../src/domain/rails/reconciliation.js';
-import { DAY, entries, expectConserved, payee, railGateway, runJobs } from './helpers.js';
+import { DAY, entries, expectConserved, MINUTE, payee, railGateway, runJobs } from './helpers.js';
 
 const t = await railGateway();
 afterAll(() => t.close());
@@ -200,6 +200,25 @@ describe('the rail job submitting a payout again', () => {
     expect(await world().payoutById(r.body.payout.id)).toBeDefined();
     expect(await s.client.payouts.get(r.body.payout.id)).toMatchObject({ status: 'submitted', externalRef: expect.any(String) });
     expectConserved(t);
+  });
+});
+
+describe('the rail job following submitted payouts', () => {
+  it('pages through all of them: payouts a rail never resolves do not keep newer ones from being confirmed', async () => {
+    // 501 payouts a rail never resolves (references it does not know), older than a real one
+    const insert = t.gw.store.raw.prepare(`INSERT INTO rail_transactions (id, kind, tenant_id, wallet_id, treasury_provider_id, rail, state,
+      rail_amount_minor, rail_currency, usd_amount_minor, external_ref, counterparty, created_at, updated_at)
+      VALUES (?, 'payout', 'prv_stuck', 'wal_stuck', 'sandbox-chain', 'usdc_base', 'submitted', 1, 'USDC', 1, ?, '0xstuck', 0, 0)`);
+    for (let i = 0; i < 501; i++) insert.run(`pay_000000000${String(i).padStart(4, '0')}`, `unknown-ref-${i}`);
+    try {
+      const s = await payee(t);
+      const p = await s.client.payouts.create({ walletId: s.walletId, amountMinor: '2500', rail: 'usdc_base' });
+      t.clock.advance(2 * MINUTE);
+      await runJobs(t);
+      expect((await s.client.payouts.get(p.id)).status).toBe('confirmed');
+    } finally {
+      t.gw.store.raw.prepare("DELETE FROM rail_transactions WHERE tenant_id = 'prv_stuck'").run();
+    }
   });
 });
 

@@ -271,12 +271,19 @@ export class PayoutService {
     return 'confirmed';
   }
 
-  /** Follows every submitted payout; returns how many changed state. */
-  async followAll(): Promise<number> {
-    const open = await this.ctx.store.read((r) => r.railTransactions.listByState('payout', ['submitted'], 500));
+  /**
+   * Follows every submitted payout, a page at a time (so payouts a rail never resolves cannot
+   * keep newer ones from being followed); returns how many changed state.
+   */
+  async followAll(pageSize = 500): Promise<number> {
     let n = 0;
-    for (const t of open) if ((await this.follow(t)) !== 'submitted') n += 1;
-    return n;
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.ctx.store.read((r) => r.railTransactions.listByState('payout', ['submitted'], pageSize, after));
+      for (const t of page) if ((await this.follow(t)) !== 'submitted') n += 1;
+      if (page.length < pageSize) return n;
+      after = page.at(-1)!.id;
+    }
   }
 
   async get(p: Principal, id: string) {

@@ -28,7 +28,7 @@ export interface RailTransactionRepo {
   /** a tenant's, newest first */
   listByTenant(tenantId: string, opts: { kind?: RailTransactionKind; walletId?: string; before?: string; limit: number }): Promise<RailTransaction[]>;
   /** every row of a kind in these states, oldest first */
-  listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number): Promise<RailTransaction[]>;
+  listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number, afterId?: string): Promise<RailTransaction[]>;
   /** every row of a kind, oldest first (reconciliation) */
   listByKind(kind: RailTransactionKind): Promise<RailTransaction[]>;
 }

@@ -33,9 +33,11 @@ export class SqliteRailTransactions implements RailTransactionRepo {
     if (opts.before) conds.push(beforeRow('rail_transactions', opts.before));
     return this.db.select().from(railTransactions).where(and(...conds)).orderBy(desc(sql`rowid`)).limit(opts.limit).all();
   }
-  async listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number) {
-    return this.db.select().from(railTransactions).where(and(eq(railTransactions.kind, kind), inArray(railTransactions.state, [...states])))
-      .orderBy(asc(sql`rowid`)).limit(limit).all();
+  /** by id: ids are time-ordered, so oldest first, and `afterId` pages on from a row */
+  async listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number, afterId?: string) {
+    return this.db.select().from(railTransactions)
+      .where(and(eq(railTransactions.kind, kind), inArray(railTransactions.state, [...states]), afterId === undefined ? undefined : gt(railTransactions.id, afterId)))
+      .orderBy(asc(railTransactions.id)).limit(limit).all();
   }
   async listByKind(kind: RailTransactionKind) {
     return this.db.select().from(railTransactions).where(eq(railTransactions.kind, kind)).orderBy(asc(sql`rowid`)).all();
