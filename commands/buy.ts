@@ -20,7 +20,7 @@ export default class Buy extends BaseCommand<typeof Buy> {
   static override examples = [
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --max-price 50',
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --data \'{"text":"Long document..."}\'',
-    '<%= config.bin %> buy https://127.0.0.1:8443/forecast?city=Lisbon --wallet wal_456 --key-file agent.pem --json',
+    '<%= config.bin %> buy "https://127.0.0.1:8443/forecast?city=Lisbon" --wallet wal_456 --key-file agent.pem --json',
     '<%= config.bin %> buy cap_789 --wallet wal_456 --key-file agent.pem --data \'{"text":"Agents pay per call."}\'',
   ];
   static override args = { target: Args.string({ description: 'capability id (cap_…) or URL', required: true }) };

@@ -12,10 +12,10 @@ export default class Publish extends BaseCommand<typeof Publish> {
     'it never changes for a capability id. Prints the capability id and the version hash.',
   ].join('\n');
   static override examples = [
-    '<%= config.bin %> publish --name "Summarize text" --description "Summarizes a document" --protocol rest --price 25 --category text --endpoint https://summarize.example.com/v1/summarize --tags summarization,nlp',
-    '<%= config.bin %> publish --file fixtures/capabilities/rest-summarize.json',
-    '<%= config.bin %> publish --file fixtures/capabilities/mcp-weather.json --price 7',
-    '<%= config.bin %> publish --name "PDF tools" --description "Extract PDF text" --protocol mcp --tool-name extract_pdf_text --price 10 --category documents --package-args="-y @example/pdf-tools-mcp@2.4.1" --package-version 2.4.1',
+    '<%= config.bin %> publish --name "Summarize text" --description "Summarizes a document" --protocol rest --price 25 --category text --endpoint https://summarize.example.com/v1/summarize --tags summarization,nlp --as provider',
+    '<%= config.bin %> publish --file fixtures/capabilities/rest-summarize.json --as provider',
+    '<%= config.bin %> publish --file fixtures/capabilities/mcp-weather.json --price 7 --as provider',
+    '<%= config.bin %> publish --name "PDF tools" --description "Extract PDF text" --protocol mcp --tool-name extract_pdf_text --price 10 --category documents --package-args="-y @example/pdf-tools-mcp@2.4.1" --package-version 2.4.1 --as provider',
   ];
   static override flags = {
     file: Flags.string({ description: 'capability JSON (the body of POST /v1/capabilities); flags override its fields' }),

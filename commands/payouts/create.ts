@@ -8,8 +8,8 @@ export default class PayoutsCreate extends BaseCommand<typeof PayoutsCreate> {
   static override description =
     'The wallet is debited at once and the payout is submitted; it is confirmed minutes later on usdc_base, in 1 to 2 business days on bank rails, or returned (and re-credited). Pass the same --idempotency-key to retry safely: the same key and request never pay twice. Without one a new key is made for this run; if no answer comes back (network error, gateway failure), the error says the payout may have been made and names the key to retry with.';
   static override examples = [
-    '<%= config.bin %> payouts create --amount 5000 --rail ach',
-    '<%= config.bin %> payouts create --amount 5000 --rail usdc_base --idempotency-key march-payout',
+    '<%= config.bin %> payouts create --amount 5000 --rail ach --as provider',
+    '<%= config.bin %> payouts create --amount 5000 --rail usdc_base --idempotency-key march-payout --as provider',
   ];
   static override flags = {
     amount: Flags.string({ description: 'integer USD minor units, e.g. 5000 for 50.00' }),

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
 import { requireBaseUrl } from '../../src/cli/client.js';
-import { EXIT } from '../../src/cli/errors.js';
+import { CliError, EXIT } from '../../src/cli/errors.js';
 import {
   fetchReceipt,
   readPublicKeyFile,
@@ -45,7 +45,7 @@ export default class ReceiptsVerify extends BaseCommand<typeof ReceiptsVerify> {
     const key: VerifyInput['key'] = async (keyId) => {
       if (fixedKey) return { publicKeyPem: fixedKey, from: 'file', baseUrl: null };
       // the key route is public: no API key needed to check a receipt from a file
-      const baseUrl = requireBaseUrl(this.connection());
+      const baseUrl = offlineHint(() => requireBaseUrl(this.connection()));
       const k = await receiptKey(() => this.client({ auth: false }), baseUrl, keyId);
       return k && { ...k, baseUrl };
     };
@@ -57,5 +57,19 @@ export default class ReceiptsVerify extends BaseCommand<typeof ReceiptsVerify> {
 
     this.out.result(verdict, () => verdictText(verdict));
     if (!verdict.valid) this.exit(EXIT.REFUSED);
+  }
+}
+
+/** Without a gateway, a receipt file can still be checked offline against its key's PEM. */
+function offlineHint<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (!(e instanceof CliError) || e.code !== 'NO_GATEWAY') throw e;
+    throw new CliError(e.code, `${e.message} to fetch the receipt key from`, {
+      exit: e.exit,
+      details: e.details,
+      tryNext: `check it offline with the receipt key: agentpay receipts verify FILE --public-key KEY.pem; or ${e.tryNext ?? 'log in to a gateway'}`,
+    });
   }
 }

@@ -64,8 +64,10 @@ export const notEmpty = (v: string) => (v.trim() ? true : 'required');
 
 /** Where a local gateway (no mail server) writes the tokens it mails: its DATA_DIR/outbox.jsonl. */
 export function localOutbox(conn: Connection): string | undefined {
-  const local = conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local');
-  return local ? outboxPath(conn.dataDir!) : undefined;
+  if (conn.dataDir && (conn.sources.baseUrl === 'data-dir' || conn.sources.baseUrl === 'local')) return outboxPath(conn.dataDir);
+  // a profile saved from a local gateway follows that gateway (its data dir), so its outbox too
+  if (conn.profileDataDir && conn.sources.baseUrl === 'profile') return outboxPath(conn.profileDataDir);
+  return undefined;
 }
 
 /** `--password-stdin`: all of stdin but one trailing newline; empty is a usage error. */

@@ -243,7 +243,9 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
   const next: Record<string, string> = {
     PRICE_ABOVE_CLIENT_LIMIT: `raise --max-price (the price is ${String(e.details.amountMinor)}), or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? 'N'}`,
     WALLET_PROVIDER_PAUSED: `resume the seller for this wallet: agentpay wallets resume-provider ${o.walletId} --provider PROVIDER_ID`,
-    APPROVAL_REQUIRED: `a person must approve the spend${typeof e.body.approvalId === 'string' ? ` (approval ${e.body.approvalId})` : ''}; then run buy again once`,
+    APPROVAL_REQUIRED: typeof e.body.approvalId === 'string'
+      ? `a person must approve the spend: agentpay approvals approve ${e.body.approvalId} (or review it in agentpay approvals); then run buy again once`
+      : 'a person must approve the spend: agentpay approvals; then run buy again once',
     INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--base-url)',
     INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
     CHALLENGE_MISMATCH: `the seller at this address sells ${String(e.details.challengeCapabilityId)}, not ${String(e.details.capabilityId)}: check the capability (agentpay capabilities show ${String(e.details.capabilityId)}) and report it to its seller`,
@@ -336,6 +338,8 @@ export function buyText(r: BuyResult): string {
 export function failureNote(r: BuyResult): string | undefined {
   if (r.ok) return undefined;
   const answered = r.status === null ? `The tool ${r.tool ?? ''} answered a tool error` : `The seller answered ${r.status}`;
-  if (r.receipt?.status === 'failed') return `${answered}; the call failed and the hold was refunded (receipt ${r.receipt.id}).`;
+  if (r.receipt?.status === 'failed') return `${answered}; the call failed and the hold was refunded (receipt ${r.receipt.id}): nothing was paid.`;
+  // no receipt: the seller refused before charging (a 4xx to the call itself, or no price asked)
+  if (!r.receipt) return `${answered}; nothing was paid.`;
   return `${answered}.`;
 }

@@ -61,8 +61,8 @@ export function devBanner(r: ReadyInfo, mode: string, cwd: string = process.cwd(
       `  provider     ${r.provider.id}  key ${r.provider.apiKey}  settlement wallet ${r.provider.walletId}`,
       '',
       `Next, in another terminal in this directory (the CLI finds ${isDefaultDir ? './.agentpay' : 'the gateway through --data-dir'}):`,
-      `  agentpay wallets create --owner-type agent --owner-id my-agent --generate-key --key-file my-agent.pem${dirFlag}`,
-      `  agentpay wallets fund WALLET_ID --amount 1000${dirFlag}`,
+      `  npx agentpay wallets create --owner-type agent --owner-id my-agent --generate-key --key-file my-agent.pem${dirFlag}`,
+      `  npx agentpay wallets fund WALLET_ID --amount 1000${dirFlag}`,
     );
   }
   lines.push('', 'Press Ctrl-C to stop.');

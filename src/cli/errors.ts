@@ -311,7 +311,7 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
     case 'INSUFFICIENT_FUNDS':
       return tryForInsufficientFunds(e, ctx);
     case 'WALLET_FROZEN':
-      return 'unfreeze it: agentpay wallets unfreeze WALLET_ID';
+      return `unfreeze it: agentpay wallets unfreeze ${typeof e.details.walletId === 'string' ? e.details.walletId : 'WALLET_ID'}`;
     case 'CAPABILITY_NOT_FOUND':
       return 'find one with: agentpay search QUERY (your own: agentpay capabilities list)';
     case 'PROVIDER_NOT_FOUND':
@@ -349,7 +349,7 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
 }
 
 /** API routes that gateway messages name, as the CLI commands that do the same. */
-const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: string }> = [
+const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: string | ((message: string) => string) }> = [
   {
     route: /PUT \/v1\/providers\/[^/\s]+\/payout-destination/g,
     command: 'agentpay payouts destination set',
@@ -358,7 +358,14 @@ const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: 
   {
     route: /POST \/v1\/accounts\/password\/forgot/g,
     command: 'agentpay password forgot',
-    tryNext: 'check the email and password; a forgotten one is reset with: agentpay password forgot --email EMAIL, then agentpay password reset --token TOKEN',
+    // the gateway names this route after a wrong login, a used or expired reset token and a taken email:
+    // each gets its own next step
+    tryNext: (message) => {
+      const reset = 'agentpay password forgot --email EMAIL, then agentpay password reset --token TOKEN';
+      if (/^(--)?token:/.test(message)) return `request a new token: ${reset}`;
+      if (/already has an account/.test(message)) return `log in with agentpay login, or reset the password: ${reset}`;
+      return `check the email and password; a forgotten one is reset with: ${reset}`;
+    },
   },
   { route: /GET \/v1\/rail\/providers/g, command: 'agentpay rail providers' },
   { route: /POST \/v1\/wallets\/[^/\s]+\/deposit-address/g, command: 'agentpay wallets deposit-address WALLET_ID' },
@@ -388,8 +395,8 @@ function inCliTerms(e: AgentpayError, ctx: ReportContext): { message: string; fl
   for (const r of ROUTE_COMMANDS) {
     if (!r.route.test(message)) continue;
     r.route.lastIndex = 0;
+    tryNext ??= typeof r.tryNext === 'function' ? r.tryNext(message) : r.tryNext;
     message = message.replace(r.route, r.command);
-    tryNext ??= r.tryNext;
   }
   return { message, ...(flag ? { flag } : {}), ...(tryNext ? { tryNext } : {}) };
 }
@@ -441,10 +448,15 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
   }
   // oclif's own parse errors: unknown flag, missing argument, bad option value
   if (err instanceof Errors.CLIError) {
-    const message = err.message.replace(/\n+See more help with --help$/, '');
+    // a flag value oclif's own parser refused reads "Parsing --limit \n\tExpected an integer ...": one line naming the flag
+    const raw = err.message.replace(/\n+See more help with --help$/, '');
+    const parsing = /^Parsing (--[\w-]+)\s*\n\s*([\s\S]*)$/.exec(raw);
+    const message = parsing
+      ? `${parsing[1]}: ${parsing[2]!.charAt(0).toLowerCase()}${parsing[2]!.slice(1).replace(/\s*\n\s*/g, '; ')}`
+      : raw;
     // oclif's RequiredArgsError lists the missing args (`args: [{name}]`), named in the help's usage line in capitals
     const missing = /^Missing \d+ required arg/.test(message) ? (err as { args?: Array<{ name?: unknown }> }).args?.[0]?.name : undefined;
-    const details = typeof missing === 'string' ? { arg: missing.toUpperCase() } : {};
+    const details = typeof missing === 'string' ? { arg: missing.toUpperCase() } : parsing ? { flag: parsing[1] } : {};
     return { code: 'USAGE', message, details, exit: err.oclif?.exit === 0 ? 0 : EXIT.USAGE, tryNext: help };
   }
   // @inquirer/prompts: Ctrl-C or a closed terminal while asking

@@ -276,9 +276,13 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   checkTarget(dir, Boolean(opts.force)); // before any question about the contents
 
   const fromDir = basename(dir).toLowerCase();
-  const nameDefault = validators.name(fromDir) === true ? fromDir : (d.name ?? `my-${template.name}-seller`);
+  const dirIsName = validators.name(fromDir) === true;
+  const nameDefault = dirIsName ? fromDir : (d.name ?? `my-${template.name}-seller`);
+  // As documented, the name defaults to the directory's: without a terminal to ask on, take it
+  // rather than refuse (a directory that is no valid package name still needs --name).
+  const nameGiven = opts.name ?? (dirIsName && !canPrompt() ? fromDir : undefined);
   const values: TemplateValues = {
-    name: await valueOf('name', opts.name, nameDefault, 'Name (npm package and capability name)', yes),
+    name: await valueOf('name', nameGiven, nameDefault, 'Name (npm package and capability name)', yes),
     priceMinor: await valueOf('priceMinor', opts.price, d.priceMinor ?? '100', 'Price per call in integer minor units (100 = 1.00 USD)', yes),
     category: await valueOf('category', opts.category, d.category ?? 'general', 'Category (searched by exact match)', yes),
     description: await valueOf('description', opts.description, d.description ?? template.description, 'Description (what buyers search and read)', yes),

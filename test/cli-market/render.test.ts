@@ -109,7 +109,11 @@ describe('buy text', () => {
   });
 
   it('explains a failed, refunded call', () => {
-    expect(failureNote(result({ status: 503, ok: false, receipt: receipt('rcp_9', 'failed') }))).toBe('The seller answered 503; the call failed and the hold was refunded (receipt rcp_9).');
+    expect(failureNote(result({ status: 503, ok: false, receipt: receipt('rcp_9', 'failed') }))).toBe('The seller answered 503; the call failed and the hold was refunded (receipt rcp_9): nothing was paid.');
+  });
+
+  it('says nothing was paid when the seller refused the call without charging (no receipt)', () => {
+    expect(failureNote(result({ status: 400, ok: false, receipt: null }))).toBe('The seller answered 400; nothing was paid.');
   });
 });
 

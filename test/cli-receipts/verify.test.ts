@@ -189,6 +189,14 @@ describe('agentpay receipts verify: a bad receipt exits 1 and says what is wrong
 });
 
 describe('agentpay receipts verify: usage and reachability', () => {
+  it('with no gateway configured is NO_GATEWAY (exit 3) whose next step is the offline check with --public-key', async () => {
+    const path = file('nogateway.json', receiptText());
+    const r = await cli(['receipts', 'verify', path], { configDir: tempDir() });
+    expect(r.exitCode).toBe(3);
+    expect(r.stderr).toContain('error NO_GATEWAY:');
+    expect(r.stderr).toMatch(/^Try: check it offline with the receipt key: agentpay receipts verify FILE --public-key KEY\.pem/m);
+  });
+
   it('a path that is neither a file nor a receipt id is a usage error (exit 2)', async () => {
     const r = await verify(['no-such-file.json', '--json']);
     expect(r.exitCode).toBe(2);

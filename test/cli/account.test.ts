@@ -5,6 +5,8 @@
 import { statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localOutbox } from '../../src/cli/account.js';
+import { outboxPath } from '../../src/domain/mailer.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli, json, removeTempDirs, tempDir } from './helpers.js';
 
@@ -154,6 +156,9 @@ describe('agentpay signup', () => {
     const again = await cli(['password', 'reset', ...gw, '--token', token, '--password', 'another phrase here'], { configDir: tempDir() });
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain('error VALIDATION_FAILED: --token: is not a valid reset token, or was already used; request a new one with agentpay password forgot');
+    // the next step fits a used token, not a wrong login
+    expect(again.stderr).toMatch(/Try: request a new token: agentpay password forgot --email EMAIL/);
+    expect(again.stderr).not.toContain('check the email and password');
   });
 
   it('reads the password from stdin with --password-stdin (out of argv), and refuses an empty stdin', async () => {
@@ -188,5 +193,15 @@ describe('agentpay signup', () => {
     const r = await cli(['signup', ...gw, '--signup-id', started.signup.id, '--token', 'wrong-token'], { configDir: tempDir() });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toMatch(/^error [A-Z_]+: /);
+  });
+});
+
+describe('localOutbox', () => {
+  it("names the outbox of a local gateway reached through --data-dir, ./.agentpay or a profile saved from it, and of no other", () => {
+    expect(localOutbox({ dataDir: '/d', sources: { baseUrl: 'data-dir' } })).toBe(outboxPath('/d'));
+    expect(localOutbox({ dataDir: '/d', sources: { baseUrl: 'local' } })).toBe(outboxPath('/d'));
+    expect(localOutbox({ profileDataDir: '/p', sources: { baseUrl: 'profile' } })).toBe(outboxPath('/p'));
+    expect(localOutbox({ profileDataDir: '/p', sources: { baseUrl: 'env' } })).toBeUndefined();
+    expect(localOutbox({ sources: { baseUrl: 'profile' } })).toBeUndefined();
   });
 });

@@ -114,6 +114,11 @@ describe('agentpay search --limit', () => {
       expect(r.exitCode, r.stdout).toBe(2);
       expect(json(r).error).toMatchObject({ code: 'USAGE', message: expect.stringContaining('--limit') });
     }
+    // a person reads oclif's own refusal (the integer's minimum) on one line naming the flag
+    const human = await run('search', 'pdf', '--limit', '0');
+    expect(human.exitCode).toBe(2);
+    expect(human.stderr).toMatch(/^error USAGE: --limit: expected an integer greater than or equal to 1 but received: 0$/m);
+    expect(human.stderr).not.toContain('Parsing');
     const ok = await run('search', 'pdf', '--limit', '100', '--json');
     expect(ok.exitCode, ok.stderr).toBe(0);
     expect(json(ok).results).toEqual(expect.any(Array));

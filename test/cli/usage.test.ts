@@ -68,6 +68,14 @@ describe('usage error details', () => {
     expect(template.exitCode).toBe(2);
     expect(json(template).error).toMatchObject({ code: 'USAGE', details: { flag: '--template' } });
   });
+
+  it('init without a terminal and without --name takes the directory\'s name, as documented', async () => {
+    const cwd = tempDir('agentpay-init-');
+    const r = await cli(['init', 'weather-api', '--template', 'rest', '--price', '25', '--category', 'weather', '--description', 'Forecasts by city', '--json'], { configDir: cwd, cwd });
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(json(r).values).toMatchObject({ name: 'weather-api', priceMinor: '25' });
+    expect(JSON.parse(readFileSync(join(cwd, 'weather-api', 'package.json'), 'utf8')).name).toBe('weather-api');
+  });
 });
 
 describe('a topic without a command', () => {

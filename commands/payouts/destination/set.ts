@@ -7,8 +7,8 @@ export default class PayoutsDestinationSet extends BaseCommand<typeof PayoutsDes
   static override description =
     'The first destination of an asset is usable at once. A change freezes payouts on that asset\'s rails for 24 hours and raises a payout_destination.changed event. The same address in another letter case is not a change. Bank account numbers are never accepted: link the account with your bank provider and register its ext_ reference.';
   static override examples = [
-    '<%= config.bin %> payouts destination set ext_acme_operating',
-    '<%= config.bin %> payouts destination set 0x52908400098527886E0F7030069857D2E4169EE7',
+    '<%= config.bin %> payouts destination set ext_acme_operating --as provider',
+    '<%= config.bin %> payouts destination set 0x52908400098527886E0F7030069857D2E4169EE7 --as provider',
   ];
   static override args = { destination: Args.string({ description: 'ext_… (USD bank rails) or 0x… (USDC on Base)', required: true }) };
   static override flags = {
