@@ -123,9 +123,10 @@ describe('agentpay init with flags, without a terminal', () => {
 
   it('names the missing flag (exit 2) instead of prompting, and writes nothing', async () => {
     const cwd = tempDir('agentpay-init-');
+    // the name defaults to the directory's (docs/cli.md); the next flag with no default is named
     const r = await cli(['init', 'new-seller', '--template', 'rest', '--price', '10'], { configDir: cwd, cwd });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain('error USAGE: --name is required (there is no terminal to ask on)');
+    expect(r.stderr).toContain('error USAGE: --category is required (there is no terminal to ask on)');
     expect(existsSync(join(cwd, 'new-seller'))).toBe(false);
 
     const noDir = await cli(['init', '--template', 'rest'], { configDir: cwd, cwd });
