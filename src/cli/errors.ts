@@ -349,7 +349,7 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
 }
 
 /** API routes that gateway messages name, as the CLI commands that do the same. */
-const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: string | ((message: string) => string) }> = [
+const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: string | ((e: AgentpayError) => string) }> = [
   {
     route: /PUT \/v1\/providers\/[^/\s]+\/payout-destination/g,
     command: 'agentpay payouts destination set',
@@ -358,12 +358,12 @@ const ROUTE_COMMANDS: ReadonlyArray<{ route: RegExp; command: string; tryNext?: 
   {
     route: /POST \/v1\/accounts\/password\/forgot/g,
     command: 'agentpay password forgot',
-    // the gateway names this route after a wrong login, a used or expired reset token and a taken email:
-    // each gets its own next step
-    tryNext: (message) => {
+    // the gateway names this route after a wrong login, a used or expired reset token and a taken email
+    // (told apart by the field they name): each gets its own next step
+    tryNext: (e) => {
       const reset = 'agentpay password forgot --email EMAIL, then agentpay password reset --token TOKEN';
-      if (/^(--)?token:/.test(message)) return `request a new token: ${reset}`;
-      if (/already has an account/.test(message)) return `log in with agentpay login, or reset the password: ${reset}`;
+      if (e.details.field === 'token') return `request a new token: ${reset}`;
+      if (e.code === 'CONFLICT' && e.details.field === 'email') return `log in with agentpay login, or reset the password: ${reset}`;
       return `check the email and password; a forgotten one is reset with: ${reset}`;
     },
   },
@@ -395,7 +395,7 @@ function inCliTerms(e: AgentpayError, ctx: ReportContext): { message: string; fl
   for (const r of ROUTE_COMMANDS) {
     if (!r.route.test(message)) continue;
     r.route.lastIndex = 0;
-    tryNext ??= typeof r.tryNext === 'function' ? r.tryNext(message) : r.tryNext;
+    tryNext ??= typeof r.tryNext === 'function' ? r.tryNext(e) : r.tryNext;
     message = message.replace(r.route, r.command);
   }
   return { message, ...(flag ? { flag } : {}), ...(tryNext ? { tryNext } : {}) };

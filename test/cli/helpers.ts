@@ -4,6 +4,9 @@
  * piped, a private AGENTPAY_CONFIG_DIR, and no AGENTPAY_* variables from outside.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -112,4 +115,48 @@ export async function startGatewayProcess(args: string[], opts: CliOptions): Pro
 /** AGENTPAY_* variables that point the CLI at a test gateway (its URL and CA), with a key if given. */
 export function gatewayEnv(t: { baseUrl: string; dataDir: string }, apiKey?: string): Record<string, string> {
   return { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), ...(apiKey ? { AGENTPAY_API_KEY: apiKey } : {}) };
+}
+
+/** What a gatewayProxy does with one request. */
+export type ProxyRoute =
+  /** pass it on and back */
+  | 'forward'
+  /** pass it on, wait for the gateway's answer, then cut the connection: done, never heard of */
+  | 'drop-reply'
+  /** answer it here, without the gateway */
+  | { status: number; body: unknown };
+
+/** A plain-HTTP proxy on 127.0.0.1 to a test gateway (HTTPS, its CA), `route` deciding per request. */
+export async function gatewayProxy(
+  t: { baseUrl: string; ca: string },
+  route: (req: http.IncomingMessage) => ProxyRoute,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const target = new URL(t.baseUrl);
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const how = route(req);
+      if (typeof how === 'object') {
+        res.writeHead(how.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(how.body));
+        return;
+      }
+      const up = https.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host }, ca: t.ca }, (answer) => {
+        const body: Buffer[] = [];
+        answer.on('data', (c: Buffer) => body.push(c));
+        answer.on('end', () => {
+          if (how === 'drop-reply') return req.socket.destroy();
+          res.writeHead(answer.statusCode!, answer.headers);
+          res.end(Buffer.concat(body));
+        });
+      });
+      up.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }

@@ -4,14 +4,11 @@
  * is not a refusal), the error says the payout may have been made and names that key, and
  * a retry with it answers the same payout: the money goes out once.
  */
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caPath } from '../../src/cli/local-gateway.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { ledgerRows } from '../payments/helpers.js';
-import { cli, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';
+import { cli, gatewayProxy, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';
 
 let t: TestGateway;
 let payee: Awaited<ReturnType<TestGateway['newProvider']>>;
@@ -35,41 +32,20 @@ const tryOf = (r: CliResult) => r.stderr.split('\n').find((l) => l.startsWith('T
 const payoutEntries = () => ledgerRows(t, { walletId: payee.walletId }).map((e) => [e.type, e.amount_minor.toString()]);
 
 /**
- * A plain-HTTP proxy to the gateway. POST /v1/payouts is `forward`ed and its reply cut (the
- * payout is made, the CLI never hears of it), or answered 500 without reaching the gateway.
+ * A proxy to the gateway. POST /v1/payouts is forwarded and its reply cut (the payout is made,
+ * the CLI never hears of it), or answered 500 without reaching the gateway; `keys` collects the
+ * idempotency keys it was sent with.
  */
 async function proxy(onPayout: 'forward-and-drop' | 'answer-500') {
-  const target = new URL(t.baseUrl);
   const keys: string[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const payout = req.method === 'POST' && req.url === '/v1/payouts';
-      if (payout) keys.push(String(req.headers['idempotency-key']));
-      if (payout && onPayout === 'answer-500') {
-        res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error', details: {} }, errorId: 'err_test' }));
-        return;
-      }
-      const up = https.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host }, ca: t.ca }, (answer) => {
-        const body: Buffer[] = [];
-        answer.on('data', (c: Buffer) => body.push(c));
-        answer.on('end', () => {
-          if (payout) return req.socket.destroy();
-          res.writeHead(answer.statusCode!, answer.headers);
-          res.end(Buffer.concat(body));
-        });
-      });
-      up.end(Buffer.concat(chunks));
-    });
+  const p = await gatewayProxy(t, (req) => {
+    if (req.method !== 'POST' || req.url !== '/v1/payouts') return 'forward';
+    keys.push(String(req.headers['idempotency-key']));
+    return onPayout === 'answer-500'
+      ? { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error', details: {} }, errorId: 'err_test' } }
+      : 'drop-reply';
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    keys,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return { ...p, keys };
 }
 
 describe('agentpay payouts create with an unknown outcome', () => {

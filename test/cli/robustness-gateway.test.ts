@@ -5,9 +5,6 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caPath } from '../../src/cli/local-gateway.js';
@@ -20,7 +17,7 @@ import { createBuyer } from '../../src/sdk/buyer/index.js';
 import type { Receipt } from '../../src/sdk/types.js';
 import { fetchTrusting, fundedAgent, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cli, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';
+import { cli, gatewayProxy, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';
 
 let t: TestGateway;
 let seller: RunningSeller;
@@ -49,34 +46,8 @@ describe('agentpay login, many at once', () => {
   });
 });
 
-/**
- * A plain-HTTP proxy to the gateway that forwards POST /v1/wallets, waits for the gateway's
- * answer, then cuts the connection: the wallet exists, the CLI never hears of it.
- */
-async function replyDroppingProxy(): Promise<{ url: string; close(): Promise<void> }> {
-  const target = new URL(t.baseUrl);
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const up = https.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host }, ca: t.ca }, (answer) => {
-        const body: Buffer[] = [];
-        answer.on('data', (c: Buffer) => body.push(c));
-        answer.on('end', () => {
-          if (req.method === 'POST' && req.url === '/v1/wallets') return req.socket.destroy();
-          res.writeHead(answer.statusCode!, answer.headers);
-          res.end(Buffer.concat(body));
-        });
-      });
-      up.end(Buffer.concat(chunks));
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
+/** A proxy to the gateway that cuts POST /v1/wallets after the gateway answered: the wallet exists, the CLI never hears of it. */
+const replyDroppingProxy = () => gatewayProxy(t, (req) => (req.method === 'POST' && req.url === '/v1/wallets' ? 'drop-reply' : 'forward'));
 
 describe('agentpay wallets create', () => {
   const configDir = tempDir();

@@ -30,6 +30,15 @@ async function withSubmit<T>(submit: (orig: PayoutRail['submit']) => PayoutRail[
   }
 }
 
+/** A point a stubbed rail call stops at: `reached` once it is there, `release()` lets it go on. */
+function checkpoint() {
+  let arrive!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => { arrive = r; });
+  const open = new Promise<void>((r) => { release = r; });
+  return { reached, release, async stop() { arrive(); await open; } };
+}
+
 async function rawPayout(apiKey: string, body: unknown) {
   const f = await t.client().http.fetcher();
   const res = await f(`${t.baseUrl}/v1/payouts`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey }, body: JSON.stringify(body) });
@@ -98,24 +107,20 @@ describe('the rail job submitting a payout again', () => {
 
   it('leaves alone a payout whose first submission is still running, so a refusal of that one cannot re-credit what the job sent', async () => {
     const s = await payee(t, '10000');
-    let entered!: () => void;
-    const inSubmit = new Promise<void>((res) => { entered = res; });
-    let release!: () => void;
-    const gate = new Promise<void>((res) => { release = res; });
+    const first = checkpoint();
     let calls = 0;
     const pending = withSubmit(
       (orig) => async (p) => {
         calls += 1;
         if (calls > 1) return orig(p); // the job's resubmission, if it made one, reaches the rail
-        entered();
-        await gate;
+        await first.stop();
         throw new RailUnavailable('payouts', 'the bank refused it');
       },
       async () => {
         const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
-        await inSubmit;
+        await first.reached;
         await runJobs(t);
-        release();
+        first.release();
         return post;
       },
     );
@@ -137,28 +142,23 @@ describe('the rail job submitting a payout again', () => {
     const rail = bank();
     const origSubmit = rail.submit;
     const origStatus = rail.status;
-    const until = async (f: () => boolean) => { for (let i = 0; i < 500 && !f(); i++) await new Promise((r) => setTimeout(r, 10)); expect(f()).toBe(true); };
     try {
       // the new payout's first submission waits, then the rail refuses it outright
-      let releaseFirst!: () => void;
-      const firstGate = new Promise<void>((r) => { releaseFirst = r; });
-      let inFirst = false;
-      rail.submit = async () => { inFirst = true; await firstGate; throw new RailUnavailable('payouts', 'bank briefly down'); };
+      const first = checkpoint();
+      rail.submit = async () => { await first.stop(); throw new RailUnavailable('payouts', 'bank briefly down'); };
       const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
-      await until(() => inFirst);
+      await first.reached;
       // the job lists both submitted payouts, then waits on the rail about the first one
-      let releaseStatus!: () => void;
-      const statusGate = new Promise<void>((r) => { releaseStatus = r; });
-      let inStatus = false;
-      rail.status = async (ref) => { if (ref === pa.externalRef) { inStatus = true; await statusGate; } return origStatus(ref); };
+      const status = checkpoint();
+      rail.status = async (ref) => { if (ref === pa.externalRef) await status.stop(); return origStatus(ref); };
       const job = runJobs(t);
-      await until(() => inStatus);
-      releaseFirst(); // refused: failed and re-credited, 503
+      await status.reached;
+      first.release(); // refused: failed and re-credited, 503
       const r = await post;
       expect(r.status).toBe(503);
       const id = r.body.error.details.payoutId as string;
       rail.submit = origSubmit; // the bank is back before the job reaches its stale copy
-      releaseStatus();
+      status.release();
       await job;
       expect(await world().payoutById(id)).toBeUndefined();
       expect(await s.client.payouts.get(id)).toMatchObject({ status: 'failed' });
@@ -172,22 +172,18 @@ describe('the rail job submitting a payout again', () => {
 
   it('no longer reverses a refused first submission once the job (of another instance) has handed the payout to the rail again', async () => {
     const s = await payee(t, '10000');
-    let entered!: () => void;
-    const inSubmit = new Promise<void>((res) => { entered = res; });
-    let release!: () => void;
-    const gate = new Promise<void>((res) => { release = res; });
+    const first = checkpoint();
     const r = await withSubmit(
       () => async () => {
-        entered();
-        await gate;
+        await first.stop();
         throw new RailUnavailable('payouts', 'the bank refused it');
       },
       async () => {
         const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
-        await inSubmit;
+        await first.reached;
         // what another instance's rail job records before it submits the payout again
         t.gw.store.raw.prepare("UPDATE rail_transactions SET resubmitted_at = 1 WHERE kind = 'payout' AND wallet_id = ?").run(s.walletId);
-        release();
+        first.release();
         return post;
       },
     );

@@ -85,6 +85,9 @@ async function replayable(input: string | URL | Request, init: RequestInit): Pro
   return { url: String(input), init: { ...init, ...(body !== undefined ? { body } : {}) } };
 }
 
+/** What a paid call that got no answer may have done: the REST and MCP buyers say it alike. */
+export const PAID_BUT_UNANSWERED = 'the call may have been paid (see the wallet\'s receipts), and a hold on the wallet may last up to 15 minutes until the seller settles it or the gateway releases it. Do not resend the proof';
+
 /**
  * A request to the seller got no (whole) answer: refused, reset, DNS, TLS. fetch says so with a
  * TypeError in every runtime (also for a body cut off); anything else (the caller's abort, a custom
@@ -94,7 +97,7 @@ async function replayable(input: string | URL | Request, init: RequestInit): Pro
 function unreachable(url: string, error: unknown, paid: boolean): unknown {
   if (!(error instanceof TypeError)) return error;
   const what = paid
-    ? 'after the payment proof was sent: the call may have been paid (see the wallet\'s receipts), and a hold on the wallet may last up to 15 minutes until the seller settles it or the gateway releases it. Do not resend the proof'
+    ? `after the payment proof was sent: ${PAID_BUT_UNANSWERED}`
     : 'before any payment proof was sent; nothing was charged, retry freely';
   return new AgentpayError('SELLER_UNREACHABLE', `could not reach the seller at ${url} ${what}`, { details: { url, paid }, cause: error });
 }

@@ -21,7 +21,7 @@ import { StdioClientTransport, type StdioServerParameters } from '@modelcontextp
 import { ListToolsResultSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../../core/errors.js';
 import { parseAddress } from '../../domain/capabilities.js';
-import type { Buyer } from '../buyer/index.js';
+import { PAID_BUT_UNANSWERED, type Buyer } from '../buyer/index.js';
 import { cancelled, type ApprovalWaitOptions, type Payer } from '../buyer/payer.js';
 import { toError } from '../client/http.js';
 import { AgentpayError } from '../errors.js';
@@ -124,7 +124,7 @@ async function callOnce(client: Client, payer: Payer, params: CallToolRequest['p
 function unanswered(tool: string, challenge: PriceChallenge, error: unknown): AgentpayError {
   if (error instanceof AgentpayError) return error;
   const why = error instanceof Error ? error.message : String(error);
-  return new AgentpayError('SELLER_UNREACHABLE', `the paid call of tool ${tool} got no answer after the payment proof was sent (${why}): the call may have been paid (see the wallet's receipts), and a hold on the wallet may last up to 15 minutes until the seller settles it or the gateway releases it. Do not resend the proof`, {
+  return new AgentpayError('SELLER_UNREACHABLE', `the paid call of tool ${tool} got no answer after the payment proof was sent (${why}): ${PAID_BUT_UNANSWERED}`, {
     details: { tool, paid: true, capabilityId: challenge.capabilityId, ...(error instanceof McpError ? { mcpErrorCode: error.code } : {}) },
     cause: error,
   });
