@@ -12,4 +12,7 @@ export default function setup(): void {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const res = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { cwd: root, encoding: 'utf8' });
   if (res.status !== 0) process.stderr.write(`[global-setup] tsc reported problems (dist/ was still emitted):\n${res.stdout}${res.stderr}\n`);
+  // the command manifest, written once here rather than by the first of many CLI runs at once
+  const manifest = spawnSync(process.execPath, [join(root, 'bin/run.js'), '--version'], { cwd: root, encoding: 'utf8' });
+  if (manifest.status !== 0) process.stderr.write(`[global-setup] agentpay --version failed:\n${manifest.stdout}${manifest.stderr}\n`);
 }
