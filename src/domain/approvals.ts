@@ -5,6 +5,11 @@
  * refuses that purchase (the same or a higher amount) for DENIAL_STANDS_MS. When both
  * an approval and a denial cover a purchase, the later decision (resolvedAt) wins, and
  * the denial on a tie.
+ * A purchase that uses an approval and is then refunded (the call failed, or expired
+ * unresolved) bought nothing, so it gives the approval back: the refund clears `usedAt`
+ * (src/domain/payments/resolution.ts), and the approval covers the next purchase. A purchase
+ * past its in-flight time and not refunded yet is a refund due: its approval covers the next
+ * purchase already, which takes it over, so the later refund finds nothing to give back.
  * Requests belong to the workspace of the wallet; another tenant's are "not found".
  */
 import { AppError } from '../core/errors.js';
@@ -42,7 +47,11 @@ export type ApprovalView = ReturnType<typeof approvalView>;
 
 /** Where a held purchase stands with the approvals of its wallet and capability. */
 export type Standing =
-  /** an approved, unused approval for at least this amount, decided after any denial that covers it: the purchase may use it */
+  /**
+   * an approved, unused approval for at least this amount, decided after any denial that
+   * covers it: the purchase may use it. If its `usedByTransactionId` is set, that purchase is
+   * a refund due, and this one takes the approval over from it
+   */
   | { kind: 'covered'; approval: Approval }
   /** a person denied this purchase (at this amount or less) within DENIAL_STANDS_MS, and approved none covering it since */
   | { kind: 'denied'; approval: Approval; standsUntil: number }
@@ -52,8 +61,12 @@ export type Standing =
 
 export async function standingOf(r: Repos, p: Purchase): Promise<Standing> {
   const same = (a: Approval) => a.currency === p.currency;
-  const approved = await r.approvals.forPurchase(p.walletId, p.capability.id, 'approved');
-  const covering = approved.filter((a) => same(a) && a.usedAt === null && a.amountMinor >= p.amountMinor);
+  const approved = (await r.approvals.forPurchase(p.walletId, p.capability.id, 'approved')).filter((a) => same(a) && a.amountMinor >= p.amountMinor);
+  // one more query only if a purchase used one of them: that purchase may be a refund due
+  const due = approved.some((a) => a.usedByTransactionId !== null)
+    ? new Set((await r.approvals.refundDue(p.walletId, p.capability.id, p.now)).map((a) => a.id))
+    : undefined;
+  const covering = approved.filter((a) => a.usedAt === null || due?.has(a.id));
   const denied = await r.approvals.forPurchase(p.walletId, p.capability.id, 'denied');
   const denials = denied.filter((a) => same(a) && p.amountMinor >= a.amountMinor && a.resolvedAt !== null && p.now < a.resolvedAt + DENIAL_STANDS_MS);
   // a person may have said yes and no to the same purchase (pending requests at two prices):
@@ -94,6 +107,7 @@ export async function requestApproval(r: Repos, ctx: Pick<DomainContext, 'ids'>,
     resolvedBy: null,
     resolvedAt: null,
     usedAt: null,
+    usedByTransactionId: null,
   };
   await r.approvals.insert(approval);
   return approval;

@@ -4,7 +4,8 @@
  * spend from the ledger and the purchase's approvals, lets the pure evaluator decide
  * (deny, budget, allow, approval: docs/policy-language.md § Order), and acts: refuses
  * with POLICY_DENIED, holds with APPROVAL_REQUIRED (keeping the request), or lets the
- * purchase through, using up the approval that covered it. It never moves money.
+ * purchase through, using up the approval that covered it and naming the purchase's
+ * transaction on it, so a refund of that transaction gives it back. It never moves money.
  */
 import { AppError } from '../core/errors.js';
 import { iso } from '../core/clock.js';
@@ -70,15 +71,16 @@ export class PolicyEngine implements PurchasePolicy {
     return { verdict, steps, standing: await standingOf(r, p) };
   }
 
-  async check(r: Repos, p: Purchase): Promise<void> {
+  async check(r: Repos, p: Purchase, transactionId: string): Promise<void> {
     const { verdict, standing } = await this.decide(r, p);
     if (verdict.decision === 'allow') return;
     if (verdict.decision === 'deny') throw policyDenied(verdict, p);
     const matchedRule = verdict.matchedRule;
     switch (standing?.kind) {
       case 'covered':
-        // the one purchase this approval pays for; it commits (or rolls back) with the purchase
-        if (await r.approvals.use(standing.approval.id, p.now)) return;
+        // the one purchase this approval pays for; it commits (or rolls back) with the purchase.
+        // Used already, it is a refund due's (standingOf): taken over only if still that one's
+        if (await r.approvals.use(standing.approval.id, p.now, transactionId, standing.approval.usedByTransactionId)) return;
         break;
       case 'denied': {
         const a = standing.approval;

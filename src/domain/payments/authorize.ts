@@ -99,10 +99,12 @@ export async function authorizePayment(
       });
     }
     const now = ctx.clock.now();
+    // made before the policy check: an approval the purchase uses names its transaction
+    const transactionId = ctx.ids.next('transaction');
     try {
       await deps.policy.check(r, {
         workspaceId: w.tenantId, walletId: w.id, wallet: w, capability, providerId: challenge.providerId, amountMinor, currency: challenge.currency, now,
-      });
+      }, transactionId);
     } catch (e) {
       // commit what the policy wrote (an approval request), nothing else
       if (isAppError(e) && (e.code === 'POLICY_DENIED' || e.code === 'APPROVAL_REQUIRED')) return { refused: e };
@@ -125,7 +127,7 @@ export async function authorizePayment(
       });
     }
     const txn: Transaction = {
-      id: ctx.ids.next('transaction'),
+      id: transactionId,
       nonce: challenge.nonce,
       capabilityId: challenge.capabilityId,
       providerId: challenge.providerId,

@@ -27,8 +27,11 @@ export interface PurchasePolicy {
    * What it writes through `r` commits with the purchase; on one of those two refusals
    * it commits too (an approval request must outlive the refusal that announces it),
    * while nothing else of the purchase is written. Any other error rolls everything back.
+   *
+   * `transactionId` is the id the purchase's transaction gets if it is authorized: what the
+   * policy writes for the purchase (an approval it uses) names it, so a refund can undo it.
    */
-  check(r: Repos, purchase: Purchase): Promise<void>;
+  check(r: Repos, purchase: Purchase, transactionId: string): Promise<void>;
 }
 
 export const allowAll: PurchasePolicy = {

@@ -24,7 +24,11 @@ export function alreadyResolved(txn: Pick<Transaction, 'id' | 'status'>, why = `
   return new AppError('CONFLICT', `transaction ${txn.id} ${why}; a transaction resolves exactly once`, { transactionId: txn.id, status: txn.status });
 }
 
-/** Gives the held amount back to the buyer with a `refund` entry and writes the failed receipt. */
+/**
+ * Gives the held amount back to the buyer with a `refund` entry, gives back the approval the
+ * purchase used (it bought nothing: the approval covers the next purchase) and writes the
+ * failed receipt. Called once per transaction, as it resolves.
+ */
 export async function refundHold(
   r: Repos,
   deps: ResolveDeps,
@@ -42,6 +46,7 @@ export async function refundHold(
     memo: outcome.memo,
   });
   await r.transactions.update(txn.id, { status: outcome.status, failureReason: outcome.reason, resolvedAt: deps.ctx.clock.now() });
+  await r.approvals.giveBack(txn.id);
   return writeReceipt(r, deps, { ...txn, status: outcome.status }, 'failed', outcome.responseHash);
 }
 

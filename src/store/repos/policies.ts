@@ -23,8 +23,23 @@ export interface ApprovalRepo {
   forPurchase(walletId: string, capabilityId: string, status: ApprovalStatus): Promise<Approval[]>;
   /** pending -> approved or denied; false if it was no longer pending (a concurrent resolution won) */
   resolve(id: string, patch: Pick<Approval, 'status' | 'resolvedBy' | 'resolvedAt'>): Promise<boolean>;
-  /** marks an approved, unused approval used; false if it was used already */
-  use(id: string, usedAt: number): Promise<boolean>;
+  /**
+   * Marks an approved approval used by the purchase `transactionId`; false if it was used
+   * already. `takeOverFrom` is the transaction that holds it now, when that purchase is a
+   * refund due (see refundDue); null for an unused one.
+   */
+  use(id: string, usedAt: number, transactionId: string, takeOverFrom: string | null): Promise<boolean>;
+  /**
+   * The refund of `transactionId` gives its approval back (unused again); false if that
+   * purchase used none. One indexed update.
+   */
+  giveBack(transactionId: string): Promise<boolean>;
+  /**
+   * A wallet's approved approvals of a capability used by a purchase that is past its
+   * in-flight time at `now` and not refunded yet: refunds due, as the balance check and the
+   * budgets treat them, so they cover the next purchase before the sweeper runs.
+   */
+  refundDue(walletId: string, capabilityId: string, now: number): Promise<Approval[]>;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { sqliteTable, text, index } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { sqliteTable, text, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { bool, int, json, minor } from './columns.js';
 
 /**
@@ -23,7 +24,10 @@ export const policies = sqliteTable('policies', {
 /**
  * A purchase held for a person. `pending` until approved or denied; an approved one
  * pays for exactly one later purchase (by the wallet, of the capability, up to the
- * amount), which sets `usedAt`.
+ * amount), which sets `usedAt` and `usedByTransactionId`. If that purchase is refunded
+ * (failed or expired) it bought nothing: the refund clears both, and the approval
+ * covers the next purchase. Approvals used before the link existed have `usedAt` only
+ * and stay used.
  */
 export const approvals = sqliteTable('approvals', {
   id: text('id').primaryKey(),
@@ -41,7 +45,12 @@ export const approvals = sqliteTable('approvals', {
   resolvedBy: text('resolved_by'),
   resolvedAt: int('resolved_at'),
   usedAt: int('used_at'),
+  /** the transaction of the purchase that used it; a transaction uses at most one approval */
+  usedByTransactionId: text('used_by_transaction_id'),
 }, (t) => [
   index('approvals_workspace').on(t.workspaceId, t.createdAt),
   index('approvals_purchase').on(t.walletId, t.capabilityId, t.status),
+  // partial: a refund gives its approval back with one lookup here, and the rows of unused
+  // (and pre-link) approvals cost the index nothing
+  uniqueIndex('approvals_used_by').on(t.usedByTransactionId).where(sql`used_by_transaction_id IS NOT NULL`),
 ]);

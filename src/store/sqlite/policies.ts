@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { policies, approvals } from '../schema/index.js';
+import { policies, approvals, transactions } from '../schema/index.js';
 import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
@@ -30,7 +30,8 @@ export class SqlitePolicies implements PolicyRepo {
 }
 
 export class SqliteApprovals implements ApprovalRepo {
-  constructor(private db: Db) {}
+  private readonly s: TableStatements<typeof approvals>;
+  constructor(private db: Db) { this.s = statementsFor(db, approvals); }
   async insert(a: Approval) { this.db.insert(approvals).values(a).run(); }
   async get(id: string) { return this.db.select().from(approvals).where(eq(approvals.id, id)).get(); }
   async listByWorkspace(workspaceId: string, status?: ApprovalStatus) {
@@ -45,9 +46,23 @@ export class SqliteApprovals implements ApprovalRepo {
   async resolve(id: string, patch: Pick<Approval, 'status' | 'resolvedBy' | 'resolvedAt'>) {
     return this.db.update(approvals).set(patch).where(and(eq(approvals.id, id), eq(approvals.status, 'pending'))).run().changes > 0;
   }
-  async use(id: string, usedAt: number) {
-    return this.db.update(approvals).set({ usedAt })
-      .where(and(eq(approvals.id, id), eq(approvals.status, 'approved'), isNull(approvals.usedAt))).run().changes > 0;
+  async use(id: string, usedAt: number, transactionId: string, takeOverFrom: string | null) {
+    const free = takeOverFrom === null ? isNull(approvals.usedAt) : eq(approvals.usedByTransactionId, takeOverFrom);
+    return this.db.update(approvals).set({ usedAt, usedByTransactionId: transactionId })
+      .where(and(eq(approvals.id, id), eq(approvals.status, 'approved'), free)).run().changes > 0;
+  }
+  async giveBack(transactionId: string) {
+    // on every refund: a cached statement through the partial index approvals_used_by
+    return this.s.update({ usedByTransactionId: transactionId }, { usedAt: null, usedByTransactionId: null }) > 0;
+  }
+  async refundDue(walletId: string, capabilityId: string, now: number) {
+    return this.db.select(getTableColumns(approvals)).from(approvals)
+      .innerJoin(transactions, eq(transactions.id, approvals.usedByTransactionId))
+      .where(and(
+        eq(approvals.walletId, walletId), eq(approvals.capabilityId, capabilityId), eq(approvals.status, 'approved'),
+        eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now),
+      ))
+      .orderBy(asc(approvals.createdAt), asc(sql`approvals.rowid`)).all();
   }
 }
 

@@ -1,0 +1,2 @@
+ALTER TABLE `approvals` ADD `used_by_transaction_id` text;--> statement-breakpoint
+CREATE UNIQUE INDEX `approvals_used_by` ON `approvals` (`used_by_transaction_id`) WHERE used_by_transaction_id IS NOT NULL;
