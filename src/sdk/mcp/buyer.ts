@@ -71,9 +71,14 @@ function refusalOf(result: CallToolResult): AgentpayError | null {
 /**
  * Calls a tool and pays for it if the seller asks. A free tool's result comes back as is
  * with `receipt: null`; a tool error from a paid tool is not thrown: it comes back with its
- * failed receipt (the buyer was refunded).
+ * failed receipt (the buyer was refunded). A task-augmented call (`params.task`) is refused
+ * (VALIDATION_FAILED) before anything is sent.
  */
 export async function payingCallTool(client: Client, buyer: Buyer | Payer, params: CallToolRequest['params'], opts: PayingCallOptions = {}): Promise<PaidToolCall> {
+  if (params.task !== undefined) {
+    // a task's result would come later, through tasks/result, without the receipt check; sellers refuse it too
+    throw new AgentpayError('VALIDATION_FAILED', `params.task: a paid tool call does not run as an MCP task; call ${params.name} without params.task (nothing was sent)`, { details: { field: 'params.task' } });
+  }
   const payer = payerOf(buyer);
   const attempt = () => callOnce(client, payer, params, opts);
   return opts.approval ? payer.withApproval(attempt, opts.approval, opts.signal) : attempt();

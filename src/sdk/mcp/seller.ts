@@ -12,7 +12,10 @@
  * - the tool's result is normalized as it will travel, hashed (resultBytes), and the call
  *   completed; `isError`, a throw, or structured content that fails the tool's outputSchema
  *   fail it as provider_error (the buyer is refunded). The receipt goes back in the result's
- *   `_meta["agentpay/receipt"]`.
+ *   `_meta["agentpay/receipt"]`;
+ * - an `isError` result keeps its structuredContent only if that passes the outputSchema: MCP
+ *   clients check it on error results too, and a client that throws loses the failed receipt;
+ * - a task-augmented call (`params.task`) of a paid tool is refused before anything is charged.
  *
  * Structured content is checked twice before the call is settled, as it will be checked after:
  * by the zod outputSchema (McpServer parses it after the callback) and by the JSON Schema that
@@ -20,7 +23,7 @@
  * rejects a result that fails it). Zod accepts what that JSON Schema refuses (an extra key where
  * it says additionalProperties: false, a defaulted field left out where it says required): such
  * a result would be paid for and then thrown away by the buyer's client, so it fails instead.
- * The result is sent as the tool returned it (nothing is stripped or filled in).
+ * A successful result is sent as the tool returned it (nothing is stripped or filled in).
  */
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyObjectSchema, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
@@ -28,6 +31,7 @@ import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from 
 import { createSellerPayments, DEFAULT_HANDLER_TIMEOUT_MS, type ImmediateAnswer, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
 import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
+import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
 
 export interface PaidToolOptions {
   /** the seller's gateway connection: one `createSellerPayments(...)` for every tool, or its options */
@@ -52,6 +56,8 @@ export interface PaidToolConfig<InputArgs extends undefined | ZodRawShapeCompat 
 const sellerOf = (s: SellerPayments | SellerOptions): SellerPayments => ('admit' in s ? s : createSellerPayments(s));
 
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+const TASK_CALL_REFUSED = 'this call could not be checked for params.task (a task-augmented call would be charged without an answer): on a server with a task store, register paid tools with registerPaidTool. Nothing was charged';
 
 /**
  * The agentpay layer's own answer (the tool did not run): the REST seller's error body as
@@ -91,6 +97,38 @@ function outputChecksOf(outputSchema: PaidToolOptions['outputSchema']): () => Ou
   };
 }
 
+/**
+ * Why structured content fails the tool's output schema, or null: zod (as McpServer checks it),
+ * then the JSON Schema tools/list advertises (what the buyer's client checks; failing it here
+ * refunds the buyer instead of charging for a result its client rejects).
+ */
+async function outputRefusal(checks: OutputChecks, structuredContent: unknown): Promise<string | null> {
+  const parsed = await safeParseAsync(checks.schema, structuredContent);
+  if (!parsed.success) return getParseErrorMessage(parsed.error);
+  const refused = checks.clientCheck(structuredContent);
+  return refused && `the structured content does not match the tool's advertised output schema (what MCP clients check; return exactly its fields, defaulted ones included): ${refused}`;
+}
+
+/**
+ * A tool error as it is sent: without its structuredContent when that would not pass the tool's
+ * output schema (or the schema cannot be checked). The MCP SDK's client checks structuredContent
+ * against the listed schema on error results too, and throws when it fails: the buyer would lose
+ * the error and its failed receipt (the proof of the refund). The content says what went wrong.
+ */
+async function errorAsSent(result: CallToolResult, outputChecks: () => OutputChecks | undefined): Promise<CallToolResult> {
+  if (result.structuredContent === undefined) return result;
+  let passes: boolean;
+  try {
+    const checks = outputChecks();
+    passes = !checks || (await outputRefusal(checks, result.structuredContent)) === null;
+  } catch {
+    passes = false; // a schema that cannot be converted: nothing is known to pass it
+  }
+  if (passes) return result;
+  const { structuredContent: _dropped, ...sent } = result;
+  return sent;
+}
+
 /** Runs the tool and reduces every way it can end to the one result that is sent, and its hashed bytes. */
 async function run(invoke: () => Promise<unknown>, outputChecks: () => OutputChecks | undefined, timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
   const failed = (text: string, threw: boolean) => {
@@ -123,22 +161,22 @@ async function run(invoke: () => Promise<unknown>, outputChecks: () => OutputChe
   } catch (e) {
     return failed(`the tool returned a result that cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}`, true);
   }
+  if (result.isError) {
+    const sent = await errorAsSent(result, outputChecks);
+    return { result: sent, bytes: sent === result ? bytes : resultBytes(sent), threw: false };
+  }
   let checks: OutputChecks | undefined;
   try {
-    checks = result.isError ? undefined : outputChecks();
+    checks = outputChecks();
   } catch (e) {
     // made on first use, so after the payment was authorized: refund rather than leave it held
     return failed(`the tool's outputSchema cannot be converted to the JSON Schema that tools/list advertises (${e instanceof Error ? e.message : String(e)}); you were refunded`, false);
   }
   if (checks) {
     // McpServer checks this only after the handler returned, when the call would already be paid
-    const check = result.structuredContent === undefined
-      ? { success: false as const, error: 'no structured content was provided' }
-      : await safeParseAsync(checks.schema, result.structuredContent);
-    if (!check.success) return failed(`Output validation error: ${typeof check.error === 'string' ? check.error : getParseErrorMessage(check.error)}`, false);
-    // what the buyer's client will check: failing it here refunds the buyer instead of charging for a result it rejects
-    const refused = checks.clientCheck(result.structuredContent);
-    if (refused) return failed(`Output validation error: the structured content does not match the tool's advertised output schema (what MCP clients check; return exactly its fields, defaulted ones included): ${refused}`, false);
+    if (result.structuredContent === undefined) return failed('Output validation error: no structured content was provided', false);
+    const refused = await outputRefusal(checks, result.structuredContent);
+    if (refused) return failed(`Output validation error: ${refused}`, false);
   }
   return { result, bytes, threw: false };
 }
@@ -146,6 +184,8 @@ async function run(invoke: () => Promise<unknown>, outputChecks: () => OutputChe
 /**
  * Wraps a tool callback so that it runs only for paid calls; register the result with
  * `server.registerTool(name, config, paidToolCallback(cb, {seller, capabilityId, outputSchema}))`.
+ * On a server with a task store, a paid callback runs only for calls that registerPaidTool's
+ * guard saw without `params.task` (task-guard.ts): register paid tools with registerPaidTool there.
  */
 export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat | AnySchema>(cb: ToolCallback<InputArgs>, opts: PaidToolOptions): ToolCallback<InputArgs> {
   const seller = sellerOf(opts.seller);
@@ -155,7 +195,9 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
     const done = track(seller);
     try {
       // (args, extra) for a tool with an inputSchema, (extra) without one
-      const extra = args[args.length - 1] as { _meta?: Record<string, unknown> };
+      const extra = args[args.length - 1] as { _meta?: Record<string, unknown>; taskStore?: unknown };
+      // a task-augmented call would be charged and then answered with an error (task-guard.ts)
+      if (mayBeTaskCall(extra)) return errorResult(TASK_CALL_REFUSED);
       const payment = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
       const admission = await seller.admit(opts.capabilityId, payment);
       if (admission.kind === 'answer') return answerResult(admission, structuredAnswers);
@@ -215,7 +257,8 @@ export async function paidCallsSettled(seller: SellerPayments, opts: { timeoutMs
 
 /**
  * `server.registerTool` for a paid tool: the same config plus `seller` and `capabilityId`.
- * tools/list shows the capability in the tool's `_meta["agentpay/capabilityId"]`.
+ * tools/list shows the capability in the tool's `_meta["agentpay/capabilityId"]`. A call of it
+ * with `params.task` is refused with -32601 before anything is charged (task-guard.ts).
  */
 export function registerPaidTool<OutputArgs extends ZodRawShapeCompat | AnySchema, InputArgs extends undefined | ZodRawShapeCompat | AnySchema = undefined>(
   server: McpServer,
@@ -225,7 +268,9 @@ export function registerPaidTool<OutputArgs extends ZodRawShapeCompat | AnySchem
 ): RegisteredTool {
   const { seller, capabilityId, _meta, ...toolConfig } = config;
   const callback = paidToolCallback(cb, { seller, capabilityId, outputSchema: config.outputSchema });
-  return server.registerTool<OutputArgs, InputArgs>(name, { ...toolConfig, _meta: { ..._meta, [CAPABILITY_META]: capabilityId } }, callback);
+  const tool = server.registerTool<OutputArgs, InputArgs>(name, { ...toolConfig, _meta: { ..._meta, [CAPABILITY_META]: capabilityId } }, callback);
+  guardTaskCalls(server, tool, name);
+  return tool;
 }
 
 export { createSellerPayments, type SellerOptions, type SellerPayments } from '../seller/core.js';
