@@ -7,8 +7,10 @@ export default class Signup extends BaseCommand<typeof Signup> {
   static override description = [
     'Starts a signup, then verifies it with the token: from --token, from the response when the gateway echoes it',
     '(agentpay dev --dev-echo-tokens), or by asking on a terminal. Without a terminal and without a token the signup',
-    'stays pending; verify it later with --signup-id and --token. The new key is saved as a profile (--profile NAME,',
-    'default "default") and made current. Missing values are asked for on a terminal; every one is also a flag.',
+    'stays pending; verify it later with --signup-id and --token. If the email already has an account, the gateway',
+    'answers the same but mails its owner a notice instead of a token: log in or reset the password then. The new',
+    'key is saved as a profile (--profile NAME, default "default") and made current. Missing values are asked for on',
+    'a terminal; every one is also a flag.',
   ].join(' ');
   static override examples = [
     '<%= config.bin %> signup',
@@ -19,7 +21,7 @@ export default class Signup extends BaseCommand<typeof Signup> {
   static override flags = {
     kind: Flags.option({ options: ['workspace', 'provider'] as const, description: 'workspace (buys) or provider (sells)' })(),
     name: Flags.string({ description: 'workspace or provider name' }),
-    email: Flags.string({ description: 'account email; the verification token is sent there' }),
+    email: Flags.string({ description: 'account email; the verification token is sent there (or, if it has an account already, a notice)' }),
     password: Flags.string({ description: 'account password (asked for, hidden, when omitted on a terminal)', exclusive: ['password-stdin'] }),
     'password-stdin': Flags.boolean({ description: 'read the password from stdin (keeps it out of the process list and shell history)' }),
     website: Flags.string({ description: "provider's website" }),

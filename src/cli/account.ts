@@ -94,7 +94,8 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
     const started = await client.signup.start({ kind, name, email, password, ...(website ? { website } : {}) });
     record = started.signup;
     signupId = started.signup.id;
-    // a gateway started with --dev-echo-tokens hands the token back; others mail it
+    // a gateway started with --dev-echo-tokens hands the token back (not for an address that
+    // already has an account: its owner is mailed a notice instead); others mail it
     token ??= started.token;
   }
   if (!token) {
@@ -104,8 +105,8 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
       const pending = record ?? (await client.signup.get(signupId)).signup;
       return { signup: pending, ...outbox, next: `agentpay signup --signup-id ${pending.id} --token TOKEN` };
     }
-    const where = outbox.outbox ? `in ${outbox.outbox}` : record ? `sent to ${record.email}` : 'from the email';
-    token = await askText({ flag: '--token', message: `Verification token (${where})`, validate: notEmpty });
+    const where = outbox.outbox ? `in ${outbox.outbox}` : record ? `mailed to ${record.email}` : 'from the email';
+    token = await askText({ flag: '--token', message: `Verification token (${where}; if the address already has an account, the message says so: log in instead)`, validate: notEmpty });
   }
   const verified = await client.signup.verify({ signupId, token: token.trim() });
   return { ...(record ? { signup: record } : {}), verified, profile: save(conn, verified.apiKey.key, opts.profileName) };
@@ -114,8 +115,12 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
 export function signupText(o: SignupOutcome): string {
   if (!o.verified) {
     const s = o.signup!;
-    // the next step (o.next) is a note for people: the command prints it on stderr
-    return `Signup ${s.id} is ${s.status}: a verification token was sent to ${s.email}${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}.`;
+    // the next step (o.next) is a note for people: the command prints it on stderr. The gateway
+    // answers alike whether or not the address has an account, so the text covers both.
+    return [
+      `Signup ${s.id} is ${s.status}: check the email sent to ${s.email}${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}.`,
+      'It holds the verification token, or, if the address already has an account, says so: then log in (agentpay login --email EMAIL) or reset the password (agentpay password forgot --email EMAIL).',
+    ].join('\n');
   }
   const { tenant, apiKey } = o.verified;
   return [

@@ -1,7 +1,8 @@
 /**
  * A forgotten account password: `password forgot` asks the gateway to mail a one-time reset
  * token, `password reset` sets a new password with it. The gateway answers forgot the same
- * way whether or not the email has an account, so the CLI cannot say either.
+ * way whether or not the email has an account (it mails a notice to an address without one),
+ * so the CLI cannot say either.
  */
 import { localOutbox, notEmpty, passwordFromStdin } from './account.js';
 import { makeClient, type Connection } from './client.js';
@@ -29,7 +30,7 @@ export async function forgotPassword(conn: Connection, opts: { email?: string | 
 
 export function forgotText(o: ForgotOutcome): string {
   if (o.token) return `Reset token for ${o.email}: ${o.token} (echoed by a development gateway; it works once).`;
-  return `If ${o.email} has an account, a one-time reset token was sent to it${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}.`;
+  return `A message was sent to ${o.email}${o.outbox ? ` (a local gateway writes it to ${o.outbox})` : ''}: a one-time reset token if the address has an account, else a note that it has none.`;
 }
 
 export interface ResetOutcome {

@@ -1,17 +1,18 @@
 /**
  * Accounts: the person (email + password) behind a tenant. Logging in mints a new
  * API key that expires after 30 days; a forgotten password is replaced through a
- * mailed one-time token. Neither route discloses whether an email has an account:
- * login answers the same 401 for an unknown email and a wrong password (after the
- * same amount of hashing), and "forgot" always answers ok.
+ * mailed one-time token. Neither route discloses whether an email has an account,
+ * by its answer or by its time: login answers the same 401 for an unknown email and a
+ * wrong password after the same amount of hashing, and "forgot" always answers ok
+ * after sending one message (the token, or a notice that the address has no account).
  */
 import { AppError, validationError } from '../core/errors.js';
 import type { Account, Tenant } from '../store/repos/tenancy.js';
 import type { DomainContext } from './context.js';
 import { issueKey } from './api-keys.js';
 import { hashEmailToken, newEmailToken } from './email-tokens.js';
-import type { Mailer } from './mailer.js';
-import { assertAcceptablePassword, burnPasswordCheck, hashPassword, verifyPassword } from './passwords.js';
+import type { Mailer, NoticeMessage, TokenMessage } from './mailer.js';
+import { assertAcceptablePassword, burnPasswordCheck, hashPassword, prepareBurnPasswordCheck, verifyPassword } from './passwords.js';
 
 export const LOGIN_KEY_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -43,7 +44,10 @@ export interface LoginResult {
 const BAD_LOGIN = 'email or password is wrong; reset a forgotten password with POST /v1/accounts/password/forgot';
 
 export class AccountService {
-  constructor(private ctx: DomainContext, private mailer: Mailer, private opts: EmailTokenOptions) {}
+  constructor(private ctx: DomainContext, private mailer: Mailer, private opts: EmailTokenOptions) {
+    // so that even the first unknown-email login costs no more than a wrong password
+    prepareBurnPasswordCheck();
+  }
 
   async login(input: { email: string; password: string }): Promise<LoginResult> {
     const email = normaliseEmail(input.email);
@@ -60,7 +64,11 @@ export class AccountService {
     });
   }
 
-  /** Always `{ok: true}`; the token is mailed (and echoed in dev) only when the account exists. */
+  /**
+   * Always `{ok: true}`, after one message either way: the token to an account's address
+   * (and echoed by a sandbox gateway), else a notice that the address has no account, so
+   * that a mailer's send time does not tell the two apart.
+   */
   async forgotPassword(input: { email: string }): Promise<{ ok: true; token?: string }> {
     const email = normaliseEmail(input.email);
     const issued = await this.ctx.store.tx(async (r) => {
@@ -72,7 +80,10 @@ export class AccountService {
       await r.passwordResets.insert({ id: this.ctx.ids.next('passwordReset'), accountId: account.id, tokenHash, expiresAt, usedAt: null, createdAt: now });
       return { account, token, expiresAt };
     });
-    if (!issued) return { ok: true };
+    if (!issued) {
+      await this.mailer.send(noAccountMessage(email));
+      return { ok: true };
+    }
     await this.mailer.send(resetMessage(issued.account, issued.token, issued.expiresAt));
     return this.opts.devEchoTokens ? { ok: true, token: issued.token } : { ok: true };
   }
@@ -104,10 +115,10 @@ export class AccountService {
   }
 }
 
-function resetMessage(account: Account, token: string, expiresAt: number) {
+function resetMessage(account: Account, token: string, expiresAt: number): TokenMessage {
   const expires = new Date(expiresAt).toISOString();
   return {
-    kind: 'password_reset' as const,
+    kind: 'password_reset',
     to: account.email,
     subject: 'Reset your agentpay password',
     text: [
@@ -120,5 +131,19 @@ function resetMessage(account: Account, token: string, expiresAt: number) {
     ].join('\n'),
     token,
     expiresAt: expires,
+  };
+}
+
+function noAccountMessage(email: string): NoticeMessage {
+  return {
+    kind: 'password_reset_no_account',
+    to: email,
+    subject: 'agentpay password reset: no account uses this address',
+    text: [
+      `Someone asked to reset the password of an agentpay account with ${email}, but no account uses this address.`,
+      '',
+      'If it was you, you may have signed up with another address; a new account is made with agentpay signup (POST /v1/signup).',
+      'If it was not you, ignore this message.',
+    ].join('\n'),
   };
 }

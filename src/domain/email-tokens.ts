@@ -18,9 +18,15 @@ export function newEmailToken(): EmailToken {
 
 export const hashEmailToken = hashKey;
 
-/** Compares a presented token with a stored hash in constant time. */
+/**
+ * Stored in place of a token hash where no token was ever sent (a signup for an address
+ * that already has an account). It is not a SHA-256, so no token matches it.
+ */
+export const NO_TOKEN = 'none';
+
+/** Compares a presented token with a stored hash in constant time; nothing matches NO_TOKEN. */
 export function tokenMatches(token: string, storedHash: string): boolean {
   const a = Buffer.from(hashKey(token), 'hex');
   const b = Buffer.from(storedHash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return storedHash !== NO_TOKEN && a.length === b.length && timingSafeEqual(a, b);
 }

@@ -58,12 +58,21 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 let dummy: Promise<string> | undefined;
+const dummyHash = () => (dummy ??= hashPassword(randomBytes(16).toString('hex')));
+
 /**
- * Verifies against a throwaway hash, so that "no such account" costs as long as
- * "wrong password" and response times do not disclose which emails have accounts.
+ * Verifies against a throwaway hash (made with the same parameters as every new one),
+ * so that "no such account" costs as long as "wrong password" and response times do
+ * not disclose which emails have accounts.
  */
 export async function burnPasswordCheck(password: string): Promise<false> {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'));
-  await verifyPassword(password, await dummy);
+  await verifyPassword(password, await dummyHash());
   return false;
+}
+
+/** Makes the throwaway hash ahead of the first burnPasswordCheck, which would else cost a hash more. */
+export function prepareBurnPasswordCheck(): void {
+  dummyHash().catch(() => {
+    dummy = undefined; // the next check tries again
+  });
 }

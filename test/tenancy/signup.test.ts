@@ -26,13 +26,15 @@ describe('POST /v1/signup', () => {
     expect(mail.text).toContain(mail.token);
   });
 
-  it('refuses an email that already has an account with 409 CONFLICT and adds no signup', async () => {
+  it('answers an email that already has an account like a new one, but mails its owner a notice, not a token', async () => {
+    // the full set of checks is in signup-enumeration.test.ts
     const { email } = await signUp(t);
-    const before = snapshotDb(t.dataDir).signups!.length;
-    const e = await refusal(t.client().signup.start({ kind: 'provider', name: 'Again', email: email.toUpperCase(), password: PASSWORD }));
-    expect(e).toMatchObject({ code: 'CONFLICT', status: 409 });
-    expect(e.message).toContain('email');
-    expect(snapshotDb(t.dataDir).signups!.length).toBe(before);
+    const res = await t.client().signup.start({ kind: 'provider', name: 'Again', email: email.toUpperCase(), password: PASSWORD });
+    expect(res.token).toBeUndefined();
+    expect(res.signup).toMatchObject({ kind: 'provider', status: 'pending', email, verifiedAt: null, tenantId: null });
+    const notice = readOutbox(t.dataDir).filter((m) => m.signupId === res.signup.id);
+    expect(notice).toMatchObject([{ kind: 'signup_existing_account', to: email }]);
+    expect(notice[0]).not.toHaveProperty('token');
   });
 
   it.each([
@@ -108,7 +110,7 @@ describe('POST /v1/signup/verify', () => {
     expect(await refusal(t.client().signup.get('sgn_doesnotexist'))).toMatchObject({ code: 'NOT_FOUND' });
   });
 
-  it('refuses the second of two signups for one email once the first is verified', async () => {
+  it('refuses the second of two signups for one email once the first is verified (only its token holder learns why)', async () => {
     const email = uniqueEmail('twice');
     const a = await t.client().signup.start({ kind: 'workspace', name: 'A', email, password: PASSWORD });
     const b = await t.client().signup.start({ kind: 'workspace', name: 'B', email, password: PASSWORD });
@@ -140,9 +142,15 @@ describe('POST /v1/signup/resend', () => {
 });
 
 describe('the outbox', () => {
-  it('holds one JSON message per line (its mode is checked in secrets-at-rest.test.ts)', async () => {
+  it('holds one JSON message per line: a token with its expiry, or a notice without either (its mode is checked in secrets-at-rest.test.ts)', async () => {
     await t.client().signup.start({ kind: 'workspace', name: 'Lines', email: uniqueEmail(), password: PASSWORD });
-    for (const line of readOutbox(t.dataDir)) expect(Object.keys(line)).toEqual(expect.arrayContaining(['at', 'kind', 'to', 'subject', 'text', 'token', 'expiresAt']));
+    const lines = readOutbox(t.dataDir);
+    expect(lines.some((l) => l.kind === 'signup_verification')).toBe(true);
+    for (const line of lines) {
+      expect(Object.keys(line)).toEqual(expect.arrayContaining(['at', 'kind', 'to', 'subject', 'text']));
+      const carriesToken = line.kind === 'signup_verification' || line.kind === 'password_reset';
+      expect('token' in line && 'expiresAt' in line).toBe(carriesToken);
+    }
   });
 });
 
