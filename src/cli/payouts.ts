@@ -1,10 +1,13 @@
 /**
- * `payouts create` when no answer says what happened: the request may have reached the
+ * The payout commands' own work (`payouts resolve`, at the end), and `payouts create` when
+ * no answer says what happened: the request may have reached the
  * gateway and paid out. The idempotency key it was sent with makes a retry safe (the same
  * key and request answer the first payout, never a second one), so the error names it.
  */
+import type { AgentpayClient, Payout } from '../sdk/client/index.js';
 import { AgentpayError } from '../sdk/errors.js';
 import { CliError, describeError } from './errors.js';
+import { askChoice, askText } from './prompts.js';
 
 /** Refusals that say for sure what happened: nothing was paid out (a closing gateway runs nothing), or it failed and was re-credited. */
 const KNOWN_OUTCOME = new Set(['TREASURY_UNAVAILABLE', 'COVERAGE_SHORTFALL', 'NOT_SUPPORTED', 'SERVICE_UNAVAILABLE']);
@@ -28,4 +31,40 @@ export function payoutMaybeMade(e: unknown, baseUrl: string, retry: { flags: str
     tryNext: `retry with the same key, which never pays twice: ${again}; or check whether it was made: agentpay payouts list`,
     details: { ...r.details, idempotencyKey: retry.idempotencyKey },
   });
+}
+
+/** `payouts resolve`: what the operator learned from the rail (the gateway's RESOLVE_OUTCOMES). */
+export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
+export type ResolveOutcome = (typeof RESOLVE_OUTCOMES)[number];
+
+/**
+ * `payouts resolve ID` (operator key): closes out a `submitted` payout its rail never resolved.
+ * The outcome and reason are asked on a terminal; a refusal keeps the gateway's code and
+ * message and gets the next step that fits it.
+ */
+export async function resolvePayout(client: AgentpayClient, id: string, input: { outcome?: ResolveOutcome | undefined; reason?: string | undefined }): Promise<Payout> {
+  const outcome = await askChoice({ flag: '--outcome', message: `What did the rail say about ${id}? paid: the money left; failed: it did not`, value: input.outcome, choices: RESOLVE_OUTCOMES });
+  const reason = await askText({ flag: '--reason', message: 'Reason (what the rail told you: who, when, its reference)', value: input.reason });
+  try {
+    return await client.payouts.resolve(id, { outcome, reason });
+  } catch (e) {
+    const tryNext = resolveRefusalNext(e, id, outcome);
+    if (tryNext === undefined) throw e;
+    const r = describeError(e, { baseUrl: client.http.baseUrl });
+    throw new CliError(r.code, r.message, { exit: r.exit, tryNext, details: r.details });
+  }
+}
+
+function resolveRefusalNext(e: unknown, id: string, outcome: ResolveOutcome): string | undefined {
+  if (!(e instanceof AgentpayError)) return undefined;
+  const again = (o: ResolveOutcome) => `agentpay payouts resolve ${id} --outcome ${o} --reason "..." --as operator`;
+  if (e.code === 'RAIL_DISAGREES') {
+    return outcome === 'failed'
+      ? `the rail sent the money: ${again('paid')}; or have the rail correct its record first`
+      : `the money came back: ${again('failed')}, or let the rail job re-credit it`;
+  }
+  if (e.code === 'CONFLICT') {
+    return e.details.status === 'submitted' ? `retry in a moment: ${again(outcome)}` : 'nothing to resolve: the payout has settled as the message says, and a resolution is final';
+  }
+  return undefined;
 }

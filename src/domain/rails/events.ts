@@ -3,6 +3,7 @@
  * Types:
  *   payout_destination.changed  a payout destination changed; payouts on its rails wait
  *   payout.returned             a payout came back and was re-credited
+ *   payout.resolved             (the provider, and the operator) the operator closed out a stuck payout
  *   deposit.held                a USDC deposit is held until the price is back in band
  *   reconciliation.shortfall    (operator) obligations exceed what the rails hold; payouts paused
  *   reconciliation.recovered    (operator) covered again; payouts resumed
@@ -16,7 +17,7 @@ import type { DomainContext } from '../context.js';
 import type { Principal } from '../api-keys.js';
 
 export const EVENT_TYPES = [
-  'payout_destination.changed', 'payout.returned', 'deposit.held', 'reconciliation.shortfall', 'reconciliation.recovered',
+  'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'reconciliation.shortfall', 'reconciliation.recovered',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

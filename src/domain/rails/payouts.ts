@@ -14,6 +14,11 @@
  * a re-submission is never reversed, even when refused, since an earlier attempt may
  * be on its way.
  *
+ * A payout its rail never resolves stays `submitted`; the operator, having asked the rail out
+ * of band, closes it out with `resolve`: `paid` (confirmed; the debit stands) or `failed`
+ * (re-credited as a refused submission is), with a reason, unless the rail's own record
+ * (`lookup`) contradicts that. It races the rail job like any resolution: one wins.
+ *
  * Idempotency: with an `idempotency-key`, the same key and body answer the first
  * payout (however many times, however concurrently: the key is unique per provider and
  * checked inside the debiting transaction); the same key with another body is 409
@@ -31,6 +36,7 @@ import { balanceOf, post } from '../ledger.js';
 import type { WalletService } from '../wallets.js';
 import { RAIL_ASSET, RailUnavailable, type Rail } from './adapters.js';
 import type { RailsSettings } from './config.js';
+import { OPERATOR_TENANT_ID } from '../tenants.js';
 import { recordEvent } from './events.js';
 import { formatPrice, inBand, usdToUsdcUnits } from './pricing.js';
 import type { RailRegistry } from './registry.js';
@@ -46,12 +52,21 @@ export interface PayoutInput {
 
 export type PayoutResult = { payout: ReturnType<typeof payoutView>; replayed: boolean };
 
+/** What the operator found out from the rail: the money left (`paid`) or it did not (`failed`). */
+export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
+export type ResolveOutcome = (typeof RESOLVE_OUTCOMES)[number];
+
+/** The rail's own record of a payout, as the operator's resolution checks it. */
+type RailRecordState = 'submitted' | 'confirmed' | 'returned' | 'none' | 'unavailable';
+
 const unavailable = (service: string, message: string, details: Record<string, unknown> = {}) =>
   new AppError('TREASURY_UNAVAILABLE', `${message}; payouts on this rail are paused, retry later`, { service, ...details });
 
 export class PayoutService {
   /** payouts whose first submission (the only one that may reverse them) is running now */
   private readonly firstSubmissions = new Set<string>();
+  /** payouts being handed to their rail by this process now (first or again) */
+  private readonly submitting = new Set<string>();
 
   constructor(
     private ctx: DomainContext,
@@ -184,6 +199,16 @@ export class PayoutService {
    * refused or failing throws and changes nothing: the rail may hold an earlier attempt.
    */
   async submit(t: RailTransaction, attempt: 'first' | 'again'): Promise<RailTransaction> {
+    // marked while the rail may be taking it: the operator's resolution waits for the answer
+    this.submitting.add(t.id);
+    try {
+      return await this.handOver(t, attempt);
+    } finally {
+      this.submitting.delete(t.id);
+    }
+  }
+
+  private async handOver(t: RailTransaction, attempt: 'first' | 'again'): Promise<RailTransaction> {
     const adapter = this.registry.find(t.treasuryProviderId);
     let sent: { externalRef: string; expectedBy: number };
     try {
@@ -217,19 +242,24 @@ export class PayoutService {
    */
   private async reverse(t: RailTransaction, state: 'failed' | 'returned', reason: string): Promise<boolean> {
     return this.ctx.store.tx(async (r) => {
-      const now = this.ctx.clock.now();
       if (state === 'failed' && (await r.railTransactions.get(t.id))?.resubmittedAt != null) return false;
-      const patch = { state, reason, updatedAt: now, settledAt: now, ...(state === 'failed' ? { idempotencyKey: null } : {}) };
-      if (!(await r.railTransactions.transition(t.id, ['submitted'], patch))) return false;
-      await post(r, this.ctx, {
-        walletId: t.walletId, type: 'payout_return', amountMinor: t.usdAmountMinor!, currency: 'USD', reference: `payout:${t.id}`,
-        memo: state === 'returned' ? `payout returned: ${reason}` : `payout not sent: ${reason}`,
-      });
-      if (state === 'returned') {
-        await recordEvent(r, this.ctx, t.tenantId, 'payout.returned', { payoutId: t.id, amountMinor: t.usdAmountMinor!.toString(), rail: t.rail, reason });
-      }
-      return true;
+      return this.reverseIn(r, t, state, reason);
     });
+  }
+
+  /** `reverse` inside the caller's transaction; false (nothing written) if it was no longer submitted. */
+  private async reverseIn(r: Repos, t: RailTransaction, state: 'failed' | 'returned', reason: string): Promise<boolean> {
+    const now = this.ctx.clock.now();
+    const patch = { state, reason, updatedAt: now, settledAt: now, ...(state === 'failed' ? { idempotencyKey: null } : {}) };
+    if (!(await r.railTransactions.transition(t.id, ['submitted'], patch))) return false;
+    await post(r, this.ctx, {
+      walletId: t.walletId, type: 'payout_return', amountMinor: t.usdAmountMinor!, currency: 'USD', reference: `payout:${t.id}`,
+      memo: state === 'returned' ? `payout returned: ${reason}` : `payout not sent: ${reason}`,
+    });
+    if (state === 'returned') {
+      await recordEvent(r, this.ctx, t.tenantId, 'payout.returned', { payoutId: t.id, amountMinor: t.usdAmountMinor!.toString(), rail: t.rail, reason });
+    }
+    return true;
   }
 
   /**
@@ -283,6 +313,81 @@ export class PayoutService {
       for (const t of page) if ((await this.follow(t)) !== 'submitted') n += 1;
       if (page.length < pageSize) return n;
       after = page.at(-1)!.id;
+    }
+  }
+
+  /**
+   * The operator closes out a payout its rail never resolved, having checked with the rail out
+   * of band: `paid` (the money left: confirmed; the debit written at submission stands) or
+   * `failed` (it did not: re-credited with a `payout_return` entry, as a refused submission is),
+   * in one transaction with the reason and a `payout.resolved` event for the provider and the
+   * operator. Refused (409) unless the payout is `submitted` and not being handed to its rail
+   * by this process right now, and (RAIL_DISAGREES) when the rail's own record contradicts the
+   * outcome: `failed` for a payout the rail paid would pay the provider twice, `paid` for one
+   * it returned would keep the provider's money. A rail that cannot say leaves the operator's
+   * word. The payout is re-read in the transaction, so against the rail job (or a second
+   * operator) exactly one resolution wins; the other is refused and changes nothing.
+   */
+  async resolve(p: Principal, id: string, input: { outcome: ResolveOutcome; reason: string }) {
+    if (p.tenantKind !== 'operator') throw wrongKeyKind(['operator'], 'only the operator resolves a payout by hand');
+    const reason = input.reason.trim();
+    if (reason === '') throw validationError('reason', 'is required: say what the rail told you about this payout (who, when, its reference)');
+    const t = await this.ctx.store.read((r) => r.railTransactions.get(id));
+    if (!t || t.kind !== 'payout') throw new AppError('NOT_FOUND', `payout ${id} not found`, { id });
+    this.assertResolvable(t);
+
+    // the rail's word, outside any transaction (a network call)
+    const rail = await this.railRecord(t);
+    const contradicts = input.outcome === 'failed' ? rail.state === 'confirmed' : rail.state === 'returned';
+    if (contradicts) {
+      const why = input.outcome === 'failed'
+        ? `the rail reports payout ${id} paid (${rail.externalRef}); marking it failed would re-credit money the rail sent: resolve it as paid, or have the rail correct its record first`
+        : `the rail reports payout ${id} returned (${rail.externalRef}): the money came back; resolve it as failed, or let the rail job re-credit it`;
+      throw new AppError('RAIL_DISAGREES', why, { payoutId: id, outcome: input.outcome, railState: rail.state, externalRef: rail.externalRef ?? null });
+    }
+
+    return this.ctx.store.tx(async (r) => {
+      // re-read: the rail job (or another operator) may have resolved it since
+      const current = (await r.railTransactions.get(id))!;
+      this.assertResolvable(current);
+      const recorded = `resolved by the operator: ${reason}`;
+      const now = this.ctx.clock.now();
+      const moved = input.outcome === 'failed'
+        ? await this.reverseIn(r, current, 'failed', recorded)
+        : await r.railTransactions.transition(id, ['submitted'], { state: 'confirmed', reason: recorded, updatedAt: now, settledAt: now });
+      if (!moved) throw this.notResolvable(id, (await r.railTransactions.get(id))!.state);
+      const data = {
+        payoutId: id, outcome: input.outcome, status: input.outcome === 'paid' ? 'confirmed' : 'failed',
+        amountMinor: current.usdAmountMinor!.toString(), rail: current.rail, reason, railRecord: rail.state,
+      };
+      await recordEvent(r, this.ctx, current.tenantId, 'payout.resolved', data);
+      // the operator's copy is the audit trail: which provider, and which key decided
+      await recordEvent(r, this.ctx, OPERATOR_TENANT_ID, 'payout.resolved', { ...data, providerId: current.tenantId, resolvedBy: p.keyId });
+      return payoutView((await r.railTransactions.get(id))!);
+    });
+  }
+
+  private notResolvable(id: string, status: RailTransaction['state']): AppError {
+    return new AppError('CONFLICT', `payout ${id} is already ${status}; only a submitted payout is resolved, once`, { payoutId: id, status });
+  }
+
+  /** Only a submitted payout that this process is not handing to its rail right now. */
+  private assertResolvable(t: RailTransaction): void {
+    if (t.state !== 'submitted') throw this.notResolvable(t.id, t.state);
+    if (this.firstSubmissions.has(t.id) || this.submitting.has(t.id)) {
+      throw new AppError('CONFLICT', `payout ${t.id} is being submitted to its rail right now; retry in a moment`, { payoutId: t.id, status: t.state });
+    }
+  }
+
+  /** The rail's record of the payout by its id: its state, `none`, or `unavailable` when the rail cannot say. */
+  private async railRecord(t: RailTransaction): Promise<{ state: RailRecordState; externalRef?: string }> {
+    const rail = this.registry.find(t.treasuryProviderId)?.payouts;
+    if (!rail) return { state: 'unavailable' };
+    try {
+      const rec = await rail.lookup(t.id);
+      return rec ? { state: rec.state, externalRef: rec.externalRef } : { state: 'none' };
+    } catch {
+      return { state: 'unavailable' };
     }
   }
 

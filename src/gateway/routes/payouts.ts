@@ -1,9 +1,10 @@
 /**
- * Payouts and payout destinations (src/domain/rails/payouts.ts, destinations.ts).
- * docs/api/rails.md.
+ * Payouts and payout destinations (src/domain/rails/payouts.ts, destinations.ts), and the
+ * operator's resolution of a payout its rail never resolved. docs/api/rails.md.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
+import { RESOLVE_OUTCOMES } from '../../domain/rails/payouts.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
 
@@ -29,6 +30,11 @@ const PayoutBody = Type.Object({
 const PayoutHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })),
 });
+
+const ResolveBody = Type.Object({
+  outcome: StringEnum(RESOLVE_OUTCOMES, { description: 'paid: the money left (confirmed); failed: it did not (re-credited)' }),
+  reason: Type.String({ minLength: 1, maxLength: 500, description: 'what the rail said, recorded on the payout and in the events' }),
+}, { additionalProperties: false });
 
 const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
@@ -65,6 +71,13 @@ export default async function payoutRoutes(app: FastifyInstance) {
     '/v1/payouts',
     { config: { scope: 'payouts:write' }, schema: { querystring: ListQuery } },
     async (request) => rails.payouts.list(principal(request), request.query),
+  );
+
+  // the operator closes out a payout its rail never resolved, after asking the rail out of band
+  app.post<{ Params: Params; Body: Static<typeof ResolveBody> }>(
+    '/v1/payouts/:id/resolve',
+    { config: { scope: 'operator' }, schema: { params: Params, body: ResolveBody } },
+    async (request) => ({ payout: await rails.payouts.resolve(principal(request), request.params.id, request.body) }),
   );
 
   app.get<{ Params: Params }>('/v1/payouts/:id', { config: { scope: 'payouts:write' }, schema: { params: Params } }, async (request) => ({

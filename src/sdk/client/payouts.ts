@@ -62,6 +62,13 @@ export class PayoutsApi {
   async get(id: string): Promise<Payout> {
     return (await this.http.request<{ payout: Payout }>('GET', `/v1/payouts/${encodeURIComponent(id)}`)).payout;
   }
+  /**
+   * Operator key: closes out a `submitted` payout its rail never resolved, after checking with
+   * the rail: `paid` (it becomes `confirmed`) or `failed` (re-credited). `reason` is required.
+   */
+  async resolve(id: string, input: { outcome: 'paid' | 'failed'; reason: string }): Promise<Payout> {
+    return (await this.http.request<{ payout: Payout }>('POST', `/v1/payouts/${encodeURIComponent(id)}/resolve`, { body: input })).payout;
+  }
   /** Registers the destination of its asset; a change freezes payouts on that asset's rails for 24 hours. */
   setDestination(providerId: string, input: { destination: string; asset?: 'USD' | 'USDC'; chain?: 'base' }): Promise<{ destination: PayoutDestination; changed: boolean }> {
     return this.http.request('PUT', `${p(providerId)}/payout-destination`, { body: input });
