@@ -1,12 +1,13 @@
 /**
- * The payout commands' own work (`payouts resolve`, at the end), and `payouts create` when
+ * The payout commands' own work (`payouts list` and `payouts resolve`, at the end), and `payouts create` when
  * no answer says what happened: the request may have reached the
  * gateway and paid out. The idempotency key it was sent with makes a retry safe (the same
  * key and request answer the first payout, never a second one), so the error names it.
  */
-import type { AgentpayClient, Payout } from '../sdk/client/index.js';
+import type { AgentpayClient, Payout, PayoutListOptions } from '../sdk/client/index.js';
 import { AgentpayError } from '../sdk/errors.js';
-import { CliError, describeError } from './errors.js';
+import { CliError, describeError, usageError } from './errors.js';
+import { moneyText, renderTable } from './output.js';
 import { askChoice, askText } from './prompts.js';
 
 /** Refusals that say for sure what happened: nothing was paid out (a closing gateway runs nothing), or it failed and was re-credited. */
@@ -31,6 +32,57 @@ export function payoutMaybeMade(e: unknown, baseUrl: string, retry: { flags: str
     tryNext: `retry with the same key, which never pays twice: ${again}; or check whether it was made: agentpay payouts list`,
     details: { ...r.details, idempotencyKey: retry.idempotencyKey },
   });
+}
+
+/** `payouts list --status`: the gateway's PAYOUT_STATUSES. */
+export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
+
+/** `payouts list --stuck`: submitted longer ago than this, by the gateway's clock. */
+export const STUCK_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/** What `payouts list` asks for; `stuck` is `status: submitted` before a day ago. */
+export interface PayoutListFlags {
+  limit?: number | undefined;
+  after?: string | undefined;
+  status?: (typeof PAYOUT_STATUSES)[number] | undefined;
+  submittedBefore?: string | undefined;
+  stuck?: boolean | undefined;
+}
+
+/**
+ * `payouts list`: a provider key's own payouts, or the operator key's view of every provider's.
+ * A workspace key is refused like by the other payout commands. `stuck` is measured on the
+ * gateway's clock (its /health time), the clock the payouts' times come from, not this machine's.
+ */
+export async function listPayoutsForKey(client: AgentpayClient, flags: PayoutListFlags): Promise<{ page: { payouts: Payout[]; nextCursor?: string }; everyProvider: boolean; query: PayoutListOptions }> {
+  const me = await client.auth.whoami();
+  if (me.tenant.kind === 'workspace') {
+    throw usageError("this key belongs to a workspace; payouts are a provider's", "use a provider key for its payouts (--as provider, or --api-key PROVIDER_KEY), or the operator key for every provider's (--as operator)");
+  }
+  const query: PayoutListOptions = {
+    ...(flags.limit ? { limit: flags.limit } : {}),
+    ...(flags.after ? { after: flags.after } : {}),
+    ...(flags.status ? { status: flags.status } : {}),
+    ...(flags.submittedBefore ? { submittedBefore: flags.submittedBefore } : {}),
+  };
+  if (flags.stuck) {
+    const { time } = await client.platform.health();
+    query.status = 'submitted';
+    query.submittedBefore = new Date(Date.parse(time) - STUCK_AFTER_MS).toISOString();
+  }
+  return { page: await client.payouts.list(query), everyProvider: me.tenant.kind === 'operator', query };
+}
+
+/** The operator's view of payouts: whose, which, how much, and since when. */
+export function payoutTableEveryProvider(ps: readonly Payout[], empty = '(no payouts)'): string {
+  return renderTable(ps, [
+    { header: 'PROVIDER', get: (p) => p.providerId },
+    { header: 'ID', get: (p) => p.id },
+    { header: 'AMOUNT', get: (p) => moneyText(p.amountMinor, 'USD') },
+    { header: 'STATUS', get: (p) => p.status },
+    { header: 'SUBMITTED', get: (p) => p.createdAt },
+    { header: 'RAIL', get: (p) => p.rail },
+  ], empty);
 }
 
 /** `payouts resolve`: what the operator learned from the rail (the gateway's RESOLVE_OUTCOMES). */
@@ -63,6 +115,7 @@ function resolveRefusalNext(e: unknown, id: string, outcome: ResolveOutcome): st
       ? `the rail sent the money: ${again('paid')}; or have the rail correct its record first`
       : `the money came back: ${again('failed')}, or let the rail job re-credit it`;
   }
+  if (e.code === 'NOT_FOUND') return 'find the payouts still submitted, with their ids: agentpay payouts list --status submitted --as operator';
   if (e.code === 'CONFLICT') {
     return e.details.status === 'submitted' ? `retry in a moment: ${again(outcome)}` : 'nothing to resolve: the payout has settled as the message says, and a resolution is final';
   }

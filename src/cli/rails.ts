@@ -46,12 +46,6 @@ export async function listDestinations(client: AgentpayClient): Promise<PayoutDe
   return client.payouts.destinations(await ownProvider(client));
 }
 
-/** The provider's payouts, newest first; another kind of key is refused like by the other payout commands. */
-export async function listPayouts(client: AgentpayClient, page: { limit?: number | undefined; after?: string | undefined }): Promise<{ payouts: Payout[]; nextCursor?: string }> {
-  await ownProvider(client);
-  return client.payouts.list({ ...(page.limit ? { limit: page.limit } : {}), ...(page.after ? { after: page.after } : {}) });
-}
-
 /** A payout from the settlement wallet (the key's, unless --wallet) to the registered destination (unless --destination). */
 export async function createPayout(client: AgentpayClient, input: {
   amount: string; rail: (typeof RAIL_NAMES)[number]; wallet?: string | undefined; destination?: string | undefined; provider?: string | undefined; idempotencyKey?: string | undefined;

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { RESOLVE_OUTCOMES } from '../../domain/rails/payouts.js';
+import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from '../../domain/rails/payouts.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
 
@@ -36,9 +36,12 @@ const ResolveBody = Type.Object({
   reason: Type.String({ minLength: 1, maxLength: 500, description: 'what the rail said, recorded on the payout and in the events' }),
 }, { additionalProperties: false });
 
+// a provider key lists its own payouts, the operator key every provider's (to find stuck ones)
 const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
   after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  status: Type.Optional(StringEnum(PAYOUT_STATUSES)),
+  submittedBefore: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'ISO 8601 time: only payouts submitted before it' })),
   ...IgnoredTenantIds,
 }, { additionalProperties: false });
 

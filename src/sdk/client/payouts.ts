@@ -43,6 +43,14 @@ export interface PayoutInput {
   treasuryProviderId?: string;
 }
 
+export interface PayoutListOptions {
+  limit?: number;
+  after?: string;
+  status?: Payout['status'];
+  /** ISO 8601 time: only payouts submitted (created) before it */
+  submittedBefore?: string;
+}
+
 const p = (id: string) => `/v1/providers/${encodeURIComponent(id)}`;
 
 export class PayoutsApi {
@@ -56,7 +64,12 @@ export class PayoutsApi {
     const key = opts.idempotencyKey ?? globalThis.crypto.randomUUID();
     return (await this.http.request<{ payout: Payout }>('POST', '/v1/payouts', { body: input, headers: { 'idempotency-key': key } })).payout;
   }
-  list(opts: { limit?: number; after?: string } = {}): Promise<{ payouts: Payout[]; nextCursor?: string }> {
+  /**
+   * Newest first: a provider key's own payouts, or with the operator key every provider's
+   * (each names its `providerId`). `status` and `submittedBefore` (an ISO time) narrow it:
+   * `{status: 'submitted', submittedBefore: <a day ago>}` finds the stuck ones.
+   */
+  list(opts: PayoutListOptions = {}): Promise<{ payouts: Payout[]; nextCursor?: string }> {
     return this.http.request('GET', '/v1/payouts', { query: { ...opts } });
   }
   async get(id: string): Promise<Payout> {

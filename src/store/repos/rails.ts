@@ -31,6 +31,21 @@ export interface RailTransactionRepo {
   listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number, afterId?: string): Promise<RailTransaction[]>;
   /** every row of a kind, oldest first (reconciliation) */
   listByKind(kind: RailTransactionKind): Promise<RailTransaction[]>;
+  /**
+   * Payouts, newest first: one tenant's or (without `tenantId`) every tenant's, optionally in
+   * one state and created (submitted) before `createdBefore` (epoch ms). Read through the
+   * indexes (rail_tx_state, rail_tx_tenant), never by scanning every payout.
+   */
+  listPayouts(opts: PayoutListQuery): Promise<RailTransaction[]>;
+}
+
+export interface PayoutListQuery {
+  tenantId?: string;
+  state?: RailTransactionState;
+  createdBefore?: number;
+  /** the id of the previous page's last item */
+  before?: string;
+  limit: number;
 }
 
 export interface DepositAddressRepo {

@@ -1,9 +1,9 @@
-import { and, asc, desc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects } from '../schema/index.js';
 import type {
   DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
-  RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
+  PayoutListQuery, RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
 } from '../repos/rails.js';
 
 type Db = BetterSQLite3Database;
@@ -41,6 +41,28 @@ export class SqliteRailTransactions implements RailTransactionRepo {
   }
   async listByKind(kind: RailTransactionKind) {
     return this.db.select().from(railTransactions).where(eq(railTransactions.kind, kind)).orderBy(asc(sql`rowid`)).all();
+  }
+  /**
+   * One tenant's: one query through rail_tx_tenant (or rail_tx_state with a state), sorting
+   * only that tenant's payouts. Every tenant's: one query per state through rail_tx_state,
+   * (kind, state, rowid), which yields each state's newest first without a sort and stops at
+   * the limit; the pages are merged here. A single query over every state would sort every
+   * payout (an IN list on state cannot keep the index's rowid order).
+   */
+  async listPayouts(q: PayoutListQuery) {
+    const conds = (state?: RailTransaction['state']): SQL | undefined => and(
+      eq(railTransactions.kind, 'payout'),
+      q.tenantId === undefined ? undefined : eq(railTransactions.tenantId, q.tenantId),
+      state === undefined ? undefined : eq(railTransactions.state, state),
+      q.createdBefore === undefined ? undefined : lt(railTransactions.createdAt, q.createdBefore),
+      q.before === undefined ? undefined : beforeRow('rail_transactions', q.before),
+    );
+    // rowid comes back as a bigint (safe integers)
+    const page = (state?: RailTransaction['state']) => this.db.select({ row: railTransactions, seq: sql<bigint>`rowid` })
+      .from(railTransactions).where(conds(state)).orderBy(desc(sql`rowid`)).limit(q.limit).all();
+    if (q.tenantId !== undefined || q.state !== undefined) return page(q.state).map((r) => r.row);
+    return railTransactions.state.enumValues.flatMap((state) => page(state))
+      .sort((a, b) => (BigInt(b.seq) > BigInt(a.seq) ? 1 : -1)).slice(0, q.limit).map((r) => r.row);
   }
 }
 
