@@ -21,12 +21,16 @@ export default class Login extends BaseCommand<typeof Login> {
   };
 
   async run(): Promise<void> {
+    const notes: string[] = [];
     const outcome = await login(this.connection({ optionalProfile: true }), {
       email: this.flags.email,
       password: this.flags.password,
       passwordStdin: this.flags['password-stdin'],
       profileName: this.flags.profile,
+      onNote: (n) => notes.push(n),
     });
     this.out.result(outcome, () => loginText(outcome));
+    // which profile is current now, and how to go back: on stderr, so stdout stays the result
+    for (const n of notes) this.out.note(n);
   }
 }

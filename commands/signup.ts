@@ -31,6 +31,7 @@ export default class Signup extends BaseCommand<typeof Signup> {
 
   async run(): Promise<void> {
     const f = this.flags;
+    const notes: string[] = [];
     const outcome = await signup(this.connection({ optionalProfile: true }), {
       signupId: f['signup-id'],
       token: f.token,
@@ -41,8 +42,11 @@ export default class Signup extends BaseCommand<typeof Signup> {
       passwordStdin: f['password-stdin'],
       website: f.website,
       profileName: f.profile,
+      onNote: (n) => notes.push(n),
     });
     this.out.result(outcome, () => signupText(outcome));
+    // which profile is current now, and how to go back: on stderr, so stdout stays the result
+    for (const n of notes) this.out.note(n);
     if (outcome.next) this.out.note(`Next: verify it with the token: ${outcome.next}`);
   }
 }

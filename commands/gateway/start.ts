@@ -61,6 +61,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
         rateLimitWindowMs: f['rate-limit-window-ms'],
         signupRateLimit: f['signup-rate-limit'],
         signupRateLimitWindowMs: f['signup-rate-limit-window-ms'],
+        fromEnv: this.flagsFromEnv(),
       }),
     );
     // listening for SIGINT/SIGTERM before saying ready: a supervisor may stop it the moment it reads the line

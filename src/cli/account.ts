@@ -3,12 +3,14 @@
  * new key as a profile (and making it current), so later commands need no flags.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { outboxPath } from '../domain/mailer.js';
 import type { SignupRecord, SignupVerified, Whoami } from '../sdk/types.js';
 import { makeClient, requireBaseUrl, type Connection } from './client.js';
 import { usageError } from './errors.js';
 import { renderFields } from './output.js';
-import { DEFAULT_PROFILE, saveProfile, type Profile } from './profile.js';
+import { isGatewayDataDir, LOCAL_DATA_DIR } from './local-gateway.js';
+import { DEFAULT_PROFILE, maskKey, saveCurrentProfile, type Profile, type SaveOutcome } from './profile.js';
 import { askChoice, askSecret, askText, canPrompt } from './prompts.js';
 
 export interface SavedProfile {
@@ -28,9 +30,36 @@ function profileFor(conn: Connection, apiKey: string): Profile {
   };
 }
 
-function save(conn: Connection, apiKey: string, profileName: string | undefined): SavedProfile {
+/** Told, on stderr, when saving changed which profile (or key) later commands use. */
+export type NoteSink = (note: string) => void;
+
+function save(conn: Connection, apiKey: string, profileName: string | undefined, onNote: NoteSink | undefined): SavedProfile {
   const name = profileName ?? DEFAULT_PROFILE;
-  return { name, path: saveProfile(name, profileFor(conn, apiKey)) };
+  const profile = profileFor(conn, apiKey);
+  const saved = saveCurrentProfile(name, profile);
+  const note = switchNote(name, profile, saved);
+  if (note) onNote?.(note);
+  return { name, path: saved.path };
+}
+
+/**
+ * One line saying what saving profile `name` changed for later commands, and how to go back; none
+ * when nothing did. Profiles rank above ./.agentpay (docs/cli.md), so the first profile saved in a
+ * directory with a dev gateway takes over from its dev keys: said too.
+ */
+export function switchNote(name: string, profile: Profile, saved: SaveOutcome, cwd: string = process.cwd()): string | undefined {
+  const now = `The current profile is now "${name}", saved in ${saved.path}`;
+  if (saved.previousCurrent === name) {
+    const old = saved.replaced;
+    if (!old || (old.apiKey === profile.apiKey && old.baseUrl === profile.baseUrl)) return undefined;
+    // the same name, another key: the old key is no longer saved anywhere the CLI knows
+    return `Profile "${name}" in ${saved.path} now holds this key, replacing ${maskKey(old.apiKey)} (for ${old.baseUrl}), which stays valid but is no longer saved; keep both next time with --profile NAME`;
+  }
+  if (saved.previousCurrent) return `${now}, instead of "${saved.previousCurrent}"; to go back: agentpay config use ${saved.previousCurrent}`;
+  if (isGatewayDataDir(join(cwd, LOCAL_DATA_DIR))) {
+    return `${now}: commands in this directory now use it instead of ./.agentpay's dev keys; to go back: agentpay config remove ${name} (the key stays valid), or add --data-dir .agentpay to a command`;
+  }
+  return `${now}; to undo: agentpay config remove ${name} (the key stays valid)`;
 }
 
 // ---- signup ----
@@ -47,6 +76,8 @@ export interface SignupOptions {
   passwordStdin?: boolean | undefined;
   website?: string | undefined;
   profileName?: string | undefined;
+  /** told when the saved profile changes what later commands use */
+  onNote?: NoteSink | undefined;
 }
 
 export interface SignupOutcome {
@@ -109,7 +140,7 @@ export async function signup(conn: Connection, opts: SignupOptions): Promise<Sig
     token = await askText({ flag: '--token', message: `Verification token (${where}; if the address already has an account, the message says so: log in instead)`, validate: notEmpty });
   }
   const verified = await client.signup.verify({ signupId, token: token.trim() });
-  return { ...(record ? { signup: record } : {}), verified, profile: save(conn, verified.apiKey.key, opts.profileName) };
+  return { ...(record ? { signup: record } : {}), verified, profile: save(conn, verified.apiKey.key, opts.profileName, opts.onNote) };
 }
 
 export function signupText(o: SignupOutcome): string {
@@ -145,6 +176,8 @@ export interface LoginOptions {
   /** read the password from this file descriptor's text (e.g. "-" for stdin) instead */
   passwordStdin?: boolean | undefined;
   profileName?: string | undefined;
+  /** told when the saved profile changes what later commands use */
+  onNote?: NoteSink | undefined;
 }
 
 export interface LoginOutcome {
@@ -174,7 +207,7 @@ export async function login(conn: Connection, opts: LoginOptions): Promise<Login
   }
   // the key is checked before it is saved: a typo never becomes a profile
   const whoami = await makeClient(conn, { apiKey }).auth.whoami();
-  return { whoami, baseUrl, profile: save(conn, apiKey, opts.profileName), ...(expiresAt ? { expiresAt } : {}) };
+  return { whoami, baseUrl, profile: save(conn, apiKey, opts.profileName, opts.onNote), ...(expiresAt ? { expiresAt } : {}) };
 }
 
 export function loginText(o: LoginOutcome): string {

@@ -11,6 +11,7 @@ import { makeClient, resolveConnection, type Connection } from './client.js';
 import { describeError, type Report } from './errors.js';
 import { DEV_ROLES } from './local-gateway.js';
 import { Output } from './output.js';
+import { flagsFromEnv } from './setting-source.js';
 
 export type CommandFlags<T extends typeof Command> = Interfaces.InferredFlags<T['baseFlags'] & T['flags']>;
 export type CommandArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
@@ -64,6 +65,12 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     return undefined;
   }
 
+  /** The flags whose value came from their environment variable, not the command line (name -> variable). */
+  protected flagsFromEnv(): Map<string, string> {
+    const ctor = this.ctor as typeof AgentpayCommand;
+    return flagsFromEnv(this.argv, { ...ctor.baseFlags, ...ctor.flags } as Record<string, { env?: string; char?: string }>);
+  }
+
   private wantsJson(): boolean {
     const json = (this.flags as { json?: boolean } | undefined)?.json;
     return json ?? this.argv.includes('--json');
@@ -84,6 +91,7 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
       command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(),
       givenFlags,
       commandFlags,
+      envFlags: this.flagsFromEnv(),
     });
     printReport(report, err, this.wantsJson());
     return this.exit(report.exit);

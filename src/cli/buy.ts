@@ -279,7 +279,7 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
   // a URL is called over HTTP; a capability's body is checked once its protocol is known
   let body = isUrl(o.target) ? bodyOf(o, headers) : undefined;
   const gatewayUrl = requireBaseUrl(conn);
-  const ca = conn.ca ? readCa(conn.ca) : undefined;
+  const ca = conn.ca ? readCa(conn.ca, conn) : undefined;
 
   let url = o.target;
   let capabilityId: string | null = null;

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { AgentpayClient } from '../sdk/client/index.js';
 import { CliError, EXIT, usageError } from './errors.js';
 import { gatewayNotRunning, isGatewayDataDir, LOCAL_DATA_DIR, localConnection, runningGateway, type DevRole } from './local-gateway.js';
-import { loadProfiles, profileNotFound } from './profile.js';
+import { configPath, loadProfiles, profileNotFound } from './profile.js';
 
 export interface ConnectionFlags {
   profile?: string | undefined;
@@ -33,6 +33,8 @@ export interface Connection {
   profile?: string;
   /** the data dir whose gateway the profile in use follows (a profile saved from a local gateway) */
   profileDataDir?: string;
+  /** the saved profile that gave the gateway (URL, CA), and the config file holding it: errors name them */
+  gatewayProfile?: { name: string; path: string };
   /** the data dir consulted (--data-dir or ./.agentpay), if any */
   dataDir?: string;
   sources: Partial<Record<'baseUrl' | 'apiKey' | 'ca', Source>>;
@@ -73,13 +75,19 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
   // a profile being saved (login, signup --profile NEW) is on the current profile's gateway, with its own key
   const current = name && !p && file.current ? file.profiles[file.current] : undefined;
   const gatewayOf = p ?? current;
+  let profileLayer: Layer | undefined;
   if (gatewayOf) {
     if (p) conn.profile = name;
     // a profile saved from a dev gateway follows it across restarts on new ports
     const live = gatewayOf.dataDir ? runningGateway(gatewayOf.dataDir) : undefined;
     if (gatewayOf.dataDir) conn.profileDataDir = gatewayOf.dataDir;
-    layers.push({ source: 'profile', baseUrl: live?.baseUrl ?? gatewayOf.baseUrl, apiKey: p?.apiKey, ca: gatewayOf.ca });
+    conn.gatewayProfile = { name: p ? name! : file.current!, path: configPath(env) };
+    profileLayer = { source: 'profile', baseUrl: live?.baseUrl ?? gatewayOf.baseUrl, apiKey: p?.apiKey, ca: gatewayOf.ca };
   }
+  // the profile named ranks above ./.agentpay; the current profile's gateway, lent to a profile being
+  // saved, only below it (docs/cli.md: "from the flags, the environment or ./.agentpay as usual, else
+  // from the current profile")
+  if (p && profileLayer) layers.push(profileLayer);
 
   // ./.agentpay comes last: it is not even read when the sources above give the gateway and the key
   const localDir = join(cwd, LOCAL_DATA_DIR);
@@ -89,6 +97,7 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
     conn.dataDir ??= local.dataDir;
     layers.push({ source: 'local', ...local });
   }
+  if (!p && profileLayer) layers.push(profileLayer);
 
   for (const field of ['baseUrl', 'apiKey'] as const) {
     const layer = layers.find((l) => l[field]);
@@ -119,6 +128,42 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
   return conn;
 }
 
+const EXAMPLE_URL = 'https://127.0.0.1:4402';
+const LOCAL_CA = "a local gateway's is DATA_DIR/tls/ca.pem";
+
+/**
+ * Where the connection's gateway URL or CA came from, as an error names it (the flag, the
+ * environment variable, the profile in its config file, a data dir's file), and how to correct it there.
+ */
+function sourceOf(conn: Connection, field: 'baseUrl' | 'ca'): { name: string; fix: string; details: Record<string, string> } {
+  const url = field === 'baseUrl';
+  switch (conn.sources[field]) {
+    case 'env': {
+      const env = url ? 'AGENTPAY_BASE_URL' : 'AGENTPAY_CA';
+      const what = url ? `a gateway URL such as ${EXAMPLE_URL}` : `the gateway's CA certificate (${LOCAL_CA})`;
+      return { name: env, fix: `set ${env} to ${what}, or unset it (unset ${env})`, details: { env } };
+    }
+    case 'profile': {
+      const { name, path } = conn.gatewayProfile!;
+      const flag = url ? '--base-url URL' : '--ca PATH';
+      return {
+        name: `"${field}" of profile "${name}" in ${path}`,
+        fix: `correct it in ${path}, or save the profile again: agentpay login --profile ${name} ${flag} --api-key KEY`,
+        details: { profile: name, path, field },
+      };
+    }
+    case 'data-dir':
+    case 'local': {
+      const dir = conn.dataDir!;
+      return { name: url ? join(dir, 'gateway.json') : join(dir, 'tls', 'ca.pem'), fix: `restart the gateway on it: npx agentpay dev --data-dir ${dir}`, details: { dataDir: dir } };
+    }
+    default:
+      return url
+        ? { name: '--base-url', fix: `pass one like --base-url ${EXAMPLE_URL}`, details: { flag: '--base-url' } }
+        : { name: '--ca', fix: `pass the gateway's CA with --ca PATH (${LOCAL_CA})`, details: { flag: '--ca' } };
+  }
+}
+
 /** The gateway's URL, or an error saying how to get one. */
 export function requireBaseUrl(conn: Connection): string {
   if (!conn.baseUrl) {
@@ -128,14 +173,16 @@ export function requireBaseUrl(conn: Connection): string {
       tryNext: 'log in to one: agentpay login --base-url URL --api-key KEY, or start a local one: npx agentpay dev',
     });
   }
-  let url: URL;
+  let url: URL | undefined;
   try {
     url = new URL(conn.baseUrl);
   } catch {
-    throw usageError(`the gateway URL ${JSON.stringify(conn.baseUrl)} (from ${conn.sources.baseUrl}) is not a URL`, 'pass one like --base-url https://127.0.0.1:4402');
+    // reported below, with where it came from
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw usageError(`the gateway URL must start with https://, got ${conn.baseUrl}`);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    const from = sourceOf(conn, 'baseUrl');
+    const problem = url ? 'must start with https://' : 'is not a URL';
+    throw usageError(`the gateway URL ${JSON.stringify(conn.baseUrl)} from ${from.name} ${problem}`, from.fix, from.details);
   }
   return conn.baseUrl;
 }
@@ -150,11 +197,15 @@ export function requireApiKey(conn: Connection): string {
   return conn.apiKey;
 }
 
-export function readCa(path: string): string {
+/** The CA certificate at `path`; `conn` (whose CA it is) names where a missing one was set. */
+export function readCa(path: string, conn?: Connection): string {
   if (!existsSync(path)) {
-    throw new CliError('CA_NOT_FOUND', `the CA certificate ${path} does not exist`, {
+    const from = conn ? sourceOf(conn, 'ca') : undefined;
+    const named = from && from.name !== '--ca' ? ` (from ${from.name})` : '';
+    throw new CliError('CA_NOT_FOUND', `the CA certificate ${path}${named} does not exist`, {
       exit: EXIT.UNREACHABLE,
-      tryNext: "pass the gateway's CA with --ca PATH (a local gateway's is DATA_DIR/tls/ca.pem)",
+      tryNext: from?.fix ?? `pass the gateway's CA with --ca PATH (${LOCAL_CA})`,
+      ...(named ? { details: from!.details } : {}),
     });
   }
   return readFileSync(path, 'utf8');
@@ -167,5 +218,5 @@ export function readCa(path: string): string {
 export function makeClient(conn: Connection, opts: { auth?: boolean; apiKey?: string } = {}): AgentpayClient {
   const baseUrl = requireBaseUrl(conn);
   const apiKey = opts.apiKey ?? (opts.auth === false ? undefined : requireApiKey(conn));
-  return new AgentpayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca) } : {}) });
+  return new AgentpayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) });
 }

@@ -74,6 +74,8 @@ export interface ReportContext {
   apiKey?: string;
   /** the gateway data dir the command used, to name it in file and database errors */
   dataDir?: string;
+  /** flags whose value oclif took from their environment variable (flag name -> variable), to name the variable */
+  envFlags?: ReadonlyMap<string, string>;
 }
 
 const NETWORK_CODES = new Set([
@@ -416,6 +418,30 @@ function devCredentialsError(e: DevCredentialsError): CliError {
   });
 }
 
+/**
+ * oclif's refusal of a flag value that came from the flag's environment variable (the flag was
+ * not typed): reported as that variable, which is what the person has to change. `parsed` is a
+ * "--flag: problem" message of a value oclif could not parse; `raw` may instead be oclif's
+ * "Expected --flag=VALUE to be one of: A, B" for an option.
+ */
+function envFlagError(raw: string, parsed: string | undefined, ctx: ReportContext): Report | undefined {
+  if (!ctx.envFlags?.size) return undefined;
+  const option = /^Expected --([\w-]+)=([\s\S]*) to be one of: (.*)$/.exec(raw);
+  const name = option?.[1] ?? (parsed ? /^--([\w-]+):/.exec(parsed)?.[1] : undefined);
+  const env = name === undefined ? undefined : ctx.envFlags.get(name);
+  if (!name || !env) return undefined;
+  const problem = option
+    ? ` must be one of: ${option[3]}, got ${JSON.stringify(option[2])}`
+    : `: ${parsed!.slice(name.length + 3).trimStart()}`;
+  return {
+    code: 'USAGE',
+    message: `the environment variable ${env} (read for --${name})${problem}`,
+    details: { flag: `--${name}`, env },
+    exit: EXIT.USAGE,
+    tryNext: `correct ${env}, or unset it (unset ${env}); a --${name} typed on the command line overrides it`,
+  };
+}
+
 export function describeError(err: unknown, ctx: ReportContext = {}): Report {
   const help = ctx.command ? `${ctx.command} --help` : 'agentpay --help';
   if (err instanceof DevCredentialsError) return describeError(devCredentialsError(err), ctx);
@@ -454,6 +480,8 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
     const message = parsing
       ? `${parsing[1]}: ${parsing[2]!.charAt(0).toLowerCase()}${parsing[2]!.slice(1).replace(/\s*\n\s*/g, '; ')}`
       : raw;
+    const fromEnv = envFlagError(raw, parsing ? message : undefined, ctx);
+    if (fromEnv) return fromEnv;
     // oclif's RequiredArgsError lists the missing args (`args: [{name}]`), named in the help's usage line in capitals
     const missing = /^Missing \d+ required arg/.test(message) ? (err as { args?: Array<{ name?: unknown }> }).args?.[0]?.name : undefined;
     const details = typeof missing === 'string' ? { arg: missing.toUpperCase() } : parsing ? { flag: parsing[1] } : {};

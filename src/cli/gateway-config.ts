@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../gateway/config.js';
 import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
+import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 /** The settings a config file may hold; flags of the same meaning override them. */
 export interface GatewayFileConfig {
@@ -93,8 +94,12 @@ export function checkBooleanEnv(env: NodeJS.ProcessEnv): void {
   }
 }
 
-export function readGatewayConfigFile(path: string): GatewayFileConfig {
-  if (!existsSync(path)) throw usageError(`--config: the file ${path} does not exist`);
+/** `from`: the environment variable that named the file, when it was not --config */
+export function readGatewayConfigFile(path: string, from?: string): GatewayFileConfig {
+  if (!existsSync(path)) {
+    if (!from) throw usageError(`--config: the file ${path} does not exist`);
+    throw usageError(`${from}: the config file ${path} does not exist`, `correct ${from}, or unset it (unset ${from}) to start without a config file`, { flag: '--config', env: from });
+  }
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -138,7 +143,23 @@ export interface GatewayStartInput {
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
+  /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
+  fromEnv?: ReadonlyMap<string, string> | undefined;
 }
+
+/** The settings an error may have to name, with their flag and config file key. */
+const SETTINGS = {
+  mode: { flag: '--mode', key: 'mode' },
+  host: { flag: '--host', key: 'host' },
+  port: { flag: '--port', key: 'port' },
+  httpPort: { flag: '--http-port', key: 'httpPort' },
+  dataDir: { flag: '--data-dir', key: 'dataDir' },
+  tls: { flag: '--tls', key: 'tls' },
+  devEchoTokens: { flag: '--dev-echo-tokens', key: 'devEchoTokens' },
+  logLevel: { flag: '--log-level', key: 'logLevel' },
+  rails: { flag: '--rails', key: 'rails' },
+} as const;
+type Setting = keyof typeof SETTINGS;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -146,17 +167,32 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
  * `--data-dir ""` (an unset shell variable, say) would resolve to the working directory and
  * make it a data dir (database, keys, mode file): refused. `--data-dir .` says so on purpose.
  */
-export function checkDataDirFlag(value: string | undefined): void {
+export function checkDataDirFlag(value: string | undefined, env?: string): void {
   if (value !== undefined && value.trim() === '') {
+    if (env) {
+      throw usageError(`the environment variable ${env} (read for --data-dir) must not be blank: it names the directory for the database, keys and certificate`, `set it to a directory, e.g. ${env}=/var/lib/agentpay, or unset it (unset ${env}) for the default .agentpay`, { flag: '--data-dir', env });
+    }
     throw usageError('--data-dir must not be empty: it names the directory for the database, keys and certificate', 'give a directory, e.g. --data-dir .agentpay (or --data-dir . for this one)', { flag: '--data-dir' });
   }
 }
 
 export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): RunGatewayOptions {
   checkBooleanEnv(env);
-  checkDataDirFlag(input.dataDir);
-  const file = input.config ? readGatewayConfigFile(resolve(cwd, input.config)) : {};
+  const fromEnv = input.fromEnv ?? new Map<string, string>();
+  checkDataDirFlag(input.dataDir, fromEnv.get('data-dir'));
+  const filePath = input.config ? resolve(cwd, input.config) : undefined;
+  const file = filePath ? readGatewayConfigFile(filePath, fromEnv.get('config')) : {};
   const pick = <T>(flag: T | undefined, fromFile: T | undefined, fallback: T): T => (flag !== undefined ? flag : fromFile !== undefined ? fromFile : fallback);
+  /** where a setting's value comes from: its flag (or the flag's default), its environment variable, or the file */
+  const source = (setting: Setting): SettingSource => {
+    const { flag, key } = SETTINGS[setting];
+    if (input[setting] !== undefined) {
+      const variable = fromEnv.get(flag.slice(2));
+      return variable ? { from: 'env', flag, env: variable, text: env[variable] } : { from: 'flag', flag };
+    }
+    if (filePath && file[key] !== undefined) return { from: 'file', flag, file: filePath, key };
+    return { from: 'flag', flag };
+  };
 
   const rate = {
     ...file.rateLimit,
@@ -169,20 +205,53 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
   const mode = pick(input.mode, file.mode, 'production');
   const rails = input.rails ?? file.rails;
   if (rails === 'sandbox' && mode === 'production') {
-    throw usageError('the sandbox rails (simulated processor, chain and bank) run only in sandbox mode: use --rails none or --mode sandbox');
+    const railsFrom = source('rails');
+    const modeFrom = source('mode');
+    if (railsFrom.from === 'flag' && modeFrom.from === 'flag') {
+      throw usageError('the sandbox rails (simulated processor, chain and bank) run only in sandbox mode: use --rails none or --mode sandbox');
+    }
+    throw usageError(
+      `the sandbox rails (simulated processor, chain and bank) run only in sandbox mode, but ${settingAsSet(railsFrom, 'sandbox')} asks for them and the mode is production (${modeFrom.from === 'flag' && input.mode === undefined ? 'the default' : settingAsSet(modeFrom, 'production')})`,
+      `change one: ${settingWithValue(railsFrom, 'none')}, or ${settingWithValue(modeFrom, 'sandbox')}`,
+      { ...settingDetails(railsFrom) },
+    );
+  }
+  const devEchoTokens = pick(input.devEchoTokens, file.devEchoTokens, false);
+  const echoFrom = source('devEchoTokens');
+  // refused by the gateway's own config check too; named here when it was not --dev-echo-tokens
+  if (devEchoTokens && mode === 'production' && echoFrom.from !== 'flag') {
+    const modeFrom = source('mode');
+    throw usageError(
+      `${settingAsSet(echoFrom, true)} is refused in production mode (${modeFrom.from === 'flag' && input.mode === undefined ? 'the default' : settingAsSet(modeFrom, 'production')}): it would put signup and password-reset tokens in API responses`,
+      `remove it from ${echoFrom.from === 'env' ? 'the environment (unset ' + echoFrom.env + ')' : echoFrom.file}, or use sandbox mode: ${settingWithValue(modeFrom, 'sandbox')}`,
+      settingDetails(echoFrom),
+    );
   }
   const config: Partial<GatewayConfig> = {
     mode,
     trustProxy: pick(input.trustProxy, file.trustProxy, false),
-    devEchoTokens: pick(input.devEchoTokens, file.devEchoTokens, false),
+    devEchoTokens,
     ...(feeBps !== undefined ? { feeBps } : {}),
     ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
     ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
-  if (!LOG_LEVELS.includes(logLevel)) throw usageError(`log level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
+  if (!LOG_LEVELS.includes(logLevel)) {
+    const from = source('logLevel');
+    throw usageError(
+      `${settingName(from)} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`,
+      from.from === 'env' ? `correct ${from.env}, or unset it (unset ${from.env}) for the default, info` : from.from === 'file' ? `correct "${from.key}" in ${from.file}` : undefined,
+      settingDetails(from),
+    );
+  }
   const host = pick(input.host, file.host, '127.0.0.1');
+  // the settings that can still be refused when the gateway starts listening, named by their source
+  const sources: NonNullable<RunGatewayOptions['sources']> = {};
+  for (const setting of ['host', 'port', 'httpPort', 'tls'] as const) {
+    const from = source(setting);
+    if (from.from !== 'flag') sources[setting] = from;
+  }
   return {
     dataDir: resolve(cwd, pick(input.dataDir, file.dataDir, LOCAL_DATA_DIR)),
     host,
@@ -192,5 +261,6 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     config,
     devCredentials: false,
     logLevel,
+    ...(Object.keys(sources).length ? { sources } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { CliError, EXIT, storageError, usageError } from './errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
+import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 export interface RunGatewayOptions {
   dataDir: string;
@@ -24,6 +25,8 @@ export interface RunGatewayOptions {
   /** make (first start) or reuse the operator/workspace/provider dev keys; sandbox only */
   devCredentials: boolean;
   logLevel: string;
+  /** where these settings came from when not from their flags (environment, config file), for errors to name */
+  sources?: Partial<Record<'host' | 'port' | 'httpPort' | 'tls', SettingSource>>;
 }
 
 /** The ready line of `agentpay dev --json` (DESIGN.md); the dev keys only in sandbox mode. */
@@ -57,9 +60,7 @@ export function validateConfig(partial: Partial<GatewayConfig>): GatewayConfig {
 export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway> {
   const dataDir = resolve(opts.dataDir);
   const config = validateConfig(opts.config);
-  if (!opts.tls && !config.trustProxy) {
-    throw usageError('--no-tls serves plain HTTP and is only for running behind a TLS-terminating proxy; add --trust-proxy');
-  }
+  if (!opts.tls && !config.trustProxy) throw plainHttpWithoutProxy(opts.sources?.tls);
   try {
     // before the database, keys or certificate are touched: a second gateway on this data dir
     // would otherwise serve a certificate the CA on disk does not sign
@@ -74,6 +75,14 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
     // a file or the database in the data dir is the person's to fix: named, with this data dir
     throw storageError(e, dataDir) ?? e;
   }
+}
+
+/** TLS is off but no proxy is trusted; named where TLS was turned off, with the same way to trust the proxy. */
+function plainHttpWithoutProxy(tls: SettingSource | undefined): CliError {
+  const why = 'serves plain HTTP and is only for running behind a TLS-terminating proxy';
+  if (!tls || tls.from === 'flag') return usageError(`--no-tls ${why}; add --trust-proxy`);
+  const trust = tls.from === 'env' ? 'AGENTPAY_TRUST_PROXY=true' : `"trustProxy": true to ${tls.file}`;
+  return usageError(`${settingAsSet(tls, false)} ${why}; add ${trust} (or --trust-proxy)`, undefined, settingDetails(tls));
 }
 
 async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGatewayOptions, unlock: () => void): Promise<LocalGateway> {
@@ -132,23 +141,33 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
 function listenError(e: unknown, opts: RunGatewayOptions): CliError | undefined {
   const err = e as NodeJS.ErrnoException & { port?: number };
   const port = err.port ?? opts.port;
-  const flag = port === opts.httpPort ? '--http-port' : '--port';
+  const http = port === opts.httpPort;
+  // the port's setting as the person gave it: its flag, its environment variable or a key of the config file
+  const portSource: SettingSource = (http ? opts.sources?.httpPort : opts.sources?.port) ?? { from: 'flag', flag: http ? '--http-port' : '--port' };
+  const setPort = (n: string) => settingWithValue(portSource, n);
+  const portDetails = portSource.from === 'flag' ? { port } : { port, ...settingDetails(portSource) };
   if (err.code === 'EADDRINUSE') {
-    return new CliError('PORT_IN_USE', `port ${port} is already in use`, { tryNext: `pick another with ${flag} N, or ${flag} 0 for a free one`, details: { port } });
+    const from = portSource.from === 'flag' ? '' : ` (${settingName(portSource)})`;
+    return new CliError('PORT_IN_USE', `port ${port}${from} is already in use`, { tryNext: `pick another with ${setPort('N')}, or ${setPort('0')} for a free one`, details: portDetails });
   }
   // only the listen itself: an unreadable file in the data dir is EACCES too
   if (err.code === 'EACCES' && err.syscall === 'listen') {
-    return new CliError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port}`, { exit: EXIT.REFUSED, tryNext: `use a port above 1023 (${flag} N)`, details: { port } });
+    const from = portSource.from === 'flag' ? '' : ` (${settingName(portSource)})`;
+    return new CliError('PORT_NOT_ALLOWED', `not allowed to listen on port ${port}${from}`, { exit: EXIT.REFUSED, tryNext: `use a port above 1023 (${setPort('N')})`, details: portDetails });
   }
   // --host names no address of this machine, or no address at all: the person's to fix
   const host = opts.host ?? '127.0.0.1';
-  const otherHost = 'give an address of this machine: 127.0.0.1 (this machine only), 0.0.0.0 (every interface), or one its network interfaces have (ip addr)';
+  const hostSource: SettingSource = opts.sources?.host ?? { from: 'flag', flag: '--host' };
+  const named = settingAsSet(hostSource, host);
+  const hostDetails = { ...settingDetails(hostSource), host, cause: err.code };
+  const fix = hostSource.from === 'flag' ? '' : ` (set in ${hostSource.from === 'env' ? `the environment variable ${hostSource.env}` : hostSource.file})`;
+  const otherHost = `give an address of this machine${fix}: 127.0.0.1 (this machine only), 0.0.0.0 (every interface), or one its network interfaces have (ip addr)`;
   if (err.code === 'EADDRNOTAVAIL') {
-    return usageError(`--host ${host} is not an address of this machine, so the gateway cannot listen on it`, otherHost, { flag: '--host', host, cause: err.code });
+    return usageError(`${named} is not an address of this machine, so the gateway cannot listen on it`, otherHost, hostDetails);
   }
   if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' || err.code === 'EAI_NONAME' || err.code === 'EAI_FAIL') {
     const why = err.code === 'EAI_AGAIN' ? 'could not be resolved now (the name server did not answer)' : 'does not resolve to an address';
-    return usageError(`--host ${host} ${why}`, `check its spelling, or ${otherHost}`, { flag: '--host', host, cause: err.code });
+    return usageError(`${named} ${why}`, `check its spelling, or ${otherHost}`, hostDetails);
   }
   return undefined;
 }

@@ -164,13 +164,31 @@ function updateProfiles<T>(env: NodeJS.ProcessEnv, change: (file: ProfileFile) =
   }
 }
 
+/** What saving a profile changed: the profile current before, and what was saved under the name before. */
+export interface SaveOutcome {
+  path: string;
+  /** the current profile before, if it still existed */
+  previousCurrent?: string;
+  /** the profile this one replaced */
+  replaced?: Profile;
+}
+
 /** Saves (or replaces) a profile and makes it the current one. */
 export function saveProfile(name: string, profile: Profile, env: NodeJS.ProcessEnv = process.env): string {
-  updateProfiles(env, (file) => {
+  return saveCurrentProfile(name, profile, env).path;
+}
+
+/** saveProfile, also saying what it changed (read in the same locked read-modify-write). */
+export function saveCurrentProfile(name: string, profile: Profile, env: NodeJS.ProcessEnv = process.env): SaveOutcome {
+  const before = updateProfiles(env, (file) => {
+    // a `current` naming no saved profile (edited by hand) was no profile in use
+    const current = file.current !== undefined && Object.hasOwn(file.profiles, file.current) ? file.current : undefined;
+    const replaced = Object.hasOwn(file.profiles, name) ? file.profiles[name] : undefined;
     file.profiles[name] = profile;
     file.current = name;
+    return { current, replaced };
   });
-  return configPath(env);
+  return { path: configPath(env), ...(before.current ? { previousCurrent: before.current } : {}), ...(before.replaced ? { replaced: before.replaced } : {}) };
 }
 
 export function useProfile(name: string, env: NodeJS.ProcessEnv = process.env): void {
