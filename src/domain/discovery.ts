@@ -15,12 +15,28 @@
  *                 only matters once unverified listings can be shown
  * Scores and signals are rounded to 4 decimals; equal scores are ordered by capability id.
  * Amounts are divided as numbers only to rank: they are exact below 2^53, and MAX_MINOR is 10^15.
+ *
+ * How, so that a search does not load the catalogue (numbers in docs/performance.md, "Discovery"):
+ * only the few columns a score needs are read (no texts, schema or address to parse), and only
+ * the page gets its full listing, version and seller.
+ * - With a query: the full-text match picks at most MATCH_CEILING listings, and all of them are
+ *   scored here.
+ * - Without one, up to SCORE_ALL_UP_TO listings are scored here too. Beyond that the store orders
+ *   the listings by the same score (src/store/sqlite/discovery.ts): exact SQL ordering is not
+ *   needed, nor relied on. Its key, Math.round(score * 10^4), comes from the same formula on the
+ *   same numbers, so it is at most 1 away from ours (float rounding, far below half a step). Let k
+ *   be the store's key of its `limit`-th listing: the `limit` listings it ranks first have keys of
+ *   ours of at least k - 1, so a listing whose store key is below k - 2 has one of ours below
+ *   k - 1 and comes after all of them; it cannot be on the page. The listings with a store key of
+ *   at least k - 2 (the page plus those near its edge: ties and near-ties) are scored here, and
+ *   their order, scores and breakdowns are computed exactly as for the others.
  */
 import { MAX_MINOR, parseMinor } from '../core/money.js';
 import type { Repos } from '../store/store.js';
-import type { Capability } from '../store/repos/market.js';
+import type { Capability, DiscoverableFilter } from '../store/repos/market.js';
+import type { RankingRow, ScoreInputs } from '../store/repos/discovery.js';
 import type { DomainContext } from './context.js';
-import { reputations } from './reputation.js';
+import { reputationOf, reputations } from './reputation.js';
 import { providerSummary } from './providers.js';
 import { capabilityView, type Protocol } from './capabilities.js';
 
@@ -29,6 +45,14 @@ export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 /** how many full-text matches are considered (among the listings that pass the filters) */
 export const MATCH_CEILING = 1000;
+/**
+ * Without a query, up to this many listings are read and scored here; more are ordered by the store
+ * first. Reading a listing's ranking row costs about 3 us, a pass over 50,000 listings 30 to 60 ms
+ * (docs/performance.md), and ordering by the store takes two passes.
+ */
+export const SCORE_ALL_UP_TO = 5000;
+/** how many listings past the page the store returns at first: enough for the edge of the page unless it is a long tie */
+export const EDGE = 100;
 const NEUTRAL = 0.5;
 
 export interface SearchFilters {
@@ -59,80 +83,143 @@ export function discoveryCapabilityView(c: Capability) {
   return listing;
 }
 
+/** What a signal is relative to: the best BM25, the cheapest price and the fastest latency among the candidates. */
+interface Scale {
+  bm25: Map<string, number> | undefined;
+  bestRelevance: number;
+  cheapest: number;
+  fastest: number;
+  reputations: ReadonlyMap<string, number>;
+}
+
+interface Scored {
+  row: RankingRow;
+  signals: Signals;
+  score: number;
+}
+
+/** The scale over a candidate set read whole (loops, not Math.min(...list): spreading a large list overflows the stack). */
+function scaleOf(rows: readonly RankingRow[], bm25: Map<string, number> | undefined, reps: ReadonlyMap<string, number>): Scale {
+  let bestRelevance = 0;
+  let cheapest = Infinity;
+  let fastest = Infinity;
+  for (const c of rows) {
+    if (bm25) bestRelevance = Math.max(bestRelevance, bm25.get(c.id) ?? 0);
+    cheapest = Math.min(cheapest, Number(c.priceMinor));
+    if (c.latencyP50Ms !== null) fastest = Math.min(fastest, c.latencyP50Ms);
+  }
+  return { bm25, bestRelevance, ...floors(cheapest, fastest), reputations: reps };
+}
+
+/**
+ * Prices under 1 minor unit and latencies under 1 ms count as 1: no division by zero, and below a
+ * millisecond an advertised median says nothing a buyer could notice. No latency at all: 1.
+ */
+function floors(cheapest: number, fastest: number) {
+  return { cheapest: Math.max(1, cheapest), fastest: Number.isFinite(fastest) ? Math.max(1, fastest) : 1 };
+}
+
+function score(row: RankingRow, s: Scale): Scored {
+  const signals: Signals = {
+    relevance: s.bm25 ? (s.bestRelevance > 0 ? (s.bm25.get(row.id) ?? 0) / s.bestRelevance : 1) : NEUTRAL,
+    price: s.cheapest / Math.max(1, Number(row.priceMinor)),
+    latency: row.latencyP50Ms === null ? NEUTRAL : s.fastest / Math.max(1, row.latencyP50Ms),
+    reputation: s.reputations.get(row.providerId)!,
+    verification: row.sellerVerified ? 1 : 0,
+  };
+  const total = (Object.keys(WEIGHTS) as (keyof Signals)[]).reduce((sum, k) => sum + WEIGHTS[k] * signals[k], 0);
+  return { row, signals, score: round4(total) };
+}
+
+/** The first `limit` of the rows, best score first, equal scores by capability id. */
+function best(rows: readonly RankingRow[], s: Scale, limit: number): Scored[] {
+  const scored = rows.map((row) => score(row, s));
+  scored.sort((a, b) => b.score - a.score || (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
+  return scored.slice(0, limit);
+}
+
+/** For tests, which set them low to have the store order every search without a query, with tight margins. */
+export interface DiscoveryOptions {
+  /** default SCORE_ALL_UP_TO */
+  scoreAllUpTo?: number;
+  /** default EDGE */
+  edge?: number;
+}
+
 export class DiscoveryService {
-  constructor(private ctx: DomainContext) {}
+  private readonly opts: Required<DiscoveryOptions>;
+
+  constructor(private ctx: DomainContext, opts: DiscoveryOptions = {}) {
+    this.opts = { scoreAllUpTo: opts.scoreAllUpTo ?? SCORE_ALL_UP_TO, edge: opts.edge ?? EDGE };
+  }
 
   async search(filters: SearchFilters) {
     const maxPriceMinor = filters.maxPriceMinor === undefined ? undefined : priceCeiling(filters.maxPriceMinor);
     const limit = Math.min(Math.max(1, Math.floor(filters.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
-    return this.ctx.store.read(async (r) => {
-      const results = await this.rank(r, { ...filters, maxPriceMinor });
-      return { results: results.slice(0, limit) };
-    });
-  }
-
-  private async rank(r: Repos, f: Omit<SearchFilters, 'maxPriceMinor'> & { maxPriceMinor: bigint | undefined }) {
-    const filter = {
-      ...(f.category !== undefined ? { category: f.category } : {}),
-      ...(f.protocol !== undefined ? { protocol: f.protocol } : {}),
-      ...(f.maxPriceMinor !== undefined ? { maxPriceMinor: f.maxPriceMinor } : {}),
-      ...(f.maxLatencyMs !== undefined ? { maxLatencyMs: f.maxLatencyMs } : {}),
+    const filter: Omit<DiscoverableFilter, 'ids'> = {
+      ...(filters.category !== undefined ? { category: filters.category } : {}),
+      ...(filters.protocol !== undefined ? { protocol: filters.protocol } : {}),
+      ...(maxPriceMinor !== undefined ? { maxPriceMinor } : {}),
+      ...(filters.maxLatencyMs !== undefined ? { maxLatencyMs: filters.maxLatencyMs } : {}),
     };
-    let bm25: Map<string, number> | undefined;
-    if (hasWords(f.query)) {
-      // the ceiling counts only listings that pass the filters and could be shown
-      const matches = await r.capabilitySearch.match(f.query, MATCH_CEILING, filter);
-      if (matches.length === 0) return [];
-      // SQLite reports BM25 negated (lower is better); flip it so that higher is better
-      bm25 = new Map(matches.map((m) => [m.capabilityId, Math.max(0, -m.rank)]));
-    }
-    const candidates = await r.capabilities.listDiscoverable({ ...(bm25 ? { ids: [...bm25.keys()] } : {}), ...filter });
-    if (candidates.length === 0) return [];
-
-    const versions = new Map((await r.capabilityVersions.getMany(candidates.map((c) => c.currentVersionId))).map((v) => [v.id, v]));
-    const providerIds = [...new Set(candidates.map((c) => c.providerId))];
-    const reps = await reputations(r, providerIds);
-    const sellers = new Map<string, NonNullable<Awaited<ReturnType<Repos['tenants']['get']>>>>();
-    for (const id of providerIds) {
-      const t = await r.tenants.get(id);
-      if (t) sellers.set(id, t);
-    }
-
-    // loops, not Math.min(...list): spreading a large candidate list overflows the call stack
-    let bestRelevance = 0;
-    let cheapest = Infinity;
-    let fastest = Infinity;
-    for (const c of candidates) {
-      if (bm25) bestRelevance = Math.max(bestRelevance, bm25.get(c.id) ?? 0);
-      cheapest = Math.min(cheapest, Number(c.priceMinor));
-      if (c.latencyP50Ms !== null) fastest = Math.min(fastest, c.latencyP50Ms);
-    }
-    // prices under 1 minor unit and latencies under 1 ms count as 1: no division by zero, and
-    // below a millisecond an advertised median says nothing a buyer could notice
-    cheapest = Math.max(1, cheapest);
-    fastest = Number.isFinite(fastest) ? Math.max(1, fastest) : 1;
-
-    const scored = candidates.map((c) => {
-      const seller = sellers.get(c.providerId)!;
-      const reputation = reps.get(c.providerId)!;
-      const signals: Signals = {
-        relevance: bm25 ? (bestRelevance > 0 ? (bm25.get(c.id) ?? 0) / bestRelevance : 1) : NEUTRAL,
-        price: cheapest / Math.max(1, Number(c.priceMinor)),
-        latency: c.latencyP50Ms === null ? NEUTRAL : fastest / Math.max(1, c.latencyP50Ms),
-        reputation,
-        verification: seller.verified ? 1 : 0,
-      };
-      const score = (Object.keys(WEIGHTS) as (keyof Signals)[]).reduce((s, k) => s + WEIGHTS[k] * signals[k], 0);
-      const version = versions.get(c.currentVersionId)!;
-      return {
-        capability: discoveryCapabilityView(c),
-        version: { endpoint: version.endpoint, address: version.address, version: version.version },
-        provider: providerSummary(seller, reputation),
-        score: round4(score),
-        scoreBreakdown: Object.fromEntries(Object.entries(signals).map(([k, v]) => [k, round4(v)])) as Signals,
-      };
+    return this.ctx.store.read(async (r) => {
+      const page = hasWords(filters.query) ? await pageForQuery(r, filters.query, filter, limit) : await pageWithoutQuery(r, filter, limit, this.opts);
+      return { results: await present(r, page) };
     });
-    scored.sort((a, b) => b.score - a.score || (a.capability.id < b.capability.id ? -1 : a.capability.id > b.capability.id ? 1 : 0));
-    return scored;
   }
+}
+
+async function pageForQuery(r: Repos, query: string, filter: Omit<DiscoverableFilter, 'ids'>, limit: number): Promise<Scored[]> {
+  // the ceiling counts only listings that pass the filters and could be shown
+  const matches = await r.capabilitySearch.match(query, MATCH_CEILING, filter);
+  if (matches.length === 0) return [];
+  // SQLite reports BM25 negated (lower is better); flip it so that higher is better
+  const bm25 = new Map(matches.map((m) => [m.capabilityId, Math.max(0, -m.rank)]));
+  const rows = await r.discovery.rows({ ids: [...bm25.keys()], ...filter });
+  const reps = await reputations(r, rows.map((c) => c.providerId));
+  return best(rows, scaleOf(rows, bm25, reps), limit);
+}
+
+/** Why this returns exactly the page that scoring every listing would: see the top of this file. */
+async function pageWithoutQuery(r: Repos, filter: Omit<DiscoverableFilter, 'ids'>, limit: number, opts: Required<DiscoveryOptions>): Promise<Scored[]> {
+  // one pass when few pass the filter; when many do, this stops early (after scoreAllUpTo + 1 of them)
+  const few = await r.discovery.rows(filter, opts.scoreAllUpTo + 1);
+  if (few.length <= opts.scoreAllUpTo) return best(few, scaleOf(few, undefined, await reputations(r, few.map((c) => c.providerId))), limit);
+  const stats = await r.discovery.stats(filter);
+  if (stats.count === 0) return [];
+  const { cheapest, fastest } = floors(Number(stats.cheapestMinor), stats.fastestMs ?? Infinity);
+  const rated = new Map([...(await r.discovery.ratingSummaries())].map(([id, summary]) => [id, reputationOf(summary)]));
+  const inputs: ScoreInputs = {
+    weights: WEIGHTS, relevance: NEUTRAL, cheapest, fastest, unknownLatency: NEUTRAL, reputations: rated, otherReputation: reputationOf(undefined),
+  };
+  let rows = await r.discovery.byScore(filter, inputs, { limit: limit + opts.edge });
+  if (rows.length === limit + opts.edge) {
+    // every listing with a store key of at least k - 2 must be scored here; if the first answer
+    // ends before the key falls below that, ask for all of them
+    const floor = rows[limit - 1]!.key - 2;
+    if (rows[rows.length - 1]!.key >= floor) rows = await r.discovery.byScore(filter, inputs, { minKey: floor });
+  }
+  const reps = await reputations(r, rows.map((c) => c.providerId));
+  return best(rows, { bm25: undefined, bestRelevance: 0, cheapest, fastest, reputations: reps }, limit);
+}
+
+/** The page as the response shows it: each listing in full, with its version and seller. */
+async function present(r: Repos, page: Scored[]) {
+  const listings = new Map<string, Capability>();
+  for (const { row } of page) listings.set(row.id, (await r.capabilities.get(row.id))!);
+  const versions = new Map((await r.capabilityVersions.getMany([...listings.values()].map((c) => c.currentVersionId))).map((v) => [v.id, v]));
+  const sellers = new Map<string, NonNullable<Awaited<ReturnType<Repos['tenants']['get']>>>>();
+  for (const { row } of page) {
+    if (!sellers.has(row.providerId)) sellers.set(row.providerId, (await r.tenants.get(row.providerId))!);
+  }
+  return page.map(({ row, signals, score }) => {
+    const version = versions.get(listings.get(row.id)!.currentVersionId)!;
+    return {
+      capability: discoveryCapabilityView(listings.get(row.id)!),
+      version: { endpoint: version.endpoint, address: version.address, version: version.version },
+      provider: providerSummary(sellers.get(row.providerId)!, signals.reputation),
+      score,
+      scoreBreakdown: Object.fromEntries(Object.entries(signals).map(([k, v]) => [k, round4(v)])) as Signals,
+    };
+  });
 }

@@ -18,6 +18,7 @@ import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo
 import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
 import type { SigningKeyRepo } from './repos/platform.js';
 import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
+import type { DiscoveryRepo } from './repos/discovery.js';
 import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
 import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
@@ -34,6 +35,7 @@ export interface Repos {
   capabilities: CapabilityRepo;
   capabilityVersions: CapabilityVersionRepo;
   capabilitySearch: CapabilitySearchRepo;
+  discovery: DiscoveryRepo;
   verificationRequests: VerificationRequestRepo;
   ratings: RatingRepo;
   transactions: TransactionRepo;

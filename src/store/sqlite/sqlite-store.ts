@@ -8,6 +8,7 @@ import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, Sql
 import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
+import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
 import { WalSync } from './wal-sync.js';
@@ -88,6 +89,7 @@ export class SqliteStore implements Store {
       capabilities: new SqliteCapabilities(this.db),
       capabilityVersions: new SqliteCapabilityVersions(this.db),
       capabilitySearch: new SqliteCapabilitySearch(this.db),
+      discovery: new SqliteDiscovery(this.db),
       verificationRequests: new SqliteVerificationRequests(this.db),
       ratings: new SqliteRatings(this.db),
       transactions: new SqliteTransactions(this.db),
