@@ -3,7 +3,7 @@
  * how publish inputs are assembled from a file and flags: plain functions, no gateway.
  */
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buyText, failureNote, type BuyResult } from '../../src/cli/buy.js';
 import { buildPatch, buildPublishInput, capabilityDetailText, publishedText } from '../../src/cli/capabilities.js';
 import { receiptPageText } from '../../src/cli/receipts.js';
@@ -11,8 +11,13 @@ import { searchTable } from '../../src/cli/search.js';
 import { startProgress } from '../../src/cli/spinner.js';
 import type { Capability, CapabilityVersion, DiscoveryResult, Receipt } from '../../src/sdk/types.js';
 
+const savedCi = process.env.CI;
 beforeAll(() => {
   process.env.CI = '1'; // never prompt: missing values must be refused naming their flag
+});
+afterAll(() => {
+  if (savedCi === undefined) delete process.env.CI;
+  else process.env.CI = savedCi;
 });
 
 const fixture = (name: string) => join(import.meta.dirname, '../../fixtures/capabilities', `${name}.json`);

@@ -5,7 +5,16 @@
  */
 import { EventEmitter } from 'node:events';
 import { stripVTControlCharacters } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// `agentpay approvals` starts the live screen only where canPrompt() holds, that is with no CI
+// variable set; ink decides once, when it is first loaded, to draw nothing but the last frame
+// when one is set. So the screen is loaded here as the command loads it, without them, also when
+// the suite itself runs in CI.
+vi.hoisted(() => {
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
+});
 import type { Approval } from '../../src/sdk/types.js';
 import { ApprovalsScreen } from '../../src/cli/ui/approvals-screen.js';
 import { FALLBACK_COLUMNS, renderLive, withColumns } from '../../src/cli/ui/render.js';
