@@ -160,3 +160,47 @@ export async function gatewayProxy(
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
+
+export interface RunningCli {
+  pid: number;
+  /** what it wrote so far */
+  stdout(): string;
+  stderr(): string;
+  /** resolves once `stream` holds `text`; fails after `ms`, or if the process exits first */
+  waitFor(stream: 'stdout' | 'stderr', text: string, ms?: number): Promise<void>;
+  /** its end: exit code and everything it wrote */
+  done: Promise<CliResult>;
+  /** sends `signal` to this process only and waits for its end */
+  stop(signal?: NodeJS.Signals): Promise<CliResult>;
+}
+
+/** Starts `agentpay <args>` without waiting for it: for commands that run until stopped (events tail). */
+export function spawnCli(args: string[], opts: CliOptions): RunningCli {
+  const proc = execa(process.execPath, [BIN, ...args], { env: cleanEnv(opts.configDir, opts.env), extendEnv: false, cwd: opts.cwd ?? opts.configDir, reject: false, stdin: 'ignore' });
+  const out = { stdout: '', stderr: '' };
+  proc.stdout!.on('data', (d: Buffer) => (out.stdout += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  let exited = false;
+  const done: Promise<CliResult> = proc.then((r) => {
+    exited = true;
+    return { exitCode: r.exitCode ?? -1, stdout: out.stdout, stderr: out.stderr };
+  });
+  return {
+    pid: proc.pid!,
+    stdout: () => out.stdout,
+    stderr: () => out.stderr,
+    async waitFor(stream, text, ms = 20_000) {
+      const end = Date.now() + ms;
+      while (!out[stream].includes(text)) {
+        if (exited) throw new Error(`agentpay ${args.join(' ')} exited before its ${stream} held ${JSON.stringify(text)}:\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`);
+        if (Date.now() > end) throw new Error(`agentpay ${args.join(' ')}: no ${JSON.stringify(text)} on ${stream} within ${ms} ms:\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    done,
+    async stop(signal = 'SIGINT') {
+      proc.kill(signal);
+      return done;
+    },
+  };
+}
