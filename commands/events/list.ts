@@ -3,7 +3,7 @@ import { BaseCommand } from '../../src/cli/base-command.js';
 import { eventTable, eventTypeFlag } from '../../src/cli/events.js';
 
 export default class EventsList extends BaseCommand<typeof EventsList> {
-  static override summary = 'List your alerts, newest first: payout destination changes, returned payouts, held deposits';
+  static override summary = 'List your alerts, newest first: held purchases, paused sellers, payout and deposit changes';
   static override description = [
     'The events the gateway recorded for the key in use (docs/api/rails.md#events), written in the same transaction',
     'as what they announce. To see new ones as they come, use agentpay events tail.',

@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Errors, Flags } from '@oclif/core';
-import { EVENT_TYPES, type EventType } from '../domain/rails/events.js';
+import { EVENT_TYPES, type EventType } from '../domain/events.js';
 import { AgentpayError } from '../sdk/errors.js';
 import type { AgentpayClient, RailEvent } from '../sdk/client/index.js';
 import { networkFailure } from './errors.js';

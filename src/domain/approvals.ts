@@ -18,6 +18,7 @@ import type { Repos } from '../store/store.js';
 import type { Approval, ApprovalStatus } from '../store/repos/policies.js';
 import type { Principal } from './api-keys.js';
 import type { DomainContext } from './context.js';
+import { recordEvent } from './events.js';
 import type { Purchase } from './payments/policy.js';
 import type { MatchedRule } from './policy/index.js';
 import { DAY_MS } from './policy/evaluate.js';
@@ -90,8 +91,8 @@ function latestDecision(list: readonly Approval[]): Approval | undefined {
   return list.reduce<Approval | undefined>((best, a) => (!best || decidedAt(a) >= decidedAt(best) ? a : best), undefined);
 }
 
-/** A new pending request for the purchase, naming the rule that held it. */
-export async function requestApproval(r: Repos, ctx: Pick<DomainContext, 'ids'>, p: Purchase, matched: MatchedRule): Promise<Approval> {
+/** A new pending request for the purchase, naming the rule that held it, announced to the workspace (approval.requested). */
+export async function requestApproval(r: Repos, ctx: Pick<DomainContext, 'ids' | 'clock'>, p: Purchase, matched: MatchedRule): Promise<Approval> {
   const approval: Approval = {
     id: ctx.ids.next('approval'),
     workspaceId: p.workspaceId,
@@ -110,6 +111,10 @@ export async function requestApproval(r: Repos, ctx: Pick<DomainContext, 'ids'>,
     usedByTransactionId: null,
   };
   await r.approvals.insert(approval);
+  await recordEvent(r, ctx, p.workspaceId, 'approval.requested', {
+    approvalId: approval.id, walletId: approval.walletId, agentId: approval.agentId, capabilityId: approval.capabilityId,
+    amountMinor: approval.amountMinor.toString(), currency: approval.currency, policyId: approval.policyId, rule: approval.rule,
+  });
   return approval;
 }
 

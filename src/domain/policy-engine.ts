@@ -40,7 +40,7 @@ export class PolicyEngine implements PurchasePolicy {
   /** parsed sections by policy id: a policy's source never changes, only whether it is enabled */
   private parsed = new Map<string, ParsedSection>();
 
-  constructor(private ctx: Pick<DomainContext, 'ids'>) {}
+  constructor(private ctx: Pick<DomainContext, 'ids' | 'clock'>) {}
 
   private sectionOf(p: Policy): ParsedSection {
     let s = this.parsed.get(p.id);

@@ -8,6 +8,7 @@ import type { Repos } from '../../store/store.js';
 import type { Breaker } from '../../store/repos/payments.js';
 import type { Principal } from '../api-keys.js';
 import type { DomainContext } from '../context.js';
+import { recordEvent } from '../events.js';
 import type { WalletService } from '../wallets.js';
 
 export const BREAKER_THRESHOLD = 3;
@@ -16,11 +17,16 @@ export async function isPaused(r: Repos, walletId: string, providerId: string): 
   return (await r.breakers.get(walletId, providerId))?.paused ?? false;
 }
 
-export async function recordProviderFailure(r: Repos, now: number, walletId: string, providerId: string): Promise<Breaker> {
+/** Counts a provider error; the one that pauses the seller is announced to the wallet's workspace (wallet_provider.paused). */
+export async function recordProviderFailure(r: Repos, ctx: Pick<DomainContext, 'ids' | 'clock'>, walletId: string, providerId: string): Promise<Breaker> {
   const b = await r.breakers.get(walletId, providerId);
   const consecutiveFailures = (b?.consecutiveFailures ?? 0) + 1;
-  const next: Breaker = { walletId, providerId, consecutiveFailures, paused: (b?.paused ?? false) || consecutiveFailures >= BREAKER_THRESHOLD, updatedAt: now };
+  const next: Breaker = { walletId, providerId, consecutiveFailures, paused: (b?.paused ?? false) || consecutiveFailures >= BREAKER_THRESHOLD, updatedAt: ctx.clock.now() };
   await r.breakers.put(next);
+  if (next.paused && !b?.paused) {
+    const wallet = await r.wallets.get(walletId);
+    if (wallet) await recordEvent(r, ctx, wallet.tenantId, 'wallet_provider.paused', { walletId, providerId, consecutiveFailures });
+  }
   return next;
 }
 

@@ -43,7 +43,7 @@ export async function failTransaction(deps: PaymentDeps, p: Principal, input: Fa
       responseHash: input.responseHash ?? null,
       memo: `refund: the seller reported ${input.reason}${status}`,
     });
-    if (input.reason === 'provider_error') await recordProviderFailure(r, now, txn.walletId, txn.providerId);
+    if (input.reason === 'provider_error') await recordProviderFailure(r, ctx, txn.walletId, txn.providerId);
     return { receipt };
   });
   if ('conflict' in out) throw out.conflict;

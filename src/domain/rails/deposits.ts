@@ -15,7 +15,7 @@ import { post } from '../ledger.js';
 import type { WalletService } from '../wallets.js';
 import { RailUnavailable, type ObservedDeposit } from './adapters.js';
 import type { RailsSettings } from './config.js';
-import { recordEvent } from './events.js';
+import { recordEvent } from '../events.js';
 import { formatPrice, inBand, usdcToUsdMinor } from './pricing.js';
 import type { RailRegistry, With } from './registry.js';
 import { depositAddressView, railTransactionView } from './views.js';

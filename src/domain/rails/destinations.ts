@@ -14,7 +14,7 @@ import { AppError, validationError, wrongKeyKind } from '../../core/errors.js';
 import type { PayoutDestination } from '../../store/repos/rails.js';
 import type { Principal } from '../api-keys.js';
 import type { DomainContext } from '../context.js';
-import { recordEvent } from './events.js';
+import { recordEvent } from '../events.js';
 import { destinationView, railsOf } from './views.js';
 
 export interface DestinationInput {

@@ -38,7 +38,7 @@ import type { WalletService } from '../wallets.js';
 import { RAIL_ASSET, RailUnavailable, type Rail } from './adapters.js';
 import type { RailsSettings } from './config.js';
 import { OPERATOR_TENANT_ID } from '../tenants.js';
-import { recordEvent } from './events.js';
+import { recordEvent } from '../events.js';
 import { formatPrice, inBand, usdToUsdcUnits } from './pricing.js';
 import type { RailRegistry } from './registry.js';
 import { payoutView } from './views.js';

@@ -9,7 +9,7 @@ import type { RailAdapters } from './adapters.js';
 import { resolveRails, type RailsConfig, type RailsSettings } from './config.js';
 import { DepositService } from './deposits.js';
 import { PayoutDestinationService } from './destinations.js';
-import { EventService } from './events.js';
+import { EventService } from '../events.js';
 import { RailJobs } from './jobs.js';
 import { PayoutService } from './payouts.js';
 import { Reconciler } from './reconciliation.js';

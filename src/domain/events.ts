@@ -1,5 +1,6 @@
 /**
- * Events a tenant reads at GET /v1/events: alerts about money movement on its account.
+ * Events a tenant reads at GET /v1/events: alerts about money movement on its account, and
+ * about spending that waits for a person.
  * Types:
  *   payout_destination.changed  a payout destination changed; payouts on its rails wait
  *   payout.returned             a payout came back and was re-credited
@@ -7,17 +8,20 @@
  *   deposit.held                a USDC deposit is held until the price is back in band
  *   reconciliation.shortfall    (operator) obligations exceed what the rails hold; payouts paused
  *   reconciliation.recovered    (operator) covered again; payouts resumed
+ *   approval.requested          (the workspace) a policy rule held a purchase for a person
+ *   wallet_provider.paused      (the workspace) the breaker paused a seller for one of its wallets
  * Recorded in the same transaction as the change they announce.
  */
-import { AppError } from '../../core/errors.js';
-import { iso } from '../../core/clock.js';
-import type { Repos } from '../../store/store.js';
-import type { RailEvent } from '../../store/repos/rails.js';
-import type { DomainContext } from '../context.js';
-import type { Principal } from '../api-keys.js';
+import { AppError } from '../core/errors.js';
+import { iso } from '../core/clock.js';
+import type { Repos } from '../store/store.js';
+import type { RailEvent } from '../store/repos/rails.js';
+import type { DomainContext } from './context.js';
+import type { Principal } from './api-keys.js';
 
 export const EVENT_TYPES = [
   'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'reconciliation.shortfall', 'reconciliation.recovered',
+  'approval.requested', 'wallet_provider.paused',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
