@@ -20,7 +20,7 @@ const PAGE_SIZE = 200;
 
 /**
  * --type: one of the event types. A string flag checked here rather than an option flag, whose
- * usage line would list all six types on one line wider than a terminal.
+ * usage line would list every type on one line wider than a terminal.
  */
 export const eventTypeFlag = Flags.custom<EventType>({
   description: `only events of this type: ${EVENT_TYPES.join(', ')}`,
@@ -76,7 +76,7 @@ export async function eventsSince(client: AgentpayClient, since: string | null, 
 }
 
 /** A failure a follower waits out: the gateway unreachable, restarting, overloaded or rate limiting. */
-export function isPassing(err: unknown): boolean {
+export function isTransient(err: unknown): boolean {
   if (networkFailure(err)) return true;
   return err instanceof AgentpayError && (err.code === 'RATE_LIMITED' || err.code === 'SERVICE_UNAVAILABLE' || (err.status !== undefined && err.status >= 500));
 }
@@ -114,7 +114,7 @@ const waitUnlessAborted = (ms: number, signal?: AbortSignal) => sleep(ms, undefi
 
 /**
  * Hands on each new event once, oldest first, polling every `intervalMs` until `count` events
- * were handed on, `timeoutMs` passed or `signal` aborted. A failure that passes (see isPassing)
+ * were handed on, `timeoutMs` passed or `signal` aborted. A transient failure (see isTransient)
  * is noted once and retried at the same interval; any other failure is thrown.
  */
 export async function followEvents(client: AgentpayClient, o: FollowOptions): Promise<FollowEnd> {
@@ -141,7 +141,7 @@ export async function followEvents(client: AgentpayClient, o: FollowOptions): Pr
         if (o.count !== undefined && handed >= o.count) return { end: 'count', handed };
       }
     } catch (err) {
-      if (!isPassing(err)) throw err;
+      if (!isTransient(err)) throw err;
       const why = networkFailure(err)?.cause ?? (err instanceof AgentpayError ? err.code : String(err));
       if (failing !== why) o.onNote(`the gateway did not answer (${why}); trying again every ${o.intervalMs / 1000} s`);
       failing = why;
