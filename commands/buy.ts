@@ -15,13 +15,16 @@ export default class Buy extends BaseCommand<typeof Buy> {
     'POLICY_DENIED, ...) exits 1 with its code and moves no money; a seller error exits 1 after a refund.',
     'A capability id is what is paid for: a seller quoting another capability is refused (CHALLENGE_MISMATCH).',
     "An MCP capability at a URL is one call of its tool (--data: the tool's JSON arguments); an npx package",
-    'capability is run by the buying agent itself (NOT_CALLABLE).',
+    'capability is run by the buying agent itself (NOT_CALLABLE). With --wait-approval, a purchase a policy holds for',
+    'a person (APPROVAL_REQUIRED) waits for the decision, reading the approval with the API key in use: approved, it',
+    'is bought once more; denied, APPROVAL_DENIED; no decision in time, APPROVAL_REQUIRED. Each exits 1 but the first.',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --max-price 50',
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --data \'{"text":"Long document..."}\'',
     '<%= config.bin %> buy "https://127.0.0.1:8443/forecast?city=Lisbon" --wallet wal_456 --key-file agent.pem --json',
     '<%= config.bin %> buy cap_789 --wallet wal_456 --key-file agent.pem --data \'{"text":"Agents pay per call."}\'',
+    '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --wait-approval 600',
   ];
   static override args = { target: Args.string({ description: 'capability id (cap_…) or URL', required: true }) };
   static override flags = {
@@ -32,6 +35,7 @@ export default class Buy extends BaseCommand<typeof Buy> {
     data: Flags.string({ description: "request body (JSON unless --header sets content-type); an MCP tool's arguments (a JSON object)", exclusive: ['data-file'] }),
     'data-file': Flags.string({ description: 'file holding the request body', exclusive: ['data'] }),
     header: Flags.string({ description: 'extra request header "name: value" (repeatable)', multiple: true }),
+    'wait-approval': Flags.integer({ description: 'if a policy holds the purchase for a person, wait this many seconds for the decision (needs approvals:read)', min: 1 }),
   };
 
   async run(): Promise<void> {
@@ -51,6 +55,17 @@ export default class Buy extends BaseCommand<typeof Buy> {
         dataFile: f['data-file'],
         headers: f.header,
         onProgress: (step) => progress.update(step),
+        ...(f['wait-approval'] !== undefined ? {
+          waitApproval: {
+            timeoutMs: f['wait-approval'] * 1000,
+            onPending: (approvalId: string) => {
+              const text = `held for a person: approval ${approvalId} (agentpay approvals approve ${approvalId}); waiting up to ${f['wait-approval']} s for the decision`;
+              // the spinner shows it on a terminal; a script reads the id on stderr
+              if (process.stderr.isTTY) progress.update(text);
+              else this.out.note(text);
+            },
+          },
+        } : {}),
       });
     } finally {
       progress.stop();

@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { createBuyer, type Buyer, type Purchase } from '../sdk/buyer/index.js';
+import type { ApprovalWaitOptions } from '../sdk/buyer/payer.js';
 import { payingCallTool } from '../sdk/mcp/buyer.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import { AgentpayError } from '../sdk/errors.js';
@@ -41,6 +42,11 @@ export interface BuyOptions {
   headers?: readonly string[] | undefined;
   /** told what is happening (for a spinner) */
   onProgress?: (step: string) => void;
+  /**
+   * when a policy holds the purchase for a person: wait up to this long for the decision (reading the
+   * approval with the connection's key, which needs approvals:read), then buy once more if approved
+   */
+  waitApproval?: { timeoutMs: number; onPending: (approvalId: string) => void } | undefined;
 }
 
 export interface BuyResult {
@@ -205,7 +211,7 @@ const trustingDispatcher = (ca: string | undefined) => (ca ? new Agent({ connect
  * sent a seller without an answer is SELLER_UNREACHABLE "nothing was paid"; after it the MCP
  * buyer says so (`paid: true`).
  */
-async function buyTool(target: { url: string; capabilityId: string; tool: string }, buyer: Buyer, o: BuyOptions, headers: Headers, ca: string | undefined, progress: (step: string) => void): Promise<BuyResult> {
+async function buyTool(target: { url: string; capabilityId: string; tool: string }, buyer: Buyer, o: BuyOptions, headers: Headers, ca: string | undefined, progress: (step: string) => void, approval: ApprovalWaitOptions | undefined): Promise<BuyResult> {
   const args = toolArguments(o);
   const dispatcher = trustingDispatcher(ca);
   const fetchSeller = ((input: string | URL, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) } as never)) as unknown as typeof fetch;
@@ -215,7 +221,7 @@ async function buyTool(target: { url: string; capabilityId: string; tool: string
     progress(`connecting to the MCP server at ${target.url}`);
     await client.connect(transport);
     progress(`calling tool ${target.tool}`);
-    const { result, receipt } = await payingCallTool(client, buyer, { name: target.tool, arguments: args }, { capabilityId: target.capabilityId });
+    const { result, receipt } = await payingCallTool(client, buyer, { name: target.tool, arguments: args }, { capabilityId: target.capabilityId, ...(approval ? { approval } : {}) });
     const { _meta: _receiptEtc, ...body } = result as CallToolResult;
     return { url: target.url, capabilityId: receipt?.capabilityId ?? target.capabilityId, tool: target.tool, status: null, ok: result.isError !== true, body, receipt };
   } catch (e) {
@@ -237,6 +243,9 @@ async function buyTool(target: { url: string; capabilityId: string; tool: string
   }
 }
 
+/** How often `buy --wait-approval` reads the approval it waits on. */
+const APPROVAL_POLL_MS = 1000;
+
 /** Client-side refusals with the next step a person can take. */
 function withNextStep(e: unknown, o: BuyOptions): unknown {
   if (!(e instanceof AgentpayError)) return e;
@@ -244,8 +253,9 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
     PRICE_ABOVE_CLIENT_LIMIT: `raise --max-price (the price is ${String(e.details.amountMinor)}), or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? 'N'}`,
     WALLET_PROVIDER_PAUSED: `resume the seller for this wallet: agentpay wallets resume-provider ${o.walletId} --provider PROVIDER_ID`,
     APPROVAL_REQUIRED: typeof e.body.approvalId === 'string'
-      ? `a person must approve the spend: agentpay approvals approve ${e.body.approvalId} (or review it in agentpay approvals); then run buy again once`
+      ? `a person must approve the spend: agentpay approvals approve ${e.body.approvalId} (or review it in agentpay approvals); then run buy again once${o.waitApproval ? '' : ', or run it with --wait-approval SECONDS to wait for the decision'}`
       : 'a person must approve the spend: agentpay approvals; then run buy again once',
+    APPROVAL_DENIED: 'a person denied this purchase: it is refused for 24 hours at this price or more; do not retry',
     INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--base-url)',
     INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
     CHALLENGE_MISMATCH: `the seller at this address sells ${String(e.details.challengeCapabilityId)}, not ${String(e.details.capabilityId)}: check the capability (agentpay capabilities show ${String(e.details.capabilityId)}) and report it to its seller`,
@@ -298,18 +308,23 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
     fetch: sellerFetch(ca, progress),
     ...(maxPriceMinor ? { maxPriceMinor } : {}),
   });
-  if (tool !== null && capabilityId !== null) return buyTool({ url, capabilityId, tool }, buyer, o, headers, ca, progress);
+  const approval: ApprovalWaitOptions | undefined = o.waitApproval
+    ? { approvals: client(), timeoutMs: o.waitApproval.timeoutMs, pollMs: APPROVAL_POLL_MS, onPending: o.waitApproval.onPending }
+    : undefined;
+  if (tool !== null && capabilityId !== null) return buyTool({ url, capabilityId, tool }, buyer, o, headers, ca, progress, approval);
   if (capabilityId !== null) body = bodyOf(o, headers);
   progress(`calling ${url}`);
   let purchase: Purchase;
+  // the body is a string or bytes read up front, so a purchase held for a person can be sent again as it was
+  const attempt = () => buyer.buy(url, {
+    method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(),
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    // what was looked up is what is paid for: a seller there quoting another capability is refused before signing
+    ...(capabilityId !== null ? { capabilityId } : {}),
+  });
   try {
-    purchase = await buyer.buy(url, {
-      method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(),
-      headers,
-      ...(body !== undefined ? { body } : {}),
-      // what was looked up is what is paid for: a seller there quoting another capability is refused before signing
-      ...(capabilityId !== null ? { capabilityId } : {}),
-    });
+    purchase = await (approval ? buyer.payer.withApproval(attempt, approval) : attempt());
   } catch (e) {
     throw withNextStep(e, o);
   }

@@ -20,6 +20,7 @@ import { resultBytes } from '../../src/sdk/mcp/protocol.js';
 import { expectLedgerConsistent, fundedAgent, publish, sha256, startNodeSeller, type AgentWallet, type RunningSeller } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cliFor, errorOf, type Cli } from './helpers.js';
+import { gatewayEnv, spawnCli } from '../cli/helpers.js';
 import { listenStateless } from '../mcp/helpers.js';
 
 let t: TestGateway;
@@ -165,5 +166,33 @@ describe('agentpay buy of a REST capability id', () => {
     expect(out.receipt).toMatchObject({ status: 'success', capabilityId: caps.rest });
     expect((await balance(a.walletId)).balanceMinor).toBe('900');
     await expectLedgerConsistent(t.workspace, a.walletId);
+  });
+});
+
+describe('agentpay buy --wait-approval of an MCP tool', () => {
+  it('waits while the call is held, calls the tool once a person approves, and pays exactly the price', async () => {
+    const ws = await t.newWorkspace('MCP approvals');
+    await ws.client.policies.apply('approval "everything":\n  always\n');
+    const w = await t.newAgentWallet(ws.client, 'mcp-agent');
+    await ws.client.wallets.fund(w.walletId, '500');
+    const keyFile = cli.file(`${w.walletId}.pem`, w.privateKeyPem, 0o600);
+    const before = runs.text_stats ?? 0;
+    const run = spawnCli([...buyArgs({ walletId: w.walletId, keyFile }, caps.stats, '--data', '{"text":"one two three"}', '--wait-approval', '60'), '--json'], {
+      configDir: cli.dir, env: gatewayEnv(t, ws.apiKey),
+    });
+    await run.waitFor('stderr', 'waiting up to');
+    const approvalId = /approval (apr_\w+)/.exec(run.stderr())![1]!;
+    expect(runs.text_stats ?? 0).toBe(before);
+    expect((await ws.client.wallets.balance(w.walletId)).balanceMinor).toBe('500');
+
+    await ws.client.approvals.approve(approvalId, { resolvedBy: 'alice' });
+    const r = await run.done;
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as BuyResult;
+    expect(out).toMatchObject({ tool: 'text_stats', ok: true, body: { structuredContent: { words: 3 } } });
+    expect(out.receipt).toMatchObject({ status: 'success', consumerId: w.walletId, capabilityId: caps.stats, amount: { amountMinor: '100', currency: 'USD' } });
+    expect((await ws.client.wallets.balance(w.walletId)).balanceMinor).toBe('400');
+    expect(runs.text_stats).toBe(before + 1);
+    await expectLedgerConsistent(ws.client, w.walletId);
   });
 });
