@@ -13,7 +13,7 @@ import { EVENT_TYPES, type EventType } from '../domain/events.js';
 import { AgentpayError } from '../sdk/errors.js';
 import type { AgentpayClient, RailEvent } from '../sdk/client/index.js';
 import { networkFailure } from './errors.js';
-import { renderTable } from './output.js';
+import { moneyText, renderTable } from './output.js';
 
 /** The largest page the gateway serves. */
 const PAGE_SIZE = 200;
@@ -32,10 +32,18 @@ export const eventTypeFlag = Flags.custom<EventType>({
   },
 });
 
-/** `key=value` pairs of an event's data, in the order the gateway sent them. */
+/**
+ * `key=value` pairs of an event's data, in the order the gateway sent them, for people. An amount
+ * (`…Minor`) of an event that names its currency or asset is shown as tables show amounts
+ * (`amount=6.00 USD`); without one it stays as sent, in minor units, as its name says.
+ */
 export function eventSummary(e: RailEvent): string {
+  const unit = typeof e.data.currency === 'string' ? e.data.currency : typeof e.data.asset === 'string' ? e.data.asset : undefined;
   return Object.entries(e.data)
-    .map(([k, v]) => `${k}=${v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .map(([k, v]) => {
+      if (unit && k.endsWith('Minor') && typeof v === 'string' && /^-?\d+$/.test(v)) return `${k.slice(0, -'Minor'.length)}=${moneyText(v, unit)}`;
+      return `${k}=${v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`;
+    })
     .join(' ');
 }
 

@@ -23,6 +23,7 @@ async function change(): Promise<string> {
 }
 
 const run = (...args: string[]) => cli(args, { configDir, env });
+// every tail started in the background has a --timeout, so one a failed test leaves behind ends by itself
 const lines = (stdout: string): RailEvent[] => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as RailEvent);
 
 beforeAll(async () => {
@@ -107,7 +108,7 @@ describe('agentpay events tail', () => {
     expect(timed.exitCode, timed.stderr).toBe(0);
     expect(timed.stdout).toBe('');
 
-    const tail = spawnCli(['events', 'tail', '--json'], { configDir, env });
+    const tail = spawnCli(['events', 'tail', '--json', '--timeout', '120'], { configDir, env });
     await tail.waitFor('stderr', 'Following');
     const a = await change();
     await tail.waitFor('stdout', a);
@@ -121,7 +122,7 @@ describe('agentpay events tail', () => {
     const proxy = await gatewayProxy(t, () => route);
     try {
       const viaProxy = { ...env, AGENTPAY_BASE_URL: proxy.url };
-      const tail = spawnCli(['events', 'tail', '--json', '--interval', '1'], { configDir, env: viaProxy });
+      const tail = spawnCli(['events', 'tail', '--json', '--interval', '1', '--timeout', '120'], { configDir, env: viaProxy });
       await tail.waitFor('stderr', 'Following');
       route = { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: 'the gateway is closing', details: {} } } };
       await tail.waitFor('stderr', 'did not answer (SERVICE_UNAVAILABLE)');
@@ -176,7 +177,11 @@ describe('following, in process', () => {
     expect(polls).toBe(5);
   });
 
-  it('shows an event as one line and a page as a table, the data as key=value pairs', () => {
+  it('shows an event as one line and a page as a table, the data as key=value pairs, amounts in their currency where the event names it', () => {
+    const held: RailEvent = { id: 'evt_2', type: 'approval.requested', createdAt: '2026-11-27T10:00:00.000Z', data: { approvalId: 'apr_1', amountMinor: '600', currency: 'USD' } };
+    expect(eventLine(held)).toBe('2026-11-27T10:00:00.000Z  approval.requested  evt_2  approvalId=apr_1 amount=6.00 USD currency=USD');
+    const deposit: RailEvent = { id: 'evt_3', type: 'deposit.held', createdAt: '2026-11-27T10:00:00.000Z', data: { amountMinor: '2500000', asset: 'USDC' } };
+    expect(eventLine(deposit)).toBe('2026-11-27T10:00:00.000Z  deposit.held  evt_3  amount=2.500000 USDC asset=USDC');
     const e: RailEvent = { id: 'evt_1', type: 'payout.returned', createdAt: '2026-11-27T10:00:00.000Z', data: { payoutId: 'pay_1', amountMinor: '1200', rails: ['ach'], previous: null } };
     expect(eventLine(e)).toBe('2026-11-27T10:00:00.000Z  payout.returned  evt_1  payoutId=pay_1 amountMinor=1200 rails=["ach"] previous=-');
     expect(eventTable([e]).split('\n')).toEqual([
