@@ -36,7 +36,7 @@ export default class EventsTail extends BaseCommand<typeof EventsTail> {
         since: since ?? null, type, intervalMs: interval * 1000, count, timeoutMs: timeout === undefined ? undefined : timeout * 1000,
         onEvent: (e) => process.stdout.write((this.out.json ? JSON.stringify(e) : eventLine(e)) + '\n'),
         onNote: (m) => this.out.note(m),
-        onStart: (after) => this.out.note(`Following ${type ?? 'all'} events at ${this.connection().baseUrl} after ${after ?? 'the first'}; Ctrl-C to stop.`),
+        onStart: (after) => this.out.note(`Following ${type ?? 'all'} events at ${this.connection().baseUrl} ${after ? `after ${after}` : 'from the first one'}; Ctrl-C to stop.`),
         signal: stop.signal,
       });
       // without --count, --timeout only says how long to follow
