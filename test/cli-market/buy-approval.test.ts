@@ -6,11 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuyResult } from '../../src/cli/buy.js';
-import type { PublishedCapability } from '../../src/sdk/types.js';
 import { cli as runCli, gatewayEnv, spawnCli } from '../cli/helpers.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cliFor, errorOf, startCliSeller, type Cli, type CliSeller } from './helpers.js';
+import { cliFor, errorOf, publishedCliSeller, type Cli, type CliSeller } from './helpers.js';
 
 let t: TestGateway;
 let cli: Cli;
@@ -20,13 +19,7 @@ let capabilityId: string;
 beforeAll(async () => {
   t = await startTestGateway();
   cli = cliFor(t);
-  seller = await startCliSeller(t);
-  const published = await cli.json<PublishedCapability>([
-    'publish', '--name', 'Premium forecast', '--description', 'Weather forecast, held for a person over 5.00', '--protocol', 'rest',
-    '--price', '600', '--category', 'weather', '--endpoint', `${seller.url}/forecast`,
-  ], { key: t.creds.provider.apiKey });
-  capabilityId = published.capability.id;
-  await seller.sell(capabilityId);
+  ({ seller, capabilityId } = await publishedCliSeller(t, cli, { name: 'Premium forecast', description: 'Weather forecast, held for a person over 5.00', priceMinor: '600' }));
   await t.workspace.policies.apply('approval "over 500":\n  price > 500\n');
 });
 afterAll(async () => {

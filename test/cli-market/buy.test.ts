@@ -11,7 +11,7 @@ import type { CheckedReceipt } from '../../src/cli/receipts.js';
 import type { BreakerState, PublishedCapability, ReceiptPage } from '../../src/sdk/types.js';
 import { expectLedgerConsistent, fundedAgent, sha256, type AgentWallet } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { cliFor, errorOf, startCliSeller, type Cli, type CliSeller } from './helpers.js';
+import { cliFor, errorOf, publishedCliSeller, type Cli, type CliSeller } from './helpers.js';
 
 let t: TestGateway;
 let cli: Cli;
@@ -21,13 +21,7 @@ let capabilityId: string;
 beforeAll(async () => {
   t = await startTestGateway();
   cli = cliFor(t);
-  seller = await startCliSeller(t);
-  const published = await cli.json<PublishedCapability>([
-    'publish', '--name', 'City forecast', '--description', 'Weather forecast for a city', '--protocol', 'rest',
-    '--price', '100', '--category', 'weather', '--endpoint', `${seller.url}/forecast`,
-  ], { key: t.creds.provider.apiKey });
-  capabilityId = published.capability.id;
-  await seller.sell(capabilityId);
+  ({ seller, capabilityId } = await publishedCliSeller(t, cli, { name: 'City forecast', description: 'Weather forecast for a city', priceMinor: '100' }));
 });
 afterAll(async () => {
   await seller?.close();

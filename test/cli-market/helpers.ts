@@ -13,6 +13,7 @@ import { caPath } from '../../src/cli/local-gateway.js';
 import { agentpaySeller } from '../../src/sdk/seller/fastify.js';
 import { cli, json, tempDir, type CliResult } from '../cli/helpers.js';
 import type { TestGateway } from '../helpers/gateway.js';
+import type { PublishedCapability } from '../../src/sdk/types.js';
 
 export interface Cli {
   /** a temp dir for the run's cwd, config and files the test writes */
@@ -110,4 +111,15 @@ export async function startCliSeller(t: TestGateway): Promise<CliSeller> {
       await app.close();
     },
   };
+}
+
+/** A CLI seller on the market: `agentpay publish` (the dev provider's key) lists its /forecast at `priceMinor`, then it sells. */
+export async function publishedCliSeller(t: TestGateway, cli: Cli, listing: { name: string; description: string; priceMinor: string }): Promise<{ seller: CliSeller; capabilityId: string }> {
+  const seller = await startCliSeller(t);
+  const published = await cli.json<PublishedCapability>([
+    'publish', '--name', listing.name, '--description', listing.description, '--protocol', 'rest',
+    '--price', listing.priceMinor, '--category', 'weather', '--endpoint', `${seller.url}/forecast`,
+  ], { key: t.creds.provider.apiKey });
+  await seller.sell(published.capability.id);
+  return { seller, capabilityId: published.capability.id };
 }
