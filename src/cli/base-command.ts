@@ -82,6 +82,7 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     // the flags typed, so that a gateway message naming an API field can name the flag instead
     const givenFlags = Object.entries((this.flags ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k]) => k);
     const commandFlags = Object.keys(this.ctor.flags ?? {});
+    const knownFlags = Object.keys({ ...(this.ctor as typeof AgentpayCommand).baseFlags, ...this.ctor.flags });
     const apiKey = this.apiKeyInUse();
     const dataDir = (this.flags as Record<string, unknown> | undefined)?.['data-dir'];
     const report = describeError(err, {
@@ -91,6 +92,7 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
       command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(),
       givenFlags,
       commandFlags,
+      knownFlags,
       envFlags: this.flagsFromEnv(),
     });
     printReport(report, err, this.wantsJson());
