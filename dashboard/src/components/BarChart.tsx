@@ -35,14 +35,14 @@ export function BarChart({ title, buckets, format, short = (l) => l, empty = 'No
       {max === 0n ? (
         <p className="muted">{empty}</p>
       ) : (
-        <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: bar chart, total ${format(total)}`} preserveAspectRatio="none">
+        <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: bar chart, total ${format(total)}`}>
           <line className="axis" x1={PAD.left} x2={W - PAD.right} y1={H - PAD.bottom} y2={H - PAD.bottom} />
           {buckets.map((b, i) => {
             // thousandths of the tallest bar, by bigint division: exact enough for pixels
             const h = (Number((b.value * 1000n) / max) / 1000) * plotH;
             const x = PAD.left + i * slot + (slot - barW) / 2;
             return (
-              <g key={b.label}>
+              <g key={i}>
                 <rect className="bar" x={x} y={H - PAD.bottom - h} width={barW} height={h}>
                   <title>{`${b.label}: ${format(b.value)}`}</title>
                 </rect>
@@ -60,8 +60,8 @@ export function BarChart({ title, buckets, format, short = (l) => l, empty = 'No
         <summary>Values</summary>
         <table>
           <tbody>
-            {buckets.map((b) => (
-              <tr key={b.label}>
+            {buckets.map((b, i) => (
+              <tr key={i}>
                 <th scope="row">{b.label}</th>
                 <td className="num">{format(b.value)}</td>
               </tr>

@@ -11,6 +11,7 @@ import { Badge, Problem, Section, Table } from '../components/common.js';
 import { money, when } from '../money.js';
 import { verifyReceipt, type Verdict } from '../verify.js';
 import { useLoad } from '../useLoad.js';
+import { capabilityLabel, useCapabilityNames } from '../names.js';
 import type { Approval, Balance, LedgerEntry, Policy, Receipt, Wallet } from '../types.js';
 
 interface Props {
@@ -26,6 +27,7 @@ export function WorkspaceView({ client, version, onChanged }: Props) {
     const [page, health] = await Promise.all([allPages<Receipt>(client, '/v1/receipts?limit=200', 'receipts'), client.get<{ time: string }>('/health')]);
     return { ...page, now: health.time };
   }, version);
+  const names = useCapabilityNames(client, receipts.data?.items.map((r) => r.capabilityId) ?? []);
   return (
     <>
       <nav aria-label="Sections" className="sections">
@@ -36,11 +38,11 @@ export function WorkspaceView({ client, version, onChanged }: Props) {
       <Wallets client={client} version={version} />
       <Section id="spend" title="Spend">
         <Problem error={receipts.error} />
-        {receipts.data ? <Spend receipts={receipts.data.items} now={receipts.data.now} complete={receipts.data.complete} /> : null}
+        {receipts.data ? <Spend receipts={receipts.data.items} now={receipts.data.now} complete={receipts.data.complete} names={names} /> : null}
       </Section>
       <Section id="receipts" title="Receipts">
         <Problem error={receipts.error} />
-        {receipts.data ? <Receipts client={client} receipts={receipts.data.items} /> : null}
+        {receipts.data ? <Receipts client={client} receipts={receipts.data.items} names={names} /> : null}
       </Section>
       <Transactions client={client} version={version} />
       <Policies client={client} version={version} />
@@ -67,6 +69,7 @@ function Approvals({ client, version, onChanged }: Props) {
     }
   };
   const approvals = data?.approvals ?? [];
+  const names = useCapabilityNames(client, approvals.map((a) => a.capabilityId));
   const pending = approvals.filter((a) => a.status === 'pending');
   const decided = approvals.filter((a) => a.status !== 'pending').slice(0, 20);
   return (
@@ -82,7 +85,7 @@ function Approvals({ client, version, onChanged }: Props) {
           {pending.map((a) => (
             <li key={a.id} className="approval" aria-labelledby={`${a.id}-what`}>
               <p id={`${a.id}-what`}>
-                <strong>{money(a.amountMinor, a.currency)}</strong> for <code>{a.capabilityId}</code> by agent <code>{a.agentId}</code>
+                <strong>{money(a.amountMinor, a.currency)}</strong> for {names.get(a.capabilityId) ?? ''} <code>{a.capabilityId}</code> by agent <code>{a.agentId}</code>
               </p>
               <p className="muted">
                 held by the rule <code>{a.rule}</code> · wallet <code>{a.walletId}</code> · {when(a.createdAt)} · <code>{a.id}</code>
@@ -146,14 +149,14 @@ function Wallets({ client, version }: Omit<Props, 'onChanged'>) {
   );
 }
 
-function Spend({ receipts, now, complete }: { receipts: Receipt[]; now: string; complete: boolean }) {
+function Spend({ receipts, now, complete, names }: { receipts: Receipt[]; now: string; complete: boolean; names: ReadonlyMap<string, string> }) {
   const days = lastDays(now, SPEND_DAYS);
   return (
     <>
       {currenciesOf(receipts).map((currency) => (
         <div key={currency} className="charts">
           <BarChart title={`Spend per day, last ${SPEND_DAYS} days (${currency})`} buckets={spendPerDay(receipts, days, currency)} format={(v) => money(v, currency)} short={(d) => d.slice(5)} empty="No spend in these days." />
-          <BarChart title={`Spend per capability (${currency})`} buckets={spendPerCapability(receipts, currency)} format={(v) => money(v, currency)} short={(l) => l.slice(0, 12)} empty="No spend yet." />
+          <BarChart title={`Spend per capability (${currency})`} buckets={spendPerCapability(receipts, currency).map((b) => ({ ...b, label: capabilityLabel(names, b.label) }))} format={(v) => money(v, currency)} short={(l) => (l.length > 16 ? l.slice(0, 15) + '…' : l)} empty="No spend yet." />
         </div>
       ))}
       {complete ? null : <p className="muted">Counted over the newest receipts only; older ones are in the API (GET /v1/receipts).</p>}
@@ -161,7 +164,7 @@ function Spend({ receipts, now, complete }: { receipts: Receipt[]; now: string; 
   );
 }
 
-function Receipts({ client, receipts }: { client: Api; receipts: Receipt[] }) {
+function Receipts({ client, receipts, names }: { client: Api; receipts: Receipt[]; names: ReadonlyMap<string, string> }) {
   const shown = receipts.slice(0, 50);
   return (
     <Table label="Receipts" head={['Receipt', 'Time', 'Capability', 'Amount', 'Status', 'Signature']} count={shown.length} empty="No receipt yet: they come with paid calls.">
@@ -169,7 +172,9 @@ function Receipts({ client, receipts }: { client: Api; receipts: Receipt[] }) {
         <tr key={r.id} data-receipt={r.id}>
           <td><code>{r.id}</code></td>
           <td>{when(r.timestamp)}</td>
-          <td><code>{r.capabilityId}</code></td>
+          <td>
+            {names.get(r.capabilityId) ?? ''} <code>{r.capabilityId}</code>
+          </td>
           <td className="num">{money(r.amount.amountMinor, r.amount.currency)}</td>
           <td><Badge tone={r.status === 'success' ? 'good' : 'bad'}>{r.status}</Badge></td>
           <td><ReceiptCheck client={client} receipt={r} /></td>
