@@ -32,6 +32,7 @@ import approvalRoutes from './routes/approvals.js';
 import railRoutes from './routes/rails.js';
 import payoutRoutes from './routes/payouts.js';
 import sandboxRoutes from './routes/sandbox.js';
+import webhookEndpointRoutes from './routes/webhooks.js';
 
 export interface BuildAppOptions {
   services: Services;
@@ -124,5 +125,6 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(railRoutes);
   await app.register(payoutRoutes);
   await app.register(sandboxRoutes);
+  await app.register(webhookEndpointRoutes);
   return app;
 }
