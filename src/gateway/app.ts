@@ -33,6 +33,7 @@ import railRoutes from './routes/rails.js';
 import payoutRoutes from './routes/payouts.js';
 import sandboxRoutes from './routes/sandbox.js';
 import dashboardRoutes from './routes/dashboard.js';
+import webhookEndpointRoutes from './routes/webhooks.js';
 
 export interface BuildAppOptions {
   services: Services;
@@ -126,5 +127,6 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(payoutRoutes);
   await app.register(sandboxRoutes);
   await app.register(dashboardRoutes);
+  await app.register(webhookEndpointRoutes);
   return app;
 }

@@ -27,6 +27,22 @@ export interface GatewayConfig {
   sweepIntervalMs: number;
   /** rail adapters and their settings (src/domain/rails/config.ts); default: sandbox adapters in sandbox mode, none in production */
   rails?: RailsConfig;
+  /** webhook deliveries (docs/api/webhooks.md) */
+  webhooks?: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /**
+   * the key endpoint secrets are encrypted with: 32 bytes as hex or base64 (AGENTPAY_WEBHOOK_KEY);
+   * startGateway fills it from the environment or DATA_DIR/webhooks/secret-box.key
+   */
+  secretKey?: string;
+  /** how often the delivery duty looks for due deliveries (ms; default 2000, 0 never) */
+  deliveryIntervalMs?: number;
+  /** how long one attempt waits for an answer (ms; default 10000) */
+  timeoutMs?: number;
+  /** extra CA certificates (PEM) trusted for https endpoints, beside the system's */
+  ca?: string;
 }
 
 export const DEFAULT_CONFIG: GatewayConfig = {

@@ -16,6 +16,7 @@ import { databasePath, refuseLostDatabase } from './lost-database.js';
 import { OutboxMailer, outboxPath } from '../domain/mailer.js';
 import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
+import { ensureWebhookKey } from '../domain/webhooks/secrets.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
 import { claimDataDirMode } from './data-mode.js';
@@ -74,6 +75,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   if (config.mode === 'sandbox' && (config.rails?.adapters ?? 'sandbox') === 'sandbox' && !config.rails?.webhookSecret) {
     config.rails = { ...config.rails, webhookSecret: ensureWebhookSecret(dataDir) };
   }
+  // endpoint secrets are encrypted with this key (AGENTPAY_WEBHOOK_KEY, else one kept in the data directory)
+  if (!config.webhooks?.secretKey) config.webhooks = { ...config.webhooks, secretKey: ensureWebhookKey(dataDir).toString('base64') };
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
@@ -127,6 +130,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     }
     services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'));
     services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'));
+    services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'));
     const tlsRenewal = tls ? new TlsRenewal(dataDir, app.server as https.Server, tls, app.log) : null;
     tlsRenewal?.start(opts.tlsCheckIntervalMs ?? 60 * 60 * 1000, (err) =>
       app.log.error({ err }, 'TLS certificate check failed; the current certificate stays in use, tried again at the next check'),
@@ -149,6 +153,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       async close() {
         await services.sweeper.stop();
         await services.rails.jobs.stop();
+        await services.webhookDeliverer.stop();
         await tlsRenewal?.stop();
         await services.signingKeys.stopRefresh();
         if (plain) {

@@ -21,6 +21,7 @@ import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, Verif
 import type { DiscoveryRepo } from './repos/discovery.js';
 import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
+import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
 import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
 
 export interface Repos {
@@ -50,6 +51,8 @@ export interface Repos {
   railEvents: RailEventRepo;
   reconciliations: ReconciliationRepo;
   sandboxObjects: SandboxObjectRepo;
+  webhookEndpoints: WebhookEndpointRepo;
+  webhookDeliveries: WebhookDeliveryRepo;
 }
 
 export interface ReadOptions {

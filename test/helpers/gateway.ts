@@ -49,6 +49,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ...opts.config,
     // tests fire many requests; the limits have their own test
     rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, ...opts.config?.rateLimit },
+    // webhook deliveries go out when a test runs the duty (services.webhookDeliverer.runOnce), not on a timer
+    webhooks: { deliveryIntervalMs: 0, ...opts.config?.webhooks },
   };
   const gw = await startGateway({ dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false, ...(opts.clock ? { clock: opts.clock } : {}) });
   const ctx = gw.services.ctx;

@@ -11,6 +11,7 @@ import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, S
 import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
+import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
 import { WalSync } from './wal-sync.js';
 import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
 
@@ -104,6 +105,8 @@ export class SqliteStore implements Store {
       railEvents: new SqliteRailEvents(this.db),
       reconciliations: new SqliteReconciliations(this.db),
       sandboxObjects: new SqliteSandboxObjects(this.db),
+      webhookEndpoints: new SqliteWebhookEndpoints(this.db),
+      webhookDeliveries: new SqliteWebhookDeliveries(this.db),
     };
   }
 
