@@ -7,6 +7,7 @@ import { usageError } from './errors.js';
 import { checkDataDirFlag } from './gateway-config.js';
 import { runGateway, type LocalGateway, type ReadyInfo } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
+import type { LogFormat } from './log-pretty.js';
 
 export interface DevOptions {
   port: number;
@@ -15,6 +16,7 @@ export interface DevOptions {
   mode: 'sandbox' | 'production';
   devEchoTokens: boolean;
   quiet: boolean;
+  logFormat?: LogFormat;
 }
 
 export async function startDev(opts: DevOptions): Promise<LocalGateway> {
@@ -30,6 +32,7 @@ export async function startDev(opts: DevOptions): Promise<LocalGateway> {
     config: { mode: opts.mode, devEchoTokens: opts.devEchoTokens },
     devCredentials: true,
     logLevel: opts.quiet ? 'warn' : 'info',
+    ...(opts.logFormat ? { logFormat: opts.logFormat } : {}),
   });
 }
 

@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../gateway/config.js';
 import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
+import { LOG_FORMATS, type LogFormat } from './log-pretty.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 /** The settings a config file may hold; flags of the same meaning override them. */
@@ -25,13 +26,15 @@ export interface GatewayFileConfig {
   tls?: boolean;
   devEchoTokens?: boolean;
   logLevel?: string;
+  /** auto (readable on a terminal, JSON when piped), pretty or json */
+  logFormat?: LogFormat;
   tokenTtlMs?: number;
   /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
   rails?: 'sandbox' | 'none';
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -43,6 +46,7 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   tls: 'boolean',
   devEchoTokens: 'boolean',
   logLevel: 'string',
+  logFormat: 'log-format',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
 };
@@ -63,6 +67,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
       return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
+    case 'log-format':
+      return (LOG_FORMATS as readonly unknown[]).includes(v) ? undefined : `must be ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`;
     case 'port-or-null':
       if (v === null) return undefined;
     // falls through
@@ -138,6 +144,7 @@ export interface GatewayStartInput {
   tls?: boolean | undefined;
   devEchoTokens?: boolean | undefined;
   logLevel?: string | undefined;
+  logFormat?: LogFormat | undefined;
   rails?: 'sandbox' | 'none' | undefined;
   rateLimit?: number | undefined;
   rateLimitWindowMs?: number | undefined;
@@ -261,6 +268,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     config,
     devCredentials: false,
     logLevel,
+    logFormat: pick(input.logFormat, file.logFormat, 'auto'),
     ...(Object.keys(sources).length ? { sources } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { CliError, EXIT, storageError, usageError } from './errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
+import { colorsFor, prettyDestination, usePretty, type LogFormat } from './log-pretty.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 export interface RunGatewayOptions {
@@ -25,6 +26,8 @@ export interface RunGatewayOptions {
   /** make (first start) or reuse the operator/workspace/provider dev keys; sandbox only */
   devCredentials: boolean;
   logLevel: string;
+  /** pretty lines on a terminal, pino's JSON when piped (auto, the default), or either always */
+  logFormat?: LogFormat;
   /** where these settings came from when not from their flags (environment, config file), for errors to name */
   sources?: Partial<Record<'host' | 'port' | 'httpPort' | 'tls', SettingSource>>;
 }
@@ -86,7 +89,8 @@ function plainHttpWithoutProxy(tls: SettingSource | undefined): CliError {
 }
 
 async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGatewayOptions, unlock: () => void): Promise<LocalGateway> {
-  const dest = pino.destination({ fd: 2, sync: true });
+  const stderr = pino.destination({ fd: 2, sync: true });
+  const dest = usePretty(opts.logFormat ?? 'auto', process.stderr) ? prettyDestination(stderr, colorsFor(process.stderr)) : stderr;
   const log = pino({ level: opts.logLevel, base: { pid: process.pid } }, dest);
   let gateway: RunningGateway;
   try {
@@ -98,6 +102,8 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
       tls: opts.tls,
       config,
       logger: { level: opts.logLevel, stream: dest },
+      // each request's line also goes to DATA_DIR/logs/requests.jsonl, for agentpay logs tail
+      requestLog: true,
     });
   } catch (e) {
     throw listenError(e, opts) ?? e;

@@ -22,6 +22,7 @@ import { buildApp } from './app.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
+import { RequestLogFile, requestLogPath } from './request-log.js';
 import { ensureTls, serverTlsOptions, TlsRenewal, type TlsMaterial } from './tls.js';
 
 export interface StartGatewayOptions {
@@ -49,6 +50,8 @@ export interface StartGatewayOptions {
    * TLS socket) would hold the close forever.
    */
   closeGraceMs?: number;
+  /** append each request's log entry to DATA_DIR/logs/requests.jsonl, rotated by size (default off) */
+  requestLog?: boolean;
 }
 
 export interface RunningGateway {
@@ -83,6 +86,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
 
   refuseLostDatabase(dataDir);
   const store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
+  let requestLog: RequestLogFile | undefined;
   try {
     claimDataDirMode(dataDir, config.mode, store.raw);
     const ctx = { store, clock, ids };
@@ -92,9 +96,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     const tls = useTls ? await ensureTls(dataDir) : null;
 
     let plain: http.Server | null = null;
+    if (opts.requestLog) requestLog = new RequestLogFile(requestLogPath(dataDir));
     const app = await buildApp({
       services,
       logger: opts.logger ?? false,
+      ...(requestLog ? { requestLog } : {}),
       serverFactory: (handler) => {
         const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
         // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
@@ -167,10 +173,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         } finally {
           clearTimeout(cut);
         }
+        await requestLog?.close();
         await store.close();
       },
     };
   } catch (e) {
+    await requestLog?.close();
     await store.close();
     throw e;
   }
