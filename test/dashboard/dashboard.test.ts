@@ -175,6 +175,10 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     });
     pageErrors = [];
     context.on('weberror', (e) => pageErrors.push(String(e.error())));
+    // a Content-Security-Policy violation, a failed script or a missing file is a console error
+    context.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`${m.text()} (${m.location().url})`);
+    });
   });
   afterAll(async () => {
     await context?.close();
@@ -287,6 +291,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     expect((await ws.client.keys.list()).keys.filter((k) => k.name.startsWith('login ') && !k.revokedAt)).toHaveLength(0);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.close();
+    // no script error, no CSP violation, no missing file (the favicon included)
     expect(pageErrors).toEqual([]);
   });
 
@@ -322,5 +327,6 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.locator('#stuck-payouts').getByText('No stuck payout').waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-operator.png'), fullPage: true });
     await page.close();
+    expect(pageErrors).toEqual([]);
   });
 });
