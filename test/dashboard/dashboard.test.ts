@@ -146,7 +146,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
   let context: BrowserContext;
   let profile: string;
   let seller: RunningSeller;
-  let ws: { email: string; password: string; id: string; client: AgentpayClient };
+  let ws: { email: string; password: string; id: string; key: string; client: AgentpayClient };
   let agent: AgentpayClient;
   let wallet: { walletId: string; privateKeyPem: string };
   let capabilities: { price100: string; price1: string };
@@ -158,7 +158,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     capabilities = { price100: await publish(t, '100'), price1: await publish(t, '1') };
     seller = await startFastifySeller(t, capabilities);
     const signed = await signUp(t, { kind: 'workspace', name: 'Dashboard Buyers' });
-    ws = { email: signed.email, password: signed.password, id: signed.tenant.id, client: t.client(signed.apiKey.key) };
+    ws = { email: signed.email, password: signed.password, id: signed.tenant.id, key: signed.apiKey.key, client: t.client(signed.apiKey.key) };
     await ws.client.policies.apply('approval "over 50":\n  price > 50\n');
     agent = t.client((await ws.client.keys.create({ preset: 'agent' })).apiKey.key);
     const a = await t.newAgentWallet(ws.client, 'dashboard-agent');
@@ -293,6 +293,32 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.close();
     // no script error, no CSP violation, no missing file (the favicon included)
     expect(pageErrors).toEqual([]);
+  });
+
+  it('a held purchase denied in the page is refused to the agent, nothing charged', async () => {
+    const before = ledgerBalance(t, wallet.walletId);
+    const handled = seller.log.handled.forecast ?? 0;
+    let announce!: (id: string) => void;
+    const pending = new Promise<string>((resolve) => (announce = resolve));
+    const purchase = buyer().fetchWithApproval(`${seller.url}/forecast`, undefined, { approvals: agent, pollMs: 50, timeoutMs: 60_000, onPending: announce }).then(
+      () => 'paid',
+      (e: { code?: string }) => e.code,
+    );
+    const approvalId = await pending;
+
+    const page = await context.newPage();
+    await page.goto(dashboardUrl(t.baseUrl, ws.key));
+    const item = page.locator('#approvals li', { hasText: approvalId });
+    await item.waitFor();
+    await item.getByRole('button', { name: 'Deny', exact: true }).click();
+    await page.getByText(`${approvalId} denied`).waitFor();
+
+    expect(await purchase).toBe('APPROVAL_DENIED');
+    expect(seller.log.handled.forecast ?? 0).toBe(handled);
+    expect((await ws.client.approvals.get(approvalId)).approval.status).toBe('denied');
+    expect(ledgerBalance(t, wallet.walletId)).toEqual(before);
+    await expectLedgerConsistent(ws.client, wallet.walletId);
+    await page.close();
   });
 
   it("agentpay dev's URL signs its key in and takes it out of the address bar; a provider sees its capabilities' calls, revenue and failure rate, its wallet and payouts", async () => {
