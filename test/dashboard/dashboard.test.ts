@@ -10,17 +10,19 @@
  * set), where a missing browser fails them. The checks of the served files need no browser.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../src/sdk/buyer/index.js';
 import type { AgentpayClient } from '../../src/sdk/client/index.js';
 import { dashboardUrl } from '../../src/cli/dev.js';
-import { DASHBOARD_CSP, dashboardFile } from '../../src/gateway/routes/dashboard.js';
+import dashboardRoutes, { DASHBOARD_CSP, dashboardFile } from '../../src/gateway/routes/dashboard.js';
+import errors from '../../src/gateway/plugins/errors.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
 import { expectLedgerConsistent as expectAllLedgersConsistent, ledgerBalance } from '../payments/helpers.js';
@@ -113,6 +115,35 @@ describe('the dashboard files the gateway serves', () => {
     expect(dashboardFile(root, 'assets/index-abc.js')).toBe('/srv/dash/assets/index-abc.js');
     for (const bad of ['..', '../x', 'a/../../x', './x', 'a//b', '/etc/passwd', 'a\\..\\b', 'x\0y', 'a/', 'a/.']) {
       expect(dashboardFile(root, bad), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+
+  it('answers 503 naming npm run build where the page is not built, and follows no link out of its folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentpay-dashboard-'));
+    try {
+      const unbuilt = Fastify();
+      await unbuilt.register(errors);
+      await unbuilt.register(dashboardRoutes, { root: join(dir, 'not-built') });
+      const res = await unbuilt.inject({ method: 'GET', url: '/dashboard/' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('npm run build') });
+      await unbuilt.close();
+
+      const root = join(dir, 'built');
+      mkdirSync(root);
+      writeFileSync(join(root, 'index.html'), '<!doctype html><title>x</title>');
+      writeFileSync(join(dir, 'secret.txt'), 'outside');
+      symlinkSync(join(dir, 'secret.txt'), join(root, 'leak.txt'));
+      const app = Fastify();
+      await app.register(errors);
+      await app.register(dashboardRoutes, { root });
+      expect((await app.inject({ method: 'GET', url: '/dashboard/index.html' })).statusCode).toBe(200);
+      const leak = await app.inject({ method: 'GET', url: '/dashboard/leak.txt' });
+      expect(leak.statusCode).toBe(404);
+      expect(leak.body).not.toContain('outside');
+      await app.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
