@@ -10,17 +10,19 @@
  * set), where a missing browser fails them. The checks of the served files need no browser.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../src/sdk/buyer/index.js';
 import type { AgentpayClient } from '../../src/sdk/client/index.js';
 import { dashboardUrl } from '../../src/cli/dev.js';
-import { DASHBOARD_CSP, dashboardFile } from '../../src/gateway/routes/dashboard.js';
+import dashboardRoutes, { DASHBOARD_CSP, dashboardFile } from '../../src/gateway/routes/dashboard.js';
+import errors from '../../src/gateway/plugins/errors.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
 import { expectLedgerConsistent as expectAllLedgersConsistent, ledgerBalance } from '../payments/helpers.js';
@@ -116,6 +118,35 @@ describe('the dashboard files the gateway serves', () => {
     }
   });
 
+  it('answers 503 naming npm run build where the page is not built, and follows no link out of its folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentpay-dashboard-'));
+    try {
+      const unbuilt = Fastify();
+      await unbuilt.register(errors);
+      await unbuilt.register(dashboardRoutes, { root: join(dir, 'not-built') });
+      const res = await unbuilt.inject({ method: 'GET', url: '/dashboard/' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('npm run build') });
+      await unbuilt.close();
+
+      const root = join(dir, 'built');
+      mkdirSync(root);
+      writeFileSync(join(root, 'index.html'), '<!doctype html><title>x</title>');
+      writeFileSync(join(dir, 'secret.txt'), 'outside');
+      symlinkSync(join(dir, 'secret.txt'), join(root, 'leak.txt'));
+      const app = Fastify();
+      await app.register(errors);
+      await app.register(dashboardRoutes, { root });
+      expect((await app.inject({ method: 'GET', url: '/dashboard/index.html' })).statusCode).toBe(200);
+      const leak = await app.inject({ method: 'GET', url: '/dashboard/leak.txt' });
+      expect(leak.statusCode).toBe(404);
+      expect(leak.body).not.toContain('outside');
+      await app.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses plain HTTP like every route', async () => {
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const u = new URL(t.httpUrl);
@@ -146,7 +177,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
   let context: BrowserContext;
   let profile: string;
   let seller: RunningSeller;
-  let ws: { email: string; password: string; id: string; client: AgentpayClient };
+  let ws: { email: string; password: string; id: string; key: string; client: AgentpayClient };
   let agent: AgentpayClient;
   let wallet: { walletId: string; privateKeyPem: string };
   let capabilities: { price100: string; price1: string };
@@ -158,7 +189,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     capabilities = { price100: await publish(t, '100'), price1: await publish(t, '1') };
     seller = await startFastifySeller(t, capabilities);
     const signed = await signUp(t, { kind: 'workspace', name: 'Dashboard Buyers' });
-    ws = { email: signed.email, password: signed.password, id: signed.tenant.id, client: t.client(signed.apiKey.key) };
+    ws = { email: signed.email, password: signed.password, id: signed.tenant.id, key: signed.apiKey.key, client: t.client(signed.apiKey.key) };
     await ws.client.policies.apply('approval "over 50":\n  price > 50\n');
     agent = t.client((await ws.client.keys.create({ preset: 'agent' })).apiKey.key);
     const a = await t.newAgentWallet(ws.client, 'dashboard-agent');
@@ -175,6 +206,10 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     });
     pageErrors = [];
     context.on('weberror', (e) => pageErrors.push(String(e.error())));
+    // a Content-Security-Policy violation, a failed script or a missing file is a console error
+    context.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`${m.text()} (${m.location().url})`);
+    });
   });
   afterAll(async () => {
     await context?.close();
@@ -287,7 +322,34 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     expect((await ws.client.keys.list()).keys.filter((k) => k.name.startsWith('login ') && !k.revokedAt)).toHaveLength(0);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await page.close();
+    // no script error, no CSP violation, no missing file (the favicon included)
     expect(pageErrors).toEqual([]);
+  });
+
+  it('a held purchase denied in the page is refused to the agent, nothing charged', async () => {
+    const before = ledgerBalance(t, wallet.walletId);
+    const handled = seller.log.handled.forecast ?? 0;
+    let announce!: (id: string) => void;
+    const pending = new Promise<string>((resolve) => (announce = resolve));
+    const purchase = buyer().fetchWithApproval(`${seller.url}/forecast`, undefined, { approvals: agent, pollMs: 50, timeoutMs: 60_000, onPending: announce }).then(
+      () => 'paid',
+      (e: { code?: string }) => e.code,
+    );
+    const approvalId = await pending;
+
+    const page = await context.newPage();
+    await page.goto(dashboardUrl(t.baseUrl, ws.key));
+    const item = page.locator('#approvals li', { hasText: approvalId });
+    await item.waitFor();
+    await item.getByRole('button', { name: 'Deny', exact: true }).click();
+    await page.getByText(`${approvalId} denied`).waitFor();
+
+    expect(await purchase).toBe('APPROVAL_DENIED');
+    expect(seller.log.handled.forecast ?? 0).toBe(handled);
+    expect((await ws.client.approvals.get(approvalId)).approval.status).toBe('denied');
+    expect(ledgerBalance(t, wallet.walletId)).toEqual(before);
+    await expectLedgerConsistent(ws.client, wallet.walletId);
+    await page.close();
   });
 
   it("agentpay dev's URL signs its key in and takes it out of the address bar; a provider sees its capabilities' calls, revenue and failure rate, its wallet and payouts", async () => {
@@ -322,5 +384,6 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.locator('#stuck-payouts').getByText('No stuck payout').waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-operator.png'), fullPage: true });
     await page.close();
+    expect(pageErrors).toEqual([]);
   });
 });

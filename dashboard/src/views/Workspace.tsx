@@ -44,7 +44,7 @@ export function WorkspaceView({ client, version, onChanged }: Props) {
         <Problem error={receipts.error} />
         {receipts.data ? <Receipts client={client} receipts={receipts.data.items} names={names} /> : null}
       </Section>
-      <Transactions client={client} version={version} />
+      <Transactions client={client} version={version} receipts={receipts.data?.items ?? []} names={names} />
       <Policies client={client} version={version} />
     </>
   );
@@ -203,7 +203,8 @@ export function ReceiptCheck({ client, receipt }: { client: Api; receipt: Receip
   );
 }
 
-function Transactions({ client, version }: Omit<Props, 'onChanged'>) {
+function Transactions({ client, version, receipts, names }: Omit<Props, 'onChanged'> & { receipts: Receipt[]; names: ReadonlyMap<string, string> }) {
+  const receiptOf = new Map(receipts.map((r) => [r.transactionId, r]));
   const { data, error } = useLoad(async () => {
     const { wallets } = await client.get<{ wallets: Wallet[] }>('/v1/wallets');
     const ledgers = await Promise.all(wallets.map((w) => client.get<{ entries: LedgerEntry[] }>(`/v1/wallets/${encodeURIComponent(w.id)}/ledger`)));
@@ -219,6 +220,7 @@ function Transactions({ client, version }: Omit<Props, 'onChanged'>) {
             <details>
               <summary>
                 <code>{t.id}</code> · {when(t.at)} · {t.entries.length} ledger {t.entries.length === 1 ? 'entry' : 'entries'}
+                <PaidCall receipt={receiptOf.get(t.id)} names={names} />
               </summary>
               <Table label={`Ledger entries of ${t.id}`} head={['Wallet', '#', 'Type', 'Amount', 'Held', 'Balance after', 'Time']} count={t.entries.length} empty="">
                 {t.entries.map((e) => (
@@ -238,6 +240,18 @@ function Transactions({ client, version }: Omit<Props, 'onChanged'>) {
         ))}
       </ul>
     </Section>
+  );
+}
+
+/** What a transaction paid for, from its receipt (a purchase still held or refunded without one has none). */
+function PaidCall({ receipt, names }: { receipt: Receipt | undefined; names: ReadonlyMap<string, string> }) {
+  if (!receipt) return null;
+  return (
+    <>
+      {' · '}
+      {money(receipt.amount.amountMinor, receipt.amount.currency)} for {capabilityLabel(names, receipt.capabilityId)}{' '}
+      <Badge tone={receipt.status === 'success' ? 'good' : 'bad'}>{receipt.status}</Badge>
+    </>
   );
 }
 

@@ -10,7 +10,7 @@
  * Every answer carries a Content-Security-Policy that admits scripts, styles and
  * connections from this origin only (the build has no inline script or style).
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError } from '../../core/errors.js';
@@ -60,15 +60,28 @@ function notFound(path: string): AppError {
   return new AppError('NOT_FOUND', `/dashboard/${path} is not a file of the dashboard; open /dashboard/`, { path: `/dashboard/${path}` });
 }
 
-export default async function dashboardRoutes(app: FastifyInstance) {
-  const root = resolve(packageRoot(), DASHBOARD_DIR);
+export interface DashboardOptions {
+  /** the built folder; tests pass another (default: DASHBOARD_DIR in the package) */
+  root?: string;
+}
+
+export default async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptions = {}) {
+  const root = resolve(opts.root ?? join(packageRoot(), DASHBOARD_DIR));
   const config = { public: true } as const;
 
-  async function send(reply: FastifyReply, requested: string) {
-    const file = dashboardFile(root, requested);
-    if (!file) throw notFound(requested);
+  /** The file itself, if it is a file whose real path (links followed) is inside the real root. */
+  async function servable(file: string): Promise<string | undefined> {
     const info = await stat(file).catch(() => undefined);
-    if (!info?.isFile()) {
+    if (!info?.isFile()) return undefined;
+    const [realRoot, realFile] = await Promise.all([realpath(root), realpath(file)]);
+    return realFile.startsWith(realRoot + sep) ? realFile : undefined;
+  }
+
+  async function send(reply: FastifyReply, requested: string) {
+    const named = dashboardFile(root, requested);
+    if (!named) throw notFound(requested);
+    const file = await servable(named);
+    if (!file) {
       if (requested === '') {
         throw new AppError('SERVICE_UNAVAILABLE', `the dashboard is not built in this installation (no ${join(DASHBOARD_DIR, 'index.html')}); run npm run build`);
       }
@@ -78,7 +91,7 @@ export default async function dashboardRoutes(app: FastifyInstance) {
     // the build names its assets by their content hash: they never change under one name
     const immutable = requested.startsWith('assets/');
     return reply
-      .header('content-type', CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream')
+      .header('content-type', CONTENT_TYPES[extname(named).toLowerCase()] ?? 'application/octet-stream')
       .header('content-security-policy', DASHBOARD_CSP)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
