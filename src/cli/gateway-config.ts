@@ -7,6 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { GatewayConfig } from '../gateway/config.js';
+import { systemClock } from '../core/clock.js';
+import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
 import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
@@ -29,8 +31,8 @@ export interface GatewayFileConfig {
   /** auto (readable on a terminal, JSON when piped), pretty or json */
   logFormat?: LogFormat;
   tokenTtlMs?: number;
-  /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
-  rails?: 'sandbox' | 'none';
+  /** which rail adapters run: sandbox (simulated; sandbox mode only), none, or real adapters (src/rails/config.ts) */
+  rails?: 'sandbox' | 'none' | RailsSection;
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
 }
 
@@ -66,7 +68,7 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
     case 'mode':
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
-      return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
+      return v === 'sandbox' || v === 'none' || (v !== null && typeof v === 'object' && !Array.isArray(v)) ? undefined : 'must be "sandbox", "none", or an object naming the adapters (stripe, screening)';
     case 'log-format':
       return (LOG_FORMATS as readonly unknown[]).includes(v) ? undefined : `must be ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`;
     case 'port-or-null':
@@ -120,6 +122,15 @@ export function readGatewayConfigFile(path: string, from?: string): GatewayFileC
       for (const [k, v] of Object.entries(value)) {
         if (!(RATE_FIELDS as readonly string[]).includes(k)) throw bad(`rateLimit.${k}`, `is not a setting (known: ${RATE_FIELDS.join(', ')})`);
         if (!isPositiveInteger(v)) throw bad(`rateLimit.${k}`, 'must be a positive integer');
+      }
+      continue;
+    }
+    if (key === 'rails' && typeof value === 'object' && value !== null) {
+      try {
+        checkRailsSection(value);
+      } catch (e) {
+        if (e instanceof RailsConfigError) throw new CliError('CONFIG_INVALID', `${path}: ${e.message}`, { exit: 2, details: { file: path, field: e.field }, ...(e.hint ? { tryNext: e.hint } : {}) });
+        throw e;
       }
       continue;
     }
@@ -240,7 +251,8 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     devEchoTokens,
     ...(feeBps !== undefined ? { feeBps } : {}),
     ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
-    ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
+    ...(typeof rails === 'string' ? { rails: { adapters: rails } } : {}),
+    ...(typeof rails === 'object' ? { rails: realRails(rails, mode, env, filePath!) } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
@@ -271,4 +283,14 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     logFormat: pick(input.logFormat, file.logFormat, 'auto'),
     ...(Object.keys(sources).length ? { sources } : {}),
   };
+}
+
+/** The rails section's adapters, secrets read from files or the environment; refused naming the key. */
+function realRails(section: RailsSection, mode: 'sandbox' | 'production', env: NodeJS.ProcessEnv, file: string): NonNullable<GatewayConfig['rails']> {
+  try {
+    return buildRails(section, { mode, env, clock: systemClock, baseDir: resolve(file, '..') });
+  } catch (e) {
+    if (e instanceof RailsConfigError) throw new CliError('CONFIG_INVALID', `${file}: ${e.message}`, { exit: 2, details: { file, field: e.field }, ...(e.hint ? { tryNext: e.hint } : {}) });
+    throw e;
+  }
 }
