@@ -41,9 +41,10 @@ export interface PgStoreOptions {
 
 /** the advisory lock key of migrations (any constant; the duties use theirs) */
 const MIGRATION_LOCK = 0x61677470; // 'agtp'
+const BEGIN_TX = process.env.AGENTPAY_PG_ISOLATION === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN ISOLATION LEVEL REPEATABLE READ';
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
-function makeRepos(db: NodePgDatabase): Repos {
+function makeRepos(db: NodePgDatabase, touched?: Set<string>): Repos {
   const repos: Repos = {
     tenants: new PgTenants(db),
     signups: new PgSignups(db),
@@ -51,7 +52,7 @@ function makeRepos(db: NodePgDatabase): Repos {
     passwordResets: new PgPasswordResets(db),
     apiKeys: new PgApiKeys(db),
     wallets: new PgWallets(db),
-    ledger: new PgLedger(db),
+    ledger: new PgLedger(db, touched),
     signingKeys: new PgSigningKeys(db),
     capabilities: new PgCapabilities(db),
     capabilityVersions: new PgCapabilityVersions(db),
@@ -195,12 +196,25 @@ export class PgStore implements Store {
   }
 
   async tx<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    // the wallets whose ledger head the previous attempts read: a retry queues on them
+    const hot = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       const client = await this.connect();
       let broken = false;
+      let locked = false;
       try {
-        await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-        const value = await fn(makeRepos(drizzle(client)));
+        if (hot.size > 0) {
+          // A retry first takes a lock on each wallet it collided on, BEFORE its transaction
+          // begins (a transaction's snapshot is fixed at its first statement, so a lock taken
+          // inside would not make it see the holder's commit), in a fixed order (no deadlock
+          // between retries): retries on one wallet then run one after another, each seeing
+          // the one before, instead of colliding again (measured: 200 concurrent purchases on
+          // one wallet, 12 attempts: 37 to 43 ran out without this). Released after COMMIT.
+          locked = true;
+          await client.query('SELECT pg_advisory_lock(1, hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k', [[...hot].sort()]);
+        }
+        await client.query(BEGIN_TX);
+        const value = await fn(makeRepos(drizzle(client), hot));
         await client.query('COMMIT');
         return value;
       } catch (e) {
@@ -219,6 +233,9 @@ export class PgStore implements Store {
         }
         throw e instanceof UniqueViolation ? e : storeError(e);
       } finally {
+        if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch(() => {
+          broken = true;
+        });
         client.release(broken);
       }
     }

@@ -15,8 +15,10 @@ export class PgWallets implements WalletRepo {
 }
 
 export class PgLedger implements LedgerRepo {
-  constructor(private db: Db) {}
+  /** `touched`: collects the wallets whose head this transaction read (PgStore queues a retry on them) */
+  constructor(private db: Db, private touched?: Set<string>) {}
   async last(walletId: string) {
+    this.touched?.add(walletId);
     return (await this.db.select().from(ledgerEntries).where(eq(ledgerEntries.walletId, walletId)).orderBy(desc(ledgerEntries.seq)).limit(1))[0];
   }
   async append(e: LedgerEntry) { await this.db.insert(ledgerEntries).values(e); }
