@@ -3,15 +3,23 @@
  * on one database (docs/deploy.md).
  *
  * Concurrency: the domain was written for a serialised store (it reads a wallet's last ledger
- * entry, then appends the next one, in one `tx`). Every `tx` here runs SERIALIZABLE, so
- * PostgreSQL refuses any interleaving that a serial order would not give (40001), and is run
- * again from the start on a serialization failure, a deadlock (40P01) or a unique violation
- * (23505: two writers raced for one key, e.g. a wallet's next ledger seq), up to `maxAttempts`
- * times with a growing, jittered pause. A `tx` function may therefore run more than once: it
- * must do nothing outside the database that cannot be repeated (the domain's do not: they
- * compute, read and write through the repos; ids and clock readings made inside are simply made
- * again). A `read` is one REPEATABLE READ READ ONLY transaction (one snapshot for all its
- * queries); an `unsynced` read is plain autocommit queries on one connection.
+ * entry, then appends the next one, in one `tx`). Every `tx` here runs REPEATABLE READ (snapshot
+ * isolation) and is run again from the start when PostgreSQL refuses it: a serialization failure
+ * (40001: a row it updates was updated by a transaction that committed meanwhile), a deadlock
+ * (40P01) or a unique violation (23505: two writers raced for one key, e.g. a wallet's next
+ * ledger seq or a nonce), up to `maxAttempts` times with a short jittered pause; a retry first
+ * queues on the wallets it collided on (see tx()). What the domain needs serialised collides on
+ * a row or a unique key under snapshot isolation: a wallet's movements (the unique seq), a nonce,
+ * one resolution of a transaction (both write its row), an approval's use and a rail state change
+ * (conditional updates of one row), an idempotency key (unique); the one read-then-decide across
+ * rows, a workspace budget, writes the workspace row to collide (PgSpend.byWorkspace).
+ * SERIALIZABLE (AGENTPAY_PG_ISOLATION=serializable) also works, but its page-level predicate
+ * locks made 37 of 200 concurrent purchases on one wallet run out of retries (docs/deploy.md).
+ *
+ * A `tx` function may therefore run more than once: it must do nothing outside the database that
+ * cannot be repeated. The domain's do not: they compute, read and write through the repos; ids
+ * and clock readings made inside are simply made again. A `read` is one REPEATABLE READ READ ONLY
+ * transaction (one snapshot for all its queries); an `unsynced` read is autocommit queries.
  */
 import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -44,7 +52,7 @@ const MIGRATION_LOCK = 0x61677470; // 'agtp'
 const BEGIN_TX = process.env.AGENTPAY_PG_ISOLATION === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN ISOLATION LEVEL REPEATABLE READ';
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
-function makeRepos(db: NodePgDatabase, touched?: Set<string>): Repos {
+function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false): Repos {
   const repos: Repos = {
     tenants: new PgTenants(db),
     signups: new PgSignups(db),
@@ -65,7 +73,7 @@ function makeRepos(db: NodePgDatabase, touched?: Set<string>): Repos {
     breakers: new PgBreakers(db),
     policies: new PgPolicies(db),
     approvals: new PgApprovals(db),
-    spend: new PgSpend(db),
+    spend: new PgSpend(db, writable),
     railTransactions: new PgRailTransactions(db),
     depositAddresses: new PgDepositAddresses(db),
     payoutDestinations: new PgPayoutDestinations(db),
@@ -214,7 +222,7 @@ export class PgStore implements Store {
           await client.query('SELECT pg_advisory_lock(1, hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k', [[...hot].sort()]);
         }
         await client.query(BEGIN_TX);
-        const value = await fn(makeRepos(drizzle(client), hot));
+        const value = await fn(makeRepos(drizzle(client), hot, true));
         await client.query('COMMIT');
         return value;
       } catch (e) {

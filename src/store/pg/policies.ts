@@ -73,7 +73,8 @@ function spendQuery(walletFilter: SQL, from: number, to: number, now: number): S
 }
 
 export class PgSpend implements SpendRepo {
-  constructor(private db: Db) {}
+  /** `writable`: inside a `tx` (not a read-only `read`) */
+  constructor(private db: Db, private writable = false) {}
   private async spent(walletFilter: SQL, from: number, to: number, now: number): Promise<bigint> {
     const r = await this.db.execute<{ spent: string | null }>(spendQuery(walletFilter, from, to, now));
     return BigInt(r.rows[0]?.spent ?? 0);
@@ -82,6 +83,10 @@ export class PgSpend implements SpendRepo {
     return this.spent(sql`h.wallet_id = ${walletId}`, from, to, now);
   }
   async byWorkspace(workspaceId: string, from: number, to: number, now: number) {
+    // Snapshot isolation lets two purchases on two wallets of one workspace both pass a workspace
+    // budget (neither sees the other's hold: write skew). A no-op write of the workspace's row
+    // makes them collide: the second waits for the first and is retried after it, seeing its hold.
+    if (this.writable) await this.db.execute(sql`UPDATE tenants SET updated_at = updated_at WHERE id = ${workspaceId}`);
     return this.spent(sql`h.wallet_id IN (SELECT id FROM wallets WHERE tenant_id = ${workspaceId})`, from, to, now);
   }
 }
