@@ -23,6 +23,7 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: 'sandbox: development shortcuts such as wallet funding work', default: 'sandbox' as const })(),
     'dev-echo-tokens': Flags.boolean({ description: 'signup and password-reset responses include the token (refused in production mode)' }),
     quiet: Flags.boolean({ char: 'q', description: 'log warnings and errors only' }),
+    database: Flags.string({ description: 'PostgreSQL URL (postgres://user:password@host:5432/db) instead of SQLite in the data dir', env: 'AGENTPAY_DATABASE_URL' }),
   };
 
   async run(): Promise<void> {
@@ -37,6 +38,8 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
       mode: this.flags.mode,
       devEchoTokens: this.flags['dev-echo-tokens'],
       quiet: this.flags.quiet,
+      database: this.flags.database,
+      databaseFromEnv: this.flagsFromEnv().get('database'),
     });
     // listening for SIGINT/SIGTERM before saying ready: a supervisor may stop it the moment it reads the line
     const stopSignal = untilStopSignal(() => removeGatewayFile(dev.ready.dataDir));

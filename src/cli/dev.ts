@@ -15,6 +15,10 @@ export interface DevOptions {
   mode: 'sandbox' | 'production';
   devEchoTokens: boolean;
   quiet: boolean;
+  /** a PostgreSQL URL instead of SQLite in the data dir */
+  database?: string | undefined;
+  /** the environment variable --database was read from, if it was */
+  databaseFromEnv?: string | undefined;
 }
 
 export async function startDev(opts: DevOptions): Promise<LocalGateway> {
@@ -30,6 +34,8 @@ export async function startDev(opts: DevOptions): Promise<LocalGateway> {
     config: { mode: opts.mode, devEchoTokens: opts.devEchoTokens },
     devCredentials: true,
     logLevel: opts.quiet ? 'warn' : 'info',
+    ...(opts.database ? { database: opts.database } : {}),
+    ...(opts.databaseFromEnv ? { sources: { database: { from: 'env' as const, flag: '--database', env: opts.databaseFromEnv } } } : {}),
   });
 }
 

@@ -29,6 +29,8 @@ export interface GatewayFileConfig {
   /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
   rails?: 'sandbox' | 'none';
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
+  /** a PostgreSQL URL (postgres://user:password@host:5432/db); without it, SQLite in dataDir */
+  database?: string;
 }
 
 type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
@@ -45,6 +47,7 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   logLevel: 'string',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
+  database: 'string',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
 
@@ -143,6 +146,7 @@ export interface GatewayStartInput {
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
+  database?: string | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -158,6 +162,7 @@ const SETTINGS = {
   devEchoTokens: { flag: '--dev-echo-tokens', key: 'devEchoTokens' },
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
+  database: { flag: '--database', key: 'database' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -248,7 +253,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
   const host = pick(input.host, file.host, '127.0.0.1');
   // the settings that can still be refused when the gateway starts listening, named by their source
   const sources: NonNullable<RunGatewayOptions['sources']> = {};
-  for (const setting of ['host', 'port', 'httpPort', 'tls'] as const) {
+  for (const setting of ['host', 'port', 'httpPort', 'tls', 'database'] as const) {
     const from = source(setting);
     if (from.from !== 'flag') sources[setting] = from;
   }
@@ -259,6 +264,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     httpPort: pick(input.httpPort, file.httpPort, 4080),
     tls: pick(input.tls, file.tls, true),
     config,
+    ...(input.database ?? file.database ? { database: (input.database ?? file.database)! } : {}),
     devCredentials: false,
     logLevel,
     ...(Object.keys(sources).length ? { sources } : {}),

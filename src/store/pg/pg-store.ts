@@ -163,6 +163,17 @@ export class PgStore implements Store {
     }
   }
 
+  /** `agentpay gateway migrate`: applies what the database lacks, and returns how many migrations that was. */
+  static async applyMigrations(url: string): Promise<number> {
+    checkDatabaseUrl(url);
+    const store = new PgStore({ url, poolSize: 1 });
+    try {
+      return await store.migrate(true);
+    } finally {
+      await store.close();
+    }
+  }
+
   /** Applies pending migrations (or with apply=false only checks); returns how many were applied. */
   async migrate(apply = true): Promise<number> {
     let client: pg.PoolClient;
