@@ -19,7 +19,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
   ];
   static override baseFlags = { json: Flags.boolean({ description: 'print one JSON line on stdout once ready' }) };
   static override flags = {
-    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, feeBps, trustProxy, tls, devEchoTokens, logLevel, logFormat, tokenTtlMs, rails, rateLimit{max, windowMs, signupMax, signupWindowMs})', env: 'AGENTPAY_GATEWAY_CONFIG' }),
+    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, database, feeBps, trustProxy, tls, devEchoTokens, logLevel, logFormat, tokenTtlMs, rails, rateLimit{max, windowMs, signupMax, signupWindowMs})', env: 'AGENTPAY_GATEWAY_CONFIG' }),
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: '[default: production]', env: 'AGENTPAY_MODE' })(),
     host: Flags.string({ description: 'address to listen on [default: 127.0.0.1]', env: 'AGENTPAY_HOST' }),
     port: port('HTTPS port (or the plain port with --no-tls); 0 picks a free one [default: 4402]', 'AGENTPAY_PORT'),
@@ -35,6 +35,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
     'signup-rate-limit-window-ms': positive('signup rate-limit window in milliseconds [default: 60000]', 'AGENTPAY_SIGNUP_RATE_LIMIT_WINDOW_MS'),
     rails: Flags.option({ options: ['sandbox', 'none'] as const, description: 'rail adapters: sandbox (simulated processor, chain, bank; sandbox mode only) or none [default: sandbox in sandbox mode, none in production]', env: 'AGENTPAY_RAILS' })(),
     'log-format': Flags.option({ options: ['auto', 'pretty', 'json'] as const, description: 'log lines on stderr: auto is readable lines on a terminal, JSON (pino) when piped [default: auto]', env: 'AGENTPAY_LOG_FORMAT' })(),
+    database: Flags.string({ description: 'PostgreSQL URL (postgres://user:password@host:5432/db) shared by every instance; without it, SQLite in the data dir', env: 'AGENTPAY_DATABASE_URL' }),
     'log-level': Flags.string({ description: 'fatal, error, warn, info, debug, trace or silent [default: info]', env: 'AGENTPAY_LOG_LEVEL' }),
   };
 
@@ -63,6 +64,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
         rateLimitWindowMs: f['rate-limit-window-ms'],
         signupRateLimit: f['signup-rate-limit'],
         signupRateLimitWindowMs: f['signup-rate-limit-window-ms'],
+        database: f.database,
         fromEnv: this.flagsFromEnv(),
       }),
     );

@@ -17,6 +17,10 @@ export interface DevOptions {
   devEchoTokens: boolean;
   quiet: boolean;
   logFormat?: LogFormat;
+  /** a PostgreSQL URL instead of SQLite in the data dir */
+  database?: string | undefined;
+  /** the environment variable --database was read from, if it was */
+  databaseFromEnv?: string | undefined;
 }
 
 export async function startDev(opts: DevOptions): Promise<LocalGateway> {
@@ -33,6 +37,8 @@ export async function startDev(opts: DevOptions): Promise<LocalGateway> {
     devCredentials: true,
     logLevel: opts.quiet ? 'warn' : 'info',
     ...(opts.logFormat ? { logFormat: opts.logFormat } : {}),
+    ...(opts.database ? { database: opts.database } : {}),
+    ...(opts.databaseFromEnv ? { sources: { database: { from: 'env' as const, flag: '--database', env: opts.databaseFromEnv } } } : {}),
   });
 }
 

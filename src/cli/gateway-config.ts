@@ -34,6 +34,8 @@ export interface GatewayFileConfig {
   /** which rail adapters run: sandbox (simulated; sandbox mode only), none, or real adapters (src/rails/config.ts) */
   rails?: 'sandbox' | 'none' | RailsSection;
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
+  /** a PostgreSQL URL (postgres://user:password@host:5432/db); without it, SQLite in dataDir */
+  database?: string;
 }
 
 type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format';
@@ -51,6 +53,7 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   logFormat: 'log-format',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
+  database: 'string',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
 
@@ -161,6 +164,7 @@ export interface GatewayStartInput {
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
+  database?: string | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -176,6 +180,7 @@ const SETTINGS = {
   devEchoTokens: { flag: '--dev-echo-tokens', key: 'devEchoTokens' },
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
+  database: { flag: '--database', key: 'database' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -267,7 +272,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
   const host = pick(input.host, file.host, '127.0.0.1');
   // the settings that can still be refused when the gateway starts listening, named by their source
   const sources: NonNullable<RunGatewayOptions['sources']> = {};
-  for (const setting of ['host', 'port', 'httpPort', 'tls'] as const) {
+  for (const setting of ['host', 'port', 'httpPort', 'tls', 'database'] as const) {
     const from = source(setting);
     if (from.from !== 'flag') sources[setting] = from;
   }
@@ -278,6 +283,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     httpPort: pick(input.httpPort, file.httpPort, 4080),
     tls: pick(input.tls, file.tls, true),
     config,
+    ...(input.database ?? file.database ? { database: (input.database ?? file.database)! } : {}),
     devCredentials: false,
     logLevel,
     logFormat: pick(input.logFormat, file.logFormat, 'auto'),

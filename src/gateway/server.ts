@@ -18,6 +18,7 @@ import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
 import { ensureWebhookKey } from '../domain/webhooks/secrets.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { PgStore } from '../store/pg/pg-store.js';
 import { buildApp } from './app.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
@@ -38,7 +39,12 @@ export interface StartGatewayOptions {
   ids?: IdGenerator;
   /** pino options or false */
   logger?: boolean | object;
-  /** how commits reach the disk (SqliteStoreOptions.durability; default 'background') */
+  /**
+   * A PostgreSQL URL (postgres://user:password@host:5432/db): the database of a fleet of
+   * instances (docs/deploy.md). Without it, SQLite in the data directory.
+   */
+  database?: string;
+  /** how commits reach the disk (SqliteStoreOptions.durability; default 'background'; SQLite only) */
   durability?: 'background' | 'in-commit';
   /** how often the server certificate is checked and renewed while running (ms; default one hour, 0 never) */
   tlsCheckIntervalMs?: number;
@@ -57,7 +63,7 @@ export interface StartGatewayOptions {
 export interface RunningGateway {
   app: FastifyInstance;
   services: Services;
-  store: SqliteStore;
+  store: SqliteStore | PgStore;
   /** what the HTTPS server serves now (renewals included); null without TLS */
   tls: TlsMaterial | null;
   /** the running certificate check; null without TLS */
@@ -84,11 +90,16 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
 
-  refuseLostDatabase(dataDir);
-  const store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
   let requestLog: RequestLogFile | undefined;
+  let store: SqliteStore | PgStore;
+  if (opts.database) {
+    store = await PgStore.open({ url: opts.database });
+  } else {
+    refuseLostDatabase(dataDir);
+    store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
+  }
   try {
-    claimDataDirMode(dataDir, config.mode, store.raw);
+    await claimDataDirMode(dataDir, config.mode, () => hasSandboxMoney(store));
     const ctx = { store, clock, ids };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
@@ -134,9 +145,10 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       });
       httpUrl = `http://${host}:${(p.address() as AddressInfo).port}`;
     }
-    services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'));
-    services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'));
-    services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'));
+    // fleet duties: on PostgreSQL one instance at a time runs each (Store.claimDuty); on SQLite this one
+    services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'), dutyOf(store, 'sweeper', app.log));
+    services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'), dutyOf(store, 'rail-jobs', app.log));
+    services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'), dutyOf(store, 'webhooks', app.log));
     const tlsRenewal = tls ? new TlsRenewal(dataDir, app.server as https.Server, tls, app.log) : null;
     tlsRenewal?.start(opts.tlsCheckIntervalMs ?? 60 * 60 * 1000, (err) =>
       app.log.error({ err }, 'TLS certificate check failed; the current certificate stays in use, tried again at the next check'),
@@ -182,4 +194,21 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     await store.close();
     throw e;
   }
+}
+
+/** Once per data directory: whether its database holds simulated money (a `fund` entry). */
+async function hasSandboxMoney(store: SqliteStore | PgStore): Promise<boolean> {
+  if (store instanceof SqliteStore) return store.raw.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
+  return ((await store.pool.query("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1")).rowCount ?? 0) > 0;
+}
+
+/** A duty's gate for Periodic: whether this instance holds it now, logged when that changes. */
+function dutyOf(store: SqliteStore | PgStore, name: string, log: FastifyInstance['log']): () => Promise<boolean> {
+  let held = false;
+  return async () => {
+    const now = await store.claimDuty(name);
+    if (now !== held && store instanceof PgStore) log.info({ duty: name }, now ? 'took the fleet duty; this instance runs it' : 'lost the fleet duty; another instance runs it');
+    held = now;
+    return now;
+  };
 }

@@ -63,5 +63,11 @@ export interface ReadOptions {
 export interface Store {
   tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   read<T>(fn: (r: Repos) => Promise<T>, opts?: ReadOptions): Promise<T>;
+  /**
+   * Whether this process runs the fleet duty `name` (the expiry sweeper, the rail job) now. On
+   * SQLite always (one process per database file); on PostgreSQL one instance of the fleet
+   * holds each duty (an advisory lock) until it stops or dies, then another takes it.
+   */
+  claimDuty(name: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -194,6 +194,11 @@ export class SqliteStore implements Store {
     return value;
   }
 
+  /** one gateway process per database file (gateway.lock): it runs every duty */
+  async claimDuty(): Promise<boolean> {
+    return true;
+  }
+
   async close(): Promise<void> {
     await this.exclusive(async () => undefined);
     await this.wal?.close();
