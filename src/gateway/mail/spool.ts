@@ -151,12 +151,19 @@ export class MailSpool implements Mailer {
     return round;
   }
 
-  /** Stops the timer and waits for the round under way; what is left stays spooled for the next start. */
-  async close(): Promise<void> {
+  /**
+   * Stops the timer and gives the message being sent up to `graceMs` to finish; what is left
+   * stays spooled for the next start (a message whose send was under way may go out twice).
+   */
+  async close(graceMs = 2_000): Promise<void> {
     this.closed = true;
     if (this.timer !== undefined) this.timers.clear(this.timer);
     this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    if (this.running) {
+      let t: NodeJS.Timeout | undefined;
+      await Promise.race([this.running.catch(() => undefined), new Promise((res) => (t = setTimeout(res, graceMs)))]);
+      clearTimeout(t);
+    }
     this.opts.transport.close();
   }
 
