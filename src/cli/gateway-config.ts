@@ -13,6 +13,7 @@ import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
 import { LOG_FORMATS, type LogFormat } from './log-pretty.js';
+import { mailFromProblem, smtpUrlProblem, type MailConfig } from '../gateway/mail/settings.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 /** The settings a config file may hold; flags of the same meaning override them. */
@@ -36,6 +37,9 @@ export interface GatewayFileConfig {
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
   /** a PostgreSQL URL (postgres://user:password@host:5432/db); without it, SQLite in dataDir */
   database?: string;
+  /** mail over SMTP: smtp://user:password@host:port (with mailFrom) */
+  smtpUrl?: string;
+  mailFrom?: string;
 }
 
 type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format';
@@ -54,6 +58,8 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
   database: 'string',
+  smtpUrl: 'string',
+  mailFrom: 'string',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
 
@@ -165,6 +171,8 @@ export interface GatewayStartInput {
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
   database?: string | undefined;
+  smtpUrl?: string | undefined;
+  mailFrom?: string | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -181,6 +189,8 @@ const SETTINGS = {
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
   database: { flag: '--database', key: 'database' },
+  smtpUrl: { flag: '--smtp-url', key: 'smtpUrl' },
+  mailFrom: { flag: '--mail-from', key: 'mailFrom' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -197,6 +207,25 @@ export function checkDataDirFlag(value: string | undefined, env?: string): void 
     }
     throw usageError('--data-dir must not be empty: it names the directory for the database, keys and certificate', 'give a directory, e.g. --data-dir .agentpay (or --data-dir . for this one)', { flag: '--data-dir' });
   }
+}
+
+/**
+ * --smtp-url and --mail-from: both or neither, each checked, errors naming where it was set.
+ * The URL is never repeated in an error: it may hold the SMTP password.
+ */
+function mailSettings(smtpUrl: string | undefined, from: string | undefined, source: (s: 'smtpUrl' | 'mailFrom') => SettingSource): MailConfig | undefined {
+  if (smtpUrl === undefined && from === undefined) return undefined;
+  if (smtpUrl === undefined) {
+    throw usageError(`${settingName(source('mailFrom'))} is set but no SMTP server is: mail needs both`, 'add --smtp-url smtp://user:password@host:587 (env AGENTPAY_SMTP_URL, config key smtpUrl), or drop the from address to keep mail in DATA_DIR/outbox.jsonl', settingDetails(source('mailFrom')));
+  }
+  if (from === undefined) {
+    throw usageError(`${settingName(source('smtpUrl'))} is set but no from address is: mail needs both`, 'add --mail-from "Agentpay <no-reply@example.com>" (env AGENTPAY_MAIL_FROM, config key mailFrom)', settingDetails(source('smtpUrl')));
+  }
+  const urlProblem = smtpUrlProblem(smtpUrl);
+  if (urlProblem) throw usageError(`${settingName(source('smtpUrl'))} ${urlProblem}`, undefined, settingDetails(source('smtpUrl')));
+  const fromProblem = mailFromProblem(from);
+  if (fromProblem) throw usageError(`${settingName(source('mailFrom'))} ${fromProblem}`, undefined, settingDetails(source('mailFrom')));
+  return { smtpUrl, from };
 }
 
 export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): RunGatewayOptions {
@@ -250,8 +279,10 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
       settingDetails(echoFrom),
     );
   }
+  const mail = mailSettings(input.smtpUrl ?? file.smtpUrl, input.mailFrom ?? file.mailFrom, source);
   const config: Partial<GatewayConfig> = {
     mode,
+    ...(mail ? { mail } : {}),
     trustProxy: pick(input.trustProxy, file.trustProxy, false),
     devEchoTokens,
     ...(feeBps !== undefined ? { feeBps } : {}),

@@ -1,5 +1,6 @@
 /** Gateway configuration, validated once at boot. */
 import type { RailsConfig } from '../domain/rails/config.js';
+import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -27,6 +28,8 @@ export interface GatewayConfig {
   sweepIntervalMs: number;
   /** rail adapters and their settings (src/domain/rails/config.ts); default: sandbox adapters in sandbox mode, none in production */
   rails?: RailsConfig;
+  /** mail over SMTP (src/gateway/mail/); without it, mail is appended to DATA_DIR/outbox.jsonl */
+  mail?: MailConfig;
   /** webhook deliveries (docs/api/webhooks.md) */
   webhooks?: WebhooksConfig;
 }
@@ -72,6 +75,11 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   if (cfg.sweepIntervalMs > MAX_TIMER_MS) throw new Error(`sweepIntervalMs must be at most ${MAX_TIMER_MS}`);
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
     if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
+  }
+  if (cfg.mail) {
+    // the URL is never quoted: it may hold a password
+    const problem = smtpUrlProblem(cfg.mail.smtpUrl) ?? (mailFromProblem(cfg.mail.from) && `mail.from ${mailFromProblem(cfg.mail.from)}`);
+    if (problem) throw new Error(problem.startsWith('mail.from') ? problem : `mail.smtpUrl ${problem}`);
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;

@@ -24,6 +24,9 @@ import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
 import { RequestLogFile, requestLogPath } from './request-log.js';
+import { MailSpool, mailSpoolDir, type SpoolLog } from './mail/spool.js';
+import { SmtpTransport } from './mail/smtp.js';
+import { redactSmtpUrl, scrubSecret } from './mail/settings.js';
 import { ensureTls, serverTlsOptions, TlsRenewal, type TlsMaterial } from './tls.js';
 
 export interface StartGatewayOptions {
@@ -68,6 +71,8 @@ export interface RunningGateway {
   tls: TlsMaterial | null;
   /** the running certificate check; null without TLS */
   tlsRenewal: TlsRenewal | null;
+  /** the SMTP mail spool when mail is configured; null when mail goes to DATA_DIR/outbox.jsonl */
+  mail: MailSpool | null;
   baseUrl: string;
   httpUrl: string | null;
   dataDir: string;
@@ -98,12 +103,26 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     refuseLostDatabase(dataDir);
     store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
   }
+  let mail: MailSpool | null = null;
   try {
     await claimDataDirMode(dataDir, config.mode, () => hasSandboxMoney(store));
     const ctx = { store, clock, ids };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
-    const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));
+    // mail over SMTP goes through a spool in the data dir; its log is the app's once there is one
+    let mailLog: SpoolLog | undefined;
+    const smtp = config.mail;
+    if (smtp) {
+      mail = new MailSpool({
+        dir: mailSpoolDir(dataDir),
+        transport: new SmtpTransport(smtp.smtpUrl),
+        from: smtp.from,
+        clock,
+        log: { info: (o, m) => mailLog?.info(o, m), warn: (o, m) => mailLog?.warn(o, m), error: (o, m) => mailLog?.error(o, m) },
+        describe: (err) => scrubSecret(String((err as Error)?.message ?? err), smtp.smtpUrl),
+      });
+    }
+    const services = await buildServices(ctx, config, privateKeyDir(dataDir), mail ?? new OutboxMailer(outboxPath(dataDir), clock));
     const tls = useTls ? await ensureTls(dataDir) : null;
 
     let plain: http.Server | null = null;
@@ -128,6 +147,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       const found = { dir: keyDir.dir, previousMode: keyDir.previousMode.toString(8).padStart(4, '0') };
       if (keyDir.tightened) app.log.warn(found, 'the signing keys directory was open to other users; made it 0700 (owner only)');
       else app.log.warn({ ...found, cause: keyDir.error }, 'the signing keys directory is open to other users and could not be made 0700; make it owner-only (chmod 700)');
+    }
+    if (mail && smtp) {
+      mailLog = app.log;
+      app.log.info({ smtp: redactSmtpUrl(smtp.smtpUrl), from: smtp.from, spool: mailSpoolDir(dataDir) }, 'mail goes out over SMTP');
+      mail.start(); // what a previous run left in the spool
     }
     await app.listen({
       host,
@@ -165,6 +189,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         return tlsRenewal?.current ?? null;
       },
       tlsRenewal,
+      mail,
       baseUrl,
       httpUrl,
       dataDir,
@@ -186,11 +211,13 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
           clearTimeout(cut);
         }
         await requestLog?.close();
+        await mail?.close();
         await store.close();
       },
     };
   } catch (e) {
     await requestLog?.close();
+    await mail?.close();
     await store.close();
     throw e;
   }
