@@ -9,6 +9,7 @@ export interface WebhookEndpointRepo {
   get(id: string): Promise<WebhookEndpoint | undefined>;
   /** a tenant's, oldest first */
   listByTenant(tenantId: string): Promise<WebhookEndpoint[]>;
+  setSecrets(id: string, patch: Pick<WebhookEndpoint, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretUntil'>): Promise<void>;
   /** removes the endpoint and every delivery of it */
   delete(id: string): Promise<void>;
 }

@@ -12,6 +12,9 @@ export class SqliteWebhookEndpoints implements WebhookEndpointRepo {
   async listByTenant(tenantId: string) {
     return this.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.tenantId, tenantId)).orderBy(asc(webhookEndpoints.createdAt), asc(sql`rowid`)).all();
   }
+  async setSecrets(id: string, patch: Pick<WebhookEndpoint, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretUntil'>) {
+    this.db.update(webhookEndpoints).set(patch).where(eq(webhookEndpoints.id, id)).run();
+  }
   async delete(id: string) {
     this.db.delete(webhookDeliveries).where(eq(webhookDeliveries.endpointId, id)).run();
     this.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).run();
