@@ -26,6 +26,7 @@ CREATE TABLE `webhook_endpoints` (
 	`secret_ciphertext` text NOT NULL,
 	`previous_secret_ciphertext` text,
 	`previous_secret_until` integer,
+	`last_seq` integer DEFAULT 0 NOT NULL,
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint

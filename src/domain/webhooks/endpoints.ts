@@ -83,7 +83,7 @@ async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'
     tenantId: e.tenantId,
     eventId: event.id,
     eventType: event.type,
-    seq: await r.webhookDeliveries.nextSeq(e.id),
+    seq: await r.webhookEndpoints.nextSeq(e.id),
     state: 'pending',
     nextAttemptAt: now,
     lockedUntil: null,
@@ -135,6 +135,7 @@ export class WebhookService {
         secretCiphertext: this.opts.box.seal(secret),
         previousSecretCiphertext: null,
         previousSecretUntil: null,
+        lastSeq: 0,
         createdAt: this.ctx.clock.now(),
       };
       await r.webhookEndpoints.insert(e);

@@ -18,6 +18,11 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   /** after a rotation, the secret before it, still signing (beside the new one) until `previousSecretUntil` */
   previousSecretCiphertext: text('previous_secret_ciphertext'),
   previousSecretUntil: int('previous_secret_until'),
+  /**
+   * the `seq` of the endpoint's newest delivery: taken by an UPDATE … RETURNING, whose row lock
+   * orders two transactions queueing for one endpoint at once (PostgreSQL), where max(seq)+1 would collide
+   */
+  lastSeq: int('last_seq').notNull().default(0),
   createdAt: int('created_at').notNull(),
 }, (t) => [index('webhook_endpoints_tenant').on(t.tenantId, t.createdAt)]);
 
