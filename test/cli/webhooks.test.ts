@@ -126,12 +126,36 @@ describe('agentpay webhooks', () => {
 
 describe('agentpay trigger', () => {
   it('says which event types it cannot make yet and how to cause them (exit 1), and refuses a made-up type (exit 2)', async () => {
-    const r = await run('trigger', 'approval.requested', '--json');
+    const r = await run('trigger', 'wallet_provider.paused', '--json');
     expect(r.exitCode).toBe(1);
     expect(json(r).error.code).toBe('NOT_SUPPORTED');
-    expect(json(r).error.message).toContain('approval');
+    expect(json(r).error.message).toContain('breaker');
     const bad = await run('trigger', 'no.such', '--json');
     expect(bad.exitCode).toBe(2);
+  });
+
+  it('approval.requested holds a real purchase of a workspace (a seller given by --seller-key), again and again, changing the setup once', async () => {
+    const ws = await t.newWorkspace('Trigger Workspace');
+    const wsEnv = gatewayEnv(t, ws.apiKey);
+    const noSeller = await cli(['trigger', 'approval.requested', '--json'], { configDir, env: wsEnv });
+    expect(noSeller.exitCode).toBe(2);
+    expect(json(noSeller).error.details.flag).toBe('--seller-key');
+
+    const first = await cli(['trigger', 'approval.requested', '--seller-key', seller.apiKey, '--json'], { configDir, env: wsEnv });
+    expect(first.exitCode, first.stderr + first.stdout).toBe(0);
+    const a = json<{ steps: string[]; event: RailEvent }>(first);
+    expect(a.event).toMatchObject({ type: 'approval.requested', data: { amountMinor: '100' } });
+    expect(a.steps.join('\n')).toContain('published');
+    expect(a.steps.join('\n')).toContain('applied the policy');
+    const approval = await ws.client.approvals.get(String(a.event.data.approvalId));
+    expect(approval.approval.status).toBe('pending');
+
+    const second = json<{ steps: string[]; event: RailEvent }>(await cli(['trigger', 'approval.requested', '--json'], { configDir, env: { ...wsEnv, AGENTPAY_SELLER_KEY: seller.apiKey } }));
+    expect(second.event.type).toBe('approval.requested');
+    expect(second.event.id).not.toBe(a.event.id);
+    expect(second.steps.join('\n')).not.toContain('published');
+    expect(second.steps.join('\n')).not.toContain('applied the policy');
+    expect((await ws.client.policies.list()).policies.filter((p) => p.name === 'agentpay trigger')).toHaveLength(1);
   });
 
   it('payout.returned with a workspace key says it needs a provider key', async () => {
