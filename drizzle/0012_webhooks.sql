@@ -15,6 +15,7 @@ CREATE TABLE `webhook_deliveries` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `webhook_deliveries_endpoint` ON `webhook_deliveries` (`endpoint_id`,`seq`);--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_queue` ON `webhook_deliveries` (`endpoint_id`,`state`,`seq`);--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_pending` ON `webhook_deliveries` (`state`,`next_attempt_at`);--> statement-breakpoint
 CREATE TABLE `webhook_endpoints` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -23,6 +24,9 @@ CREATE TABLE `webhook_endpoints` (
 	`description` text,
 	`event_types` text,
 	`secret_ciphertext` text NOT NULL,
+	`previous_secret_ciphertext` text,
+	`previous_secret_until` integer,
+	`last_seq` integer DEFAULT 0 NOT NULL,
 	`created_at` integer NOT NULL
 );
 --> statement-breakpoint

@@ -12,6 +12,8 @@ import { SIGNATURE_HEADER, signWebhookPayload } from '../sdk/webhooks.js';
 import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from '../sdk/client/index.js';
 import { CliError, usageError } from './errors.js';
 import { configDir } from './profile.js';
+import { generateEd25519, signObject } from '../core/ed25519.js';
+import { AgentpayError } from '../sdk/errors.js';
 import { renderFields, renderTable } from './output.js';
 
 /** "a,b" → event types, each checked; the flag is named in the error. */
@@ -132,8 +134,62 @@ export interface TriggerResult {
   event: RailEvent | null;
 }
 
+export interface TriggerOptions {
+  amountMinor: string;
+  /** a verified provider's client, for the events that need a seller (approval.requested) */
+  seller?: AgentpayClient | undefined;
+}
+
+const TRIGGER_CATEGORY = 'agentpay-trigger';
+
 /** The event types `agentpay trigger` can make happen, and how (docs/cli.md). */
-export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: { amountMinor: string }) => Promise<string[]>>> = {
+export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: TriggerOptions) => Promise<string[]>>> = {
+  /**
+   * a workspace: a purchase of the seller's "agentpay trigger" capability (published once, category
+   * agentpay-trigger) by a fresh agent wallet, held by an approval policy that covers only that category
+   */
+  'approval.requested': async (client, o) => {
+    const me = await client.auth.whoami();
+    if (me.tenant.kind !== 'workspace') {
+      throw new CliError('FORBIDDEN', `approval.requested happens to a workspace's purchase; this key is a ${me.tenant.kind}'s`, { tryNext: 'use a workspace key, e.g. agentpay trigger approval.requested --as workspace' });
+    }
+    if (!o.seller) {
+      throw usageError('approval.requested needs a seller to buy from: pass --seller-key with a verified provider\'s key (a local dev gateway\'s is used when there is one)', undefined, { flag: '--seller-key' });
+    }
+    const steps: string[] = [];
+    const seller = await o.seller.auth.whoami();
+    const found = await o.seller.discovery.search({ category: TRIGGER_CATEGORY, limit: 100 });
+    let capabilityId = found.find((r) => r.provider.id === seller.tenant.id)?.capability.id;
+    if (!capabilityId) {
+      capabilityId = (await o.seller.capabilities.publish({
+        name: 'agentpay trigger', description: 'made by agentpay trigger to hold a purchase for approval', protocol: 'rest',
+        priceMinor: o.amountMinor, category: TRIGGER_CATEGORY, endpoint: 'https://example.invalid/agentpay-trigger',
+      })).capability.id;
+      steps.push(`the seller published ${capabilityId} (category ${TRIGGER_CATEGORY})`);
+    }
+    const policies = (await client.policies.list()).policies;
+    if (!policies.some((p) => p.name === 'agentpay trigger' && p.enabled)) {
+      await client.policies.apply(`approval "agentpay trigger":\n  category == "${TRIGGER_CATEGORY}"\n`);
+      steps.push(`applied the policy "agentpay trigger": purchases in category ${TRIGGER_CATEGORY} wait for approval`);
+    }
+    const pair = generateEd25519();
+    const wallet = await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: pair.publicKeyPem });
+    await client.wallets.fund(wallet.id, o.amountMinor);
+    steps.push(`created the agent wallet ${wallet.id} and funded it with ${o.amountMinor} (sandbox)`);
+    const challenge = await o.seller.payments.challenge(capabilityId);
+    const unsigned = { version: 1 as const, challenge, walletId: wallet.id, signedAt: new Date().toISOString() };
+    const payment = { ...unsigned, signature: signObject(pair.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
+    try {
+      await o.seller.payments.authorize({ capabilityId, payment: payment as never });
+    } catch (e) {
+      if (e instanceof AgentpayError && e.code === 'APPROVAL_REQUIRED') {
+        steps.push(`the purchase was held for approval${e.body && typeof e.body === 'object' && 'approvalId' in e.body ? ` (${String((e.body as { approvalId: unknown }).approvalId)})` : ''}`);
+        return steps;
+      }
+      throw e;
+    }
+    throw new CliError('NOT_HELD', 'the purchase went through instead of being held: another policy of this workspace decided first', { tryNext: 'agentpay policies list, and disable the rule that allowed it' });
+  },
   // a provider: fund the settlement wallet, pay it out by bank transfer, and have the sandbox bank return it
   'payout.returned': async (client, o) => {
     const me = await client.auth.whoami();
@@ -158,7 +214,6 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: { a
 };
 
 export const NOT_YET: Partial<Record<EventType, string>> = {
-  'approval.requested': 'needs a seller and a purchase held by a policy; make one with agentpay buy under an "approval" policy',
   'wallet_provider.paused': 'needs a run of failed purchases from one seller (the breaker)',
   'deposit.held': 'needs the operator to move the sandbox USDC price out of band (agentpay sandbox price) before a deposit',
   'payout_destination.changed': 'would start the 24-hour payout cooldown; change it with agentpay payouts destination set',
@@ -167,7 +222,7 @@ export const NOT_YET: Partial<Record<EventType, string>> = {
   'reconciliation.recovered': 'operator only: follows a shortfall',
 };
 
-export async function trigger(client: AgentpayClient, type: string, o: { amountMinor: string }): Promise<TriggerResult> {
+export async function trigger(client: AgentpayClient, type: string, o: TriggerOptions): Promise<TriggerResult> {
   if (!(EVENT_TYPES as readonly string[]).includes(type)) throw usageError(`${type} is not an event type; agentpay trigger knows ${Object.keys(TRIGGERS).join(', ')}`);
   const make = TRIGGERS[type as EventType];
   if (!make) {

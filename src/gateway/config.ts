@@ -81,6 +81,13 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
     const problem = smtpUrlProblem(cfg.mail.smtpUrl) ?? (mailFromProblem(cfg.mail.from) && `mail.from ${mailFromProblem(cfg.mail.from)}`);
     if (problem) throw new Error(problem.startsWith('mail.from') ? problem : `mail.smtpUrl ${problem}`);
   }
+  const w = cfg.webhooks;
+  if (w?.deliveryIntervalMs !== undefined && (!Number.isSafeInteger(w.deliveryIntervalMs) || w.deliveryIntervalMs < 0 || w.deliveryIntervalMs > MAX_TIMER_MS)) {
+    throw new Error(`webhooks.deliveryIntervalMs must be an integer of milliseconds from 0 (never) to ${MAX_TIMER_MS}`);
+  }
+  if (w?.timeoutMs !== undefined && (!Number.isSafeInteger(w.timeoutMs) || w.timeoutMs <= 0 || w.timeoutMs > MAX_TIMER_MS)) {
+    throw new Error('webhooks.timeoutMs must be a positive integer of milliseconds');
+  }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;
 }

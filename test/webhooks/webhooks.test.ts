@@ -260,3 +260,66 @@ describe('tenancy', () => {
     expect(rx.received.length).toBe(before);
   });
 });
+
+describe('a secret', () => {
+  it('rotated: deliveries carry one signature per secret until the old one expires, then only the new one', async () => {
+    const ws = await t.newWorkspace('Rotating');
+    const { endpoint, secret: old } = await ws.client.webhooks.create({ url: rx.url });
+    const rotated = await ws.client.webhooks.rotateSecret(endpoint.id, { keepPreviousForSeconds: 3600 });
+    expect(rotated.secret).not.toBe(old);
+    expect(Date.parse(rotated.endpoint.previousSecretExpiresAt!)).toBe(clock.now() + 3_600_000);
+
+    const sent = async () => {
+      const e = await record(ws.id, 1);
+      const before = rx.received.length;
+      await deliverer().runOnce();
+      const got = rx.received.slice(before).find((x) => x.headers['agentpay-event-id'] === e.id)!;
+      return { raw: got.rawBody, header: String(got.headers[SIGNATURE_HEADER]) };
+    };
+    const during = await sent();
+    expect(during.header.match(/v1=/g)).toHaveLength(2);
+    for (const s of [old, rotated.secret]) await expect(verifyWebhookSignature(during.raw, during.header, s, { now: clock.now() })).resolves.toBeDefined();
+
+    clock.advance(3_600_000);
+    expect((await ws.client.webhooks.get(endpoint.id)).endpoint.previousSecretExpiresAt).toBeNull();
+    const after = await sent();
+    expect(after.header.match(/v1=/g)).toHaveLength(1);
+    await expect(verifyWebhookSignature(after.raw, after.header, rotated.secret, { now: clock.now() })).resolves.toBeDefined();
+    expect((await rejection(verifyWebhookSignature(after.raw, after.header, old, { now: clock.now() }))).reason).toBe('signature_mismatch');
+
+    const e = await ws.client.webhooks.rotateSecret(endpoint.id, { keepPreviousForSeconds: 8 * 86_400 }).catch((err: unknown) => err);
+    expect((e as AgentpayError).code).toBe('VALIDATION_FAILED');
+  });
+
+  it('is stored encrypted (never in clear in the database), under a key kept 0600 in the data directory, and still signs after a restart', async () => {
+    const { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-hooks-'));
+    const own = new ManualClock(Date.now());
+    let g = await startTestGateway({ dataDir, clock: own });
+    let secret: string;
+    let endpointId: string;
+    try {
+      const ws = await g.newWorkspace('Restarting');
+      ({ endpoint: { id: endpointId }, secret } = await ws.client.webhooks.create({ url: rx.url }));
+      expect(statSync(join(dataDir, 'webhooks', 'secret-box.key')).mode & 0o777).toBe(0o600);
+      await g.gw.close();
+      const files = readdirSync(dataDir).filter((f) => f.endsWith('.db') || f.endsWith('-wal') || f.endsWith('.sqlite'));
+      expect(files.length).toBeGreaterThan(0);
+      for (const f of files) expect(readFileSync(join(dataDir, f)).includes(Buffer.from(secret.slice('whsec_'.length))), f).toBe(false);
+
+      g = await startTestGateway({ dataDir, clock: own });
+      const ctx = g.gw.services.ctx;
+      const tenantId = (await g.gw.store.read((r) => r.webhookEndpoints.get(endpointId)))!.tenantId;
+      const e = await g.gw.store.tx((r) => recordEvent(r, ctx, tenantId, 'payout.returned', { restart: true }));
+      const before = rx.received.length;
+      expect(await g.gw.services.webhookDeliverer.runOnce()).toMatchObject({ delivered: 1 });
+      const got = rx.received.slice(before)[0]!;
+      expect((await verifyWebhookSignature(got.rawBody, String(got.headers[SIGNATURE_HEADER]), secret, { now: own.now() })).id).toBe(e.id);
+    } finally {
+      await g.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -15,6 +15,7 @@ import { Periodic } from '../periodic.js';
 import { eventView } from '../events.js';
 import { SIGNATURE_HEADER, signWebhookPayload } from '../../sdk/webhooks.js';
 import type { SecretBox } from './secrets.js';
+import { signingSecrets } from './endpoints.js';
 import type { WebhookSender } from './sender.js';
 
 export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -118,7 +119,8 @@ export class WebhookDeliverer {
       return 'failed';
     }
     const body = JSON.stringify(eventView(event));
-    const signature = await signWebhookPayload(body, this.o.box.open(endpoint.secretCiphertext), Math.floor(now / 1000));
+    // during a rotation, one v1 per secret (the new one first)
+    const signature = await signWebhookPayload(body, signingSecrets(endpoint, this.o.box, now), Math.floor(now / 1000));
     const started = performance.now();
     let status: number | undefined;
     let error: string | undefined;

@@ -16,14 +16,27 @@ import { newEndpointSecret, type SecretBox } from './secrets.js';
 /** How many endpoints one tenant may have. */
 export const MAX_ENDPOINTS = 16;
 
-export const endpointView = (e: WebhookEndpoint) => ({
+export const endpointView = (e: WebhookEndpoint, now?: number) => ({
   id: e.id,
   url: e.url,
   description: e.description ?? null,
   /** null: every event type */
   eventTypes: e.eventTypes ?? null,
+  /** after a rotation: until when the previous secret still signs too; null when it no longer does */
+  previousSecretExpiresAt: e.previousSecretUntil !== null && (now === undefined || e.previousSecretUntil > now) ? iso(e.previousSecretUntil) : null,
   createdAt: iso(e.createdAt),
 });
+
+/** The secrets a delivery is signed with now: the current one, and the previous one while it lasts. */
+export function signingSecrets(e: WebhookEndpoint, box: SecretBox, now: number): string[] {
+  const secrets = [box.open(e.secretCiphertext)];
+  if (e.previousSecretCiphertext && e.previousSecretUntil !== null && e.previousSecretUntil > now) secrets.push(box.open(e.previousSecretCiphertext));
+  return secrets;
+}
+
+/** How long a replaced secret keeps signing by default, and at most. */
+export const DEFAULT_ROTATION_OVERLAP_SEC = 24 * 60 * 60;
+export const MAX_ROTATION_OVERLAP_SEC = 7 * 24 * 60 * 60;
 
 export const deliveryView = (d: WebhookDelivery) => {
   const last = d.attempts.at(-1);
@@ -70,7 +83,7 @@ async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'
     tenantId: e.tenantId,
     eventId: event.id,
     eventType: event.type,
-    seq: await r.webhookDeliveries.nextSeq(e.id),
+    seq: await r.webhookEndpoints.nextSeq(e.id),
     state: 'pending',
     nextAttemptAt: now,
     lockedUntil: null,
@@ -120,6 +133,9 @@ export class WebhookService {
         description: input.description ?? null,
         eventTypes,
         secretCiphertext: this.opts.box.seal(secret),
+        previousSecretCiphertext: null,
+        previousSecretUntil: null,
+        lastSeq: 0,
         createdAt: this.ctx.clock.now(),
       };
       await r.webhookEndpoints.insert(e);
@@ -128,13 +144,36 @@ export class WebhookService {
     return { endpoint: endpointView(endpoint), secret };
   }
 
+  /**
+   * A new secret for the endpoint, shown in this answer only. For `overlapSec` (default a day)
+   * deliveries carry a signature with each secret, so receivers can switch over in their own time;
+   * 0 retires the old secret at once.
+   */
+  async rotateSecret(p: Principal, id: string, overlapSec = DEFAULT_ROTATION_OVERLAP_SEC) {
+    if (!Number.isSafeInteger(overlapSec) || overlapSec < 0 || overlapSec > MAX_ROTATION_OVERLAP_SEC) {
+      throw validationError('keepPreviousForSeconds', `must be a whole number of seconds from 0 to ${MAX_ROTATION_OVERLAP_SEC} (7 days)`);
+    }
+    const secret = newEndpointSecret();
+    const now = this.ctx.clock.now();
+    const endpoint = await this.ctx.store.tx(async (r) => {
+      const e = await this.owned(r, p, id);
+      const patch = overlapSec > 0
+        ? { secretCiphertext: this.opts.box.seal(secret), previousSecretCiphertext: e.secretCiphertext, previousSecretUntil: now + overlapSec * 1000 }
+        : { secretCiphertext: this.opts.box.seal(secret), previousSecretCiphertext: null, previousSecretUntil: null };
+      await r.webhookEndpoints.setSecrets(id, patch);
+      return { ...e, ...patch };
+    });
+    return { endpoint: endpointView(endpoint, now), secret };
+  }
+
   async list(p: Principal) {
     const endpoints = await this.ctx.store.read((r) => r.webhookEndpoints.listByTenant(p.tenantId));
-    return { endpoints: endpoints.map(endpointView) };
+    const now = this.ctx.clock.now();
+    return { endpoints: endpoints.map((e) => endpointView(e, now)) };
   }
 
   async get(p: Principal, id: string) {
-    return { endpoint: endpointView(await this.ctx.store.read((r) => this.owned(r, p, id))) };
+    return { endpoint: endpointView(await this.ctx.store.read((r) => this.owned(r, p, id)), this.ctx.clock.now()) };
   }
 
   /** Deletes the endpoint; deliveries still pending are dropped with it. */

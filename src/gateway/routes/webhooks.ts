@@ -23,6 +23,11 @@ const DeliveriesQuery = Type.Object({
   ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
+const RotateBody = OptionalBody(Type.Object({
+  keepPreviousForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 24 * 60 * 60, description: 'how long the old secret keeps signing beside the new one; default 86400 (a day), 0 retires it at once' })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false }));
+
 const EmptyBody = OptionalBody(Type.Object({ ...IgnoredTenantIds }, { additionalProperties: false }));
 
 export default async function webhookEndpointRoutes(app: FastifyInstance) {
@@ -49,6 +54,12 @@ export default async function webhookEndpointRoutes(app: FastifyInstance) {
     '/v1/webhook-endpoints/:id',
     { config: { scope: 'webhooks:write' }, schema: { params: EndpointParams } },
     async (request) => webhooks.remove(principal(request), request.params.id),
+  );
+
+  app.post<{ Params: EndpointParams; Body: Static<typeof RotateBody> }>(
+    '/v1/webhook-endpoints/:id/rotate-secret',
+    { config: { scope: 'webhooks:write' }, schema: { params: EndpointParams, body: RotateBody } },
+    async (request) => webhooks.rotateSecret(principal(request), request.params.id, request.body?.keepPreviousForSeconds),
   );
 
   app.get<{ Params: EndpointParams; Querystring: Static<typeof DeliveriesQuery> }>(

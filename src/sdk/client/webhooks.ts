@@ -7,6 +7,8 @@ export interface WebhookEndpoint {
   description: string | null;
   /** null: every event type */
   eventTypes: string[] | null;
+  /** after a rotation: until when the previous secret still signs too */
+  previousSecretExpiresAt: string | null;
   createdAt: string;
 }
 
@@ -47,6 +49,10 @@ export class WebhooksApi {
   }
   delete(id: string): Promise<{ endpoint: WebhookEndpoint; deleted: true }> {
     return this.http.request('DELETE', `/v1/webhook-endpoints/${encodeURIComponent(id)}`);
+  }
+  /** A new secret (shown this once); the old one keeps signing beside it for `keepPreviousForSeconds` (default a day). */
+  rotateSecret(id: string, input: { keepPreviousForSeconds?: number } = {}): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    return this.http.request('POST', `/v1/webhook-endpoints/${encodeURIComponent(id)}/rotate-secret`, input.keepPreviousForSeconds !== undefined ? { body: input } : {});
   }
   /** Newest first. */
   deliveries(id: string, q: { limit?: number; after?: string } = {}): Promise<{ deliveries: WebhookEndpointDelivery[]; nextCursor?: string }> {

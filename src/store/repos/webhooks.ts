@@ -9,6 +9,9 @@ export interface WebhookEndpointRepo {
   get(id: string): Promise<WebhookEndpoint | undefined>;
   /** a tenant's, oldest first */
   listByTenant(tenantId: string): Promise<WebhookEndpoint[]>;
+  /** takes the endpoint's next delivery `seq` (1 for the first), holding the endpoint's row until the transaction ends */
+  nextSeq(id: string): Promise<number>;
+  setSecrets(id: string, patch: Pick<WebhookEndpoint, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretUntil'>): Promise<void>;
   /** removes the endpoint and every delivery of it */
   delete(id: string): Promise<void>;
 }
@@ -18,8 +21,6 @@ export type WebhookDeliveryPatch = Partial<Pick<WebhookDelivery, 'state' | 'next
 export interface WebhookDeliveryRepo {
   insert(d: WebhookDelivery): Promise<void>;
   get(id: string): Promise<WebhookDelivery | undefined>;
-  /** the next `seq` of an endpoint (1 for the first) */
-  nextSeq(endpointId: string): Promise<number>;
   /** an endpoint's, newest first; `before` is the id of the previous page's last item */
   listByEndpoint(endpointId: string, opts: { before?: string; limit: number }): Promise<WebhookDelivery[]>;
   /**

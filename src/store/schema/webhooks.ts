@@ -15,6 +15,14 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   eventTypes: json<string[]>()('event_types'),
   /** `v1.<iv>.<ciphertext>.<tag>`, base64url */
   secretCiphertext: text('secret_ciphertext').notNull(),
+  /** after a rotation, the secret before it, still signing (beside the new one) until `previousSecretUntil` */
+  previousSecretCiphertext: text('previous_secret_ciphertext'),
+  previousSecretUntil: int('previous_secret_until'),
+  /**
+   * the `seq` of the endpoint's newest delivery: taken by an UPDATE … RETURNING, whose row lock
+   * orders two transactions queueing for one endpoint at once (PostgreSQL), where max(seq)+1 would collide
+   */
+  lastSeq: int('last_seq').notNull().default(0),
   createdAt: int('created_at').notNull(),
 }, (t) => [index('webhook_endpoints_tenant').on(t.tenantId, t.createdAt)]);
 
@@ -46,6 +54,8 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   finishedAt: int('finished_at'),
 }, (t) => [
   uniqueIndex('webhook_deliveries_endpoint').on(t.endpointId, t.seq),
+  // an endpoint's oldest pending delivery is one probe, however many were delivered before it
+  index('webhook_deliveries_queue').on(t.endpointId, t.state, t.seq),
   index('webhook_deliveries_pending').on(t.state, t.nextAttemptAt),
 ]);
 

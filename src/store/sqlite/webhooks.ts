@@ -12,6 +12,14 @@ export class SqliteWebhookEndpoints implements WebhookEndpointRepo {
   async listByTenant(tenantId: string) {
     return this.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.tenantId, tenantId)).orderBy(asc(webhookEndpoints.createdAt), asc(sql`rowid`)).all();
   }
+  async nextSeq(id: string) {
+    const row = this.db.update(webhookEndpoints).set({ lastSeq: sql`${webhookEndpoints.lastSeq} + 1` }).where(eq(webhookEndpoints.id, id)).returning({ seq: webhookEndpoints.lastSeq }).get();
+    if (!row) throw new Error(`webhook endpoint ${id} does not exist`);
+    return row.seq;
+  }
+  async setSecrets(id: string, patch: Pick<WebhookEndpoint, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretUntil'>) {
+    this.db.update(webhookEndpoints).set(patch).where(eq(webhookEndpoints.id, id)).run();
+  }
   async delete(id: string) {
     this.db.delete(webhookDeliveries).where(eq(webhookDeliveries.endpointId, id)).run();
     this.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id)).run();
@@ -22,10 +30,6 @@ export class SqliteWebhookDeliveries implements WebhookDeliveryRepo {
   constructor(private db: Db) {}
   async insert(d: WebhookDelivery) { this.db.insert(webhookDeliveries).values(d).run(); }
   async get(id: string) { return this.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id)).get(); }
-  async nextSeq(endpointId: string) {
-    const row = this.db.select({ max: sql<bigint | number | null>`max(${webhookDeliveries.seq})` }).from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId)).get();
-    return Number(row?.max ?? 0) + 1;
-  }
   async listByEndpoint(endpointId: string, opts: { before?: string; limit: number }) {
     const conds = [eq(webhookDeliveries.endpointId, endpointId)];
     if (opts.before) conds.push(sql`${webhookDeliveries.seq} < (SELECT seq FROM webhook_deliveries WHERE id = ${opts.before})`);
