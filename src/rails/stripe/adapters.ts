@@ -281,8 +281,15 @@ export class StripePayouts implements PayoutRail {
     if (payout.status === 'failed' || payout.status === 'canceled') {
       const transferId = payout.metadata?.agentpay_transfer_id;
       const payoutId = payout.metadata?.[PAYOUT_ID_KEY];
-      // the money is back in the seller's Stripe account: bring it to the platform's before re-crediting
-      if (transferId && payoutId) await this.reverse(transferId, payoutId);
+      // the money is back in the seller's Stripe account: bring it to the platform's before re-crediting;
+      // until that works the payout is reported on its way (the job asks again; the operator sees it stuck)
+      if (transferId && payoutId) {
+        try {
+          await this.reverse(transferId, payoutId);
+        } catch (e) {
+          return { ...base, state: 'submitted', reason: `Stripe payout ${payout.status}, but its transfer ${transferId} could not be reversed yet: ${describe(e)}` };
+        }
+      }
       return { ...base, state: 'returned', reason: `Stripe payout ${payout.status}: ${payout.failure_message ?? payout.failure_code ?? 'no reason given'}` };
     }
     return { ...base, state: 'submitted' };

@@ -29,6 +29,8 @@ export class FakeStripe {
   down = false;
   /** refuse the next payout creation on a connected account (e.g. no bank account) */
   refuseNextPayout: string | undefined;
+  /** do the next POST to this path, then answer 500 as if the response were lost */
+  loseResponseTo: string | undefined;
   private readonly idempotent = new Map<string, { status: number; body: Obj }>();
   private seq = 0;
   private server!: Server;
@@ -131,6 +133,10 @@ export class FakeStripe {
     }
     const [status, body] = this.route(req.method!, url.pathname, form, account ?? PLATFORM);
     if (key && status < 500) this.idempotent.set(key, { status, body });
+    if (req.method === 'POST' && this.loseResponseTo === url.pathname) {
+      this.loseResponseTo = undefined;
+      return send(500, stripeError('api_error', undefined, 'An unknown error occurred'));
+    }
     send(status, body);
   }
 

@@ -193,6 +193,26 @@ describe('bank payouts through Stripe Connect', () => {
     expectConserved(t);
   });
 
+  it('a lost response leaves the payout submitted; the rail job submits it again and it is sent once', async () => {
+    const s = await seller('3000');
+    fake.loseResponseTo = '/v1/payouts'; // the transfer and the payout are made, the answer is lost
+    const p = await s.client.payouts.create({ walletId: s.walletId, amountMinor: '2000', rail: 'ach' });
+    expect(p).toMatchObject({ status: 'submitted' });
+    expect(p.externalRef ?? null).toBeNull();
+    expect(entries(t, s.walletId)).toEqual([['topup', '3000'], ['payout', '-2000']]);
+    await runJobs(t);
+    const again = await s.client.payouts.get(p.id);
+    const pos = [...fake.payouts.get(s.account)!.values()];
+    expect(pos).toHaveLength(1);
+    expect(again.externalRef).toBe(`${s.account}:${pos[0]!.id}`);
+    expect([...fake.transfers.values()].filter((tr) => tr.transfer_group === p.id)).toHaveLength(1);
+    fake.settlePayout(s.account, pos[0]!.id, 'paid');
+    await runJobs(t);
+    expect((await s.client.payouts.get(p.id)).status).toBe('confirmed');
+    expect(entries(t, s.walletId)).toEqual([['topup', '3000'], ['payout', '-2000']]);
+    expectConserved(t);
+  });
+
   it('submit is idempotent on the payout id even after Stripe forgets the idempotency key', async () => {
     const rail = new StripePayouts(stripeClient(options), ['ach']);
     const account = 'acct_1idempotent';
