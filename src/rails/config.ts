@@ -32,6 +32,8 @@ export interface StripeSection {
   webhookSecretFile?: string;
   /** another API base (a local Stripe stand-in for tests): http(s)://host:port */
   apiUrl?: string;
+  /** top-ups as Checkout Sessions (a hosted page) returning the payer to these URLs */
+  checkout?: { successUrl: string; cancelUrl: string };
 }
 
 export interface RailsSection {
@@ -44,7 +46,7 @@ export interface RailsSection {
 }
 
 const TOP = ['stripe', 'screening', 'webhookToleranceMs', 'pollIntervalMs', 'reconcileIntervalMs'];
-const STRIPE = ['topUps', 'payouts', 'payoutRails', 'secretKeyFile', 'webhookSecretFile', 'apiUrl'];
+const STRIPE = ['topUps', 'payouts', 'payoutRails', 'secretKeyFile', 'webhookSecretFile', 'apiUrl', 'checkout'];
 /** keys that would put a secret in the config file */
 const INLINE_SECRETS = ['secretKey', 'webhookSecret', 'apiKey', 'key', 'secret'];
 
@@ -78,6 +80,13 @@ export function checkRailsSection(v: unknown): RailsSection {
         throw bad('stripe.payoutRails', 'must be a non-empty list of "ach" and "bank_transfer"');
       }
       if (k === 'apiUrl' && !/^https?:\/\/[^/:]+(:\d+)?\/?$/.test(val as string)) throw bad('stripe.apiUrl', 'must be http(s)://host[:port]');
+      if (k === 'checkout') {
+        const c = val as Record<string, unknown>;
+        const url = (x: unknown) => typeof x === 'string' && /^https:\/\/\S+$/.test(x);
+        if (!isObject(c) || Object.keys(c).sort().join() !== 'cancelUrl,successUrl' || !url(c.successUrl) || !url(c.cancelUrl)) {
+          throw bad('stripe.checkout', 'must be {"successUrl": "https://…", "cancelUrl": "https://…"}');
+        }
+      }
     }
   }
   if (v.screening !== undefined && v.screening !== 'sandbox') {
@@ -130,6 +139,7 @@ export function buildRails(section: RailsSection, o: { mode: 'sandbox' | 'produc
     providers.push(...stripeAdapters({
       secretKey, clock: o.clock, webhookToleranceMs, topUps, payouts,
       ...(webhookSecret ? { webhookSecret } : {}), ...(s.payoutRails ? { payoutRails: s.payoutRails } : {}), ...(api ? { api } : {}),
+      ...(s.checkout ? { checkout: s.checkout } : {}),
     }));
   }
   let screening: ScreeningService;

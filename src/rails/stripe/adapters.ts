@@ -24,7 +24,10 @@ export const PAYOUT_ID_KEY = 'agentpay_payout_id';
 export const TRANSACTION_ID_KEY = 'agentpay_transaction_id';
 
 /** The webhook events the top-up adapter understands; the endpoint at Stripe subscribes to these only. */
-export const STRIPE_WEBHOOK_EVENTS = ['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.canceled'] as const;
+export const STRIPE_WEBHOOK_EVENTS = [
+  'payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.canceled',
+  'checkout.session.completed', 'checkout.session.expired',
+] as const;
 
 export interface StripeRailsOptions {
   /** `sk_live_…`, `sk_test_…` or a restricted key `rk_…` (never logged) */
@@ -44,6 +47,11 @@ export interface StripeRailsOptions {
   payoutRails?: Rail[];
   /** where the API is: Stripe's by default; tests point it at a local server */
   api?: { host: string; port: number; protocol: 'http' | 'https' };
+  /**
+   * Top-ups as Stripe Checkout Sessions (a hosted payment page: the intent's `hostedUrl`) instead
+   * of PaymentIntents for Stripe.js; the payer comes back to `successUrl` or `cancelUrl`.
+   */
+  checkout?: { successUrl: string; cancelUrl: string };
   /** the SDK's retries of a failed request (with the same idempotency key); default 2 */
   maxNetworkRetries?: number;
   /** ms; default 30000 */
@@ -90,11 +98,12 @@ export class StripeTopUps implements TopUpRail {
     properties: { id: { type: 'string' }, object: { type: 'string' }, type: { type: 'string' }, data: { type: 'object' } },
   };
 
-  constructor(private stripe: Stripe, private o: Pick<StripeRailsOptions, 'webhookSecret' | 'clock' | 'webhookToleranceMs'>) {}
+  constructor(private stripe: Stripe, private o: Pick<StripeRailsOptions, 'webhookSecret' | 'clock' | 'webhookToleranceMs' | 'checkout'>) {}
 
   async createIntent(input: { transactionId: string; walletId: string; amountMinor: bigint; currency: 'USD' | 'USDC' }) {
     if (input.currency !== 'USD') throw new RailUnavailable('stripe', `Stripe top-ups are in USD, not ${input.currency}`);
     if (input.amountMinor > MAX_AMOUNT) return declinedAtOnce(input, 'amount_too_large');
+    if (this.o.checkout) return this.createCheckout(input, this.o.checkout);
     try {
       const pi = await this.stripe.paymentIntents.create({
         amount: toStripeAmount(input.amountMinor),
@@ -110,6 +119,27 @@ export class StripeTopUps implements TopUpRail {
         return declinedAtOnce(input, e.code ?? 'invalid_request');
       }
       throw new RailUnavailable('stripe', `Stripe did not create the payment intent: ${describe(e)}`);
+    }
+  }
+
+  /** A Checkout Session (cards only, so `completed` means paid) of one line: the top-up. */
+  private async createCheckout(input: { transactionId: string; walletId: string; amountMinor: bigint }, urls: { successUrl: string; cancelUrl: string }) {
+    const metadata = { [TRANSACTION_ID_KEY]: input.transactionId, agentpay_wallet_id: input.walletId };
+    try {
+      const cs = await this.stripe.checkout.sessions.create({
+        mode: 'payment',
+        allowed_payment_method_types: ['card'],
+        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: toStripeAmount(input.amountMinor), product_data: { name: 'agentpay wallet top-up' } } }],
+        client_reference_id: input.transactionId,
+        success_url: urls.successUrl,
+        cancel_url: urls.cancelUrl,
+        metadata,
+        payment_intent_data: { metadata },
+      }, { idempotencyKey: `agentpay-topup-${input.transactionId}` });
+      return { externalRef: cs.id, status: 'pending' as const, ...(cs.url ? { hostedUrl: cs.url } : {}) };
+    } catch (e) {
+      if (e instanceof Stripe.errors.StripeInvalidRequestError && e.statusCode === 400) return declinedAtOnce(input, e.code ?? 'invalid_request');
+      throw new RailUnavailable('stripe', `Stripe did not create the checkout session: ${describe(e)}`);
     }
   }
 
@@ -133,6 +163,7 @@ export class StripeTopUps implements TopUpRail {
     if (!(STRIPE_WEBHOOK_EVENTS as readonly string[]).includes(event.type)) {
       throw validationError('type', `${JSON.stringify(event.type)} is not an event this endpoint handles; subscribe it to ${STRIPE_WEBHOOK_EVENTS.join(', ')} only`);
     }
+    if (event.type.startsWith('checkout.session.')) return this.checkoutEvent(event);
     const pi = event.data.object as Stripe.PaymentIntent;
     if (pi.object !== 'payment_intent' || typeof pi.id !== 'string' || !Number.isSafeInteger(pi.amount)) {
       throw validationError('data.object', 'must be a payment_intent');
@@ -147,10 +178,24 @@ export class StripeTopUps implements TopUpRail {
     return { ...base, type: 'topup.declined', declineReason: reason };
   }
 
+  private checkoutEvent(event: Stripe.Event): ProcessorEvent {
+    const cs = event.data.object as Stripe.Checkout.Session;
+    if (cs.object !== 'checkout.session' || typeof cs.id !== 'string' || !Number.isSafeInteger(cs.amount_total)) {
+      throw validationError('data.object', 'must be a checkout.session with amount_total');
+    }
+    if (cs.currency !== 'usd') throw validationError('data.object.currency', `${cs.currency} is not a currency of these top-ups (usd)`);
+    const base = { id: event.id, externalRef: cs.id, amountMinor: BigInt(cs.amount_total!), currency: 'USD' as const };
+    if (event.type === 'checkout.session.expired') return { ...base, type: 'topup.declined', declineReason: 'checkout_expired' };
+    // cards only: a completed session is paid; anything else is not something to credit
+    if (cs.payment_status !== 'paid') throw validationError('data.object.payment_status', `is ${cs.payment_status}: only a paid session is credited`);
+    return { ...base, type: 'topup.succeeded' };
+  }
+
   async lookup(externalRef: string) {
     // refused by Stripe before any intent existed: our own record is all there is
     const refused = /^declined:(\d+):/.exec(externalRef);
     if (refused) return { status: 'declined' as const, amountMinor: BigInt(refused[1]!) };
+    if (externalRef.startsWith('cs_')) return this.lookupCheckout(externalRef);
     let pi: Stripe.PaymentIntent;
     try {
       pi = await this.stripe.paymentIntents.retrieve(externalRef);
@@ -162,6 +207,18 @@ export class StripeTopUps implements TopUpRail {
       : pi.status === 'canceled' || (pi.status === 'requires_payment_method' && pi.last_payment_error) ? 'declined' as const
         : 'pending' as const;
     return { status, amountMinor: BigInt(pi.amount) };
+  }
+
+  private async lookupCheckout(id: string) {
+    let cs: Stripe.Checkout.Session;
+    try {
+      cs = await this.stripe.checkout.sessions.retrieve(id);
+    } catch (e) {
+      if (e instanceof Stripe.errors.StripeInvalidRequestError && e.statusCode === 404) return undefined;
+      throw new RailUnavailable('stripe', `Stripe did not answer for ${id}: ${describe(e)}`);
+    }
+    const status = cs.payment_status === 'paid' ? 'succeeded' as const : cs.status === 'expired' ? 'declined' as const : 'pending' as const;
+    return { status, amountMinor: BigInt(cs.amount_total ?? 0) };
   }
 }
 
@@ -281,8 +338,15 @@ export class StripePayouts implements PayoutRail {
     if (payout.status === 'failed' || payout.status === 'canceled') {
       const transferId = payout.metadata?.agentpay_transfer_id;
       const payoutId = payout.metadata?.[PAYOUT_ID_KEY];
-      // the money is back in the seller's Stripe account: bring it to the platform's before re-crediting
-      if (transferId && payoutId) await this.reverse(transferId, payoutId);
+      // the money is back in the seller's Stripe account: bring it to the platform's before re-crediting;
+      // until that works the payout is reported on its way (the job asks again; the operator sees it stuck)
+      if (transferId && payoutId) {
+        try {
+          await this.reverse(transferId, payoutId);
+        } catch (e) {
+          return { ...base, state: 'submitted', reason: `Stripe payout ${payout.status}, but its transfer ${transferId} could not be reversed yet: ${describe(e)}` };
+        }
+      }
       return { ...base, state: 'returned', reason: `Stripe payout ${payout.status}: ${payout.failure_message ?? payout.failure_code ?? 'no reason given'}` };
     }
     return { ...base, state: 'submitted' };

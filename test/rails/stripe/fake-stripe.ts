@@ -18,6 +18,7 @@ const PLATFORM = 'platform';
 export class FakeStripe {
   readonly requests: Array<{ method: string; path: string; account: string | undefined; idempotencyKey: string | undefined; form: Record<string, string> }> = [];
   readonly paymentIntents = new Map<string, Obj>();
+  readonly checkoutSessions = new Map<string, Obj>();
   readonly transfers = new Map<string, Obj>();
   /** payouts by connected account */
   readonly payouts = new Map<string, Map<string, Obj>>();
@@ -29,6 +30,8 @@ export class FakeStripe {
   down = false;
   /** refuse the next payout creation on a connected account (e.g. no bank account) */
   refuseNextPayout: string | undefined;
+  /** do the next POST to this path, then answer 500 as if the response were lost */
+  loseResponseTo: string | undefined;
   private readonly idempotent = new Map<string, { status: number; body: Obj }>();
   private seq = 0;
   private server!: Server;
@@ -77,6 +80,21 @@ export class FakeStripe {
     Object.assign(pi, { status: 'succeeded', amount_received: pi.amount, latest_charge: this.id('ch') });
     this.balances.set(PLATFORM, this.balanceOf(PLATFORM) + pi.amount);
     return pi;
+  }
+
+  /** the payer pays on the hosted page: the session completes, paid */
+  completeCheckout(csId: string): Obj {
+    const cs = this.checkoutSessions.get(csId)!;
+    Object.assign(cs, { status: 'complete', payment_status: 'paid', payment_intent: this.id('pi') });
+    this.balances.set(PLATFORM, this.balanceOf(PLATFORM) + cs.amount_total);
+    return cs;
+  }
+
+  /** nobody paid within the session's lifetime */
+  expireCheckout(csId: string): Obj {
+    const cs = this.checkoutSessions.get(csId)!;
+    Object.assign(cs, { status: 'expired', url: null });
+    return cs;
   }
 
   /** the card is declined: back to requires_payment_method with last_payment_error */
@@ -131,6 +149,10 @@ export class FakeStripe {
     }
     const [status, body] = this.route(req.method!, url.pathname, form, account ?? PLATFORM);
     if (key && status < 500) this.idempotent.set(key, { status, body });
+    if (req.method === 'POST' && this.loseResponseTo === url.pathname) {
+      this.loseResponseTo = undefined;
+      return send(500, stripeError('api_error', undefined, 'An unknown error occurred'));
+    }
     send(status, body);
   }
 
@@ -154,6 +176,24 @@ export class FakeStripe {
     if (method === 'GET' && (m = /^\/v1\/payment_intents\/([^/]+)$/.exec(path))) {
       const pi = this.paymentIntents.get(m[1]!);
       return pi ? [200, pi] : [404, stripeError('invalid_request_error', 'resource_missing', `No such payment_intent: '${m[1]}'`, 'intent')];
+    }
+    if (method === 'POST' && path === '/v1/checkout/sessions') {
+      const amount = Number(f['line_items[0][price_data][unit_amount]']) * Number(f['line_items[0][quantity]'] ?? 1);
+      if (amount < 50) return [400, stripeError('invalid_request_error', 'amount_too_small', 'The Checkout Session\'s total amount due must add up to at least $0.50 usd', 'line_items')];
+      const id = this.id('cs_test');
+      const cs = {
+        id, object: 'checkout.session', amount_subtotal: amount, amount_total: amount, cancel_url: f.cancel_url ?? null,
+        client_reference_id: f.client_reference_id ?? null, created: this.created(), currency: f['line_items[0][price_data][currency]'],
+        expires_at: this.created() + 86_400, livemode: false, metadata: metadata(f), mode: f.mode, payment_intent: null,
+        payment_method_types: ['card'], payment_status: 'unpaid', status: 'open', success_url: f.success_url ?? null, ui_mode: 'hosted',
+        url: `https://checkout.stripe.com/c/pay/${id}`,
+      };
+      this.checkoutSessions.set(id, cs);
+      return [200, cs];
+    }
+    if (method === 'GET' && (m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path))) {
+      const cs = this.checkoutSessions.get(m[1]!);
+      return cs ? [200, cs] : [404, stripeError('invalid_request_error', 'resource_missing', `No such checkout.session: '${m[1]}'`, 'session')];
     }
     if (method === 'GET' && path === '/v1/balance') {
       return [200, {

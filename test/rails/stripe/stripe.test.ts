@@ -193,6 +193,26 @@ describe('bank payouts through Stripe Connect', () => {
     expectConserved(t);
   });
 
+  it('a lost response leaves the payout submitted; the rail job submits it again and it is sent once', async () => {
+    const s = await seller('3000');
+    fake.loseResponseTo = '/v1/payouts'; // the transfer and the payout are made, the answer is lost
+    const p = await s.client.payouts.create({ walletId: s.walletId, amountMinor: '2000', rail: 'ach' });
+    expect(p).toMatchObject({ status: 'submitted' });
+    expect(p.externalRef ?? null).toBeNull();
+    expect(entries(t, s.walletId)).toEqual([['topup', '3000'], ['payout', '-2000']]);
+    await runJobs(t);
+    const again = await s.client.payouts.get(p.id);
+    const pos = [...fake.payouts.get(s.account)!.values()];
+    expect(pos).toHaveLength(1);
+    expect(again.externalRef).toBe(`${s.account}:${pos[0]!.id}`);
+    expect([...fake.transfers.values()].filter((tr) => tr.transfer_group === p.id)).toHaveLength(1);
+    fake.settlePayout(s.account, pos[0]!.id, 'paid');
+    await runJobs(t);
+    expect((await s.client.payouts.get(p.id)).status).toBe('confirmed');
+    expect(entries(t, s.walletId)).toEqual([['topup', '3000'], ['payout', '-2000']]);
+    expectConserved(t);
+  });
+
   it('submit is idempotent on the payout id even after Stripe forgets the idempotency key', async () => {
     const rail = new StripePayouts(stripeClient(options), ['ach']);
     const account = 'acct_1idempotent';
@@ -243,6 +263,45 @@ describe('reconciliation against the Stripe balance', () => {
       expect((await t.provider.rail.providers()).providers.map((p) => p.status)).toEqual(['degraded', 'degraded']);
     } finally {
       fake.down = false;
+    }
+  });
+});
+
+describe('card top-ups through Stripe Checkout (a hosted page)', () => {
+  it('a Checkout Session gives the hostedUrl; checkout.session.completed credits once, expired declines; lookups agree', async () => {
+    const checkout = { successUrl: 'https://example.test/paid', cancelUrl: 'https://example.test/cancel' };
+    const hosted: RailAdapters = { ...adapters, providers: stripeAdapters({ ...options, payouts: false, checkout }) };
+    const g = await startTestGateway({ clock, config: { mode: 'production', rails: { adapters: hosted, pollIntervalMs: 0 } } });
+    try {
+      const post = async (event: object) => {
+        const payload = JSON.stringify(event);
+        const signature = sdk.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: Math.floor(clock.now() / 1000) });
+        const f = await g.client().http.fetcher();
+        const res = await f(`${g.baseUrl}/v1/rail/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', [STRIPE_SIGNATURE_HEADER]: signature }, body: payload });
+        return { status: res.status, body: (await res.json()) as Record<string, any> };
+      };
+      const { walletId } = await g.newAgentWallet(g.workspace, 'stripe-checkout');
+      const i = await g.workspace.rail.topUp(walletId, { amountMinor: '1500' });
+      expect(i.externalRef).toMatch(/^cs_test_/);
+      expect(i.hostedUrl).toBe(`https://checkout.stripe.com/c/pay/${i.externalRef}`);
+      const req = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
+      expect(req.form).toMatchObject({ mode: 'payment', 'line_items[0][price_data][unit_amount]': '1500', success_url: checkout.successUrl, 'allowed_payment_method_types[0]': 'card' });
+      await expectLedger(g.workspace, walletId, []);
+
+      const event = fake.event('checkout.session.completed', fake.completeCheckout(i.externalRef));
+      expect((await post(event)).status).toBe(200);
+      expect((await post(event)).status).toBe(409);
+      await expectLedger(g.workspace, walletId, ['1500']);
+      expect(await hosted.providers[0]!.topUps!.lookup(i.externalRef)).toEqual({ status: 'succeeded', amountMinor: 1500n });
+
+      const j = await g.workspace.rail.topUp(walletId, { amountMinor: '800' });
+      const expired = await post(fake.event('checkout.session.expired', fake.expireCheckout(j.externalRef)));
+      expect(expired.body.transaction).toMatchObject({ state: 'declined', reason: 'checkout_expired' });
+      await expectLedger(g.workspace, walletId, ['1500']);
+      expect(await hosted.providers[0]!.topUps!.lookup(j.externalRef)).toEqual({ status: 'declined', amountMinor: 800n });
+      expectConserved(g);
+    } finally {
+      await g.close();
     }
   });
 });
