@@ -297,7 +297,7 @@ describe('a secret', () => {
     const { join } = await import('node:path');
     const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-hooks-'));
     const own = new ManualClock(Date.now());
-    let g = await startTestGateway({ dataDir, clock: own });
+    let g = await startTestGateway({ dataDir, clock: own, backend: 'sqlite' });
     let secret: string;
     let endpointId: string;
     try {
@@ -309,7 +309,7 @@ describe('a secret', () => {
       expect(files.length).toBeGreaterThan(0);
       for (const f of files) expect(readFileSync(join(dataDir, f)).includes(Buffer.from(secret.slice('whsec_'.length))), f).toBe(false);
 
-      g = await startTestGateway({ dataDir, clock: own });
+      g = await startTestGateway({ dataDir, clock: own, backend: 'sqlite' });
       const ctx = g.gw.services.ctx;
       const tenantId = (await g.gw.store.read((r) => r.webhookEndpoints.get(endpointId)))!.tenantId;
       const e = await g.gw.store.tx((r) => recordEvent(r, ctx, tenantId, 'payout.returned', { restart: true }));

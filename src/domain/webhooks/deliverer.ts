@@ -97,8 +97,8 @@ export class WebhookDeliverer {
   }
 
   /** Runs every `intervalMs` (0: never); a failed run is reported to `onError` and tried again next time. */
-  start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
-    this.periodic.start(intervalMs, onError);
+  start(intervalMs: number, onError: (e: unknown) => void = () => {}, when?: () => Promise<boolean>): void {
+    this.periodic.start(intervalMs, onError, when);
   }
 
   /** Stops the timer and waits for a run in progress. */

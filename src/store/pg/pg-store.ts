@@ -34,6 +34,7 @@ import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificatio
 import { PgDiscovery } from './discovery.js';
 import { PgTransactions, PgReceipts, PgBreakers } from './payments.js';
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
+import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgRailTransactions, PgDepositAddresses, PgPayoutDestinations, PgRailEvents, PgReconciliations, PgSandboxObjects } from './rails.js';
 
 export interface PgStoreOptions {
@@ -80,6 +81,8 @@ function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false):
     railEvents: new PgRailEvents(db),
     reconciliations: new PgReconciliations(db),
     sandboxObjects: new PgSandboxObjects(db),
+    webhookEndpoints: new PgWebhookEndpoints(db),
+    webhookDeliveries: new PgWebhookDeliveries(db),
   };
   // every repository call raises typed store errors (a unique violation as UniqueViolation)
   for (const repo of Object.values(repos) as object[]) {

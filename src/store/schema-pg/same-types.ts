@@ -32,4 +32,6 @@ export type SameRows = [
   Check<Same<typeof lite.railEvents.$inferSelect, typeof pg.railEvents.$inferSelect>>,
   Check<Same<typeof lite.reconciliations.$inferSelect, typeof pg.reconciliations.$inferSelect>>,
   Check<Same<typeof lite.sandboxObjects.$inferSelect, typeof pg.sandboxObjects.$inferSelect>>,
+  Check<Same<typeof lite.webhookEndpoints.$inferSelect, typeof pg.webhookEndpoints.$inferSelect>>,
+  Check<Same<typeof lite.webhookDeliveries.$inferSelect, typeof pg.webhookDeliveries.$inferSelect>>,
 ];
