@@ -87,6 +87,8 @@ describe('the rails section of the config file', () => {
     expect(refusal(() => gatewayStartOptions({ config: noEnv.file }, dir, {}))).toMatchObject({ details: { field: 'stripe.secretKeyFile' }, message: expect.stringContaining('STRIPE_SECRET_KEY') });
     const unknown = configFile({ rails: { stripe: { topups: true } } });
     expect(refusal(() => gatewayStartOptions({ config: unknown.file }, dir, ENV)).message).toContain('rails.stripe.topups is not a setting');
+    const plainCheckout = configFile({ rails: { stripe: { checkout: { successUrl: 'http://x.test/ok', cancelUrl: 'https://x.test/no' } } } });
+    expect(refusal(() => gatewayStartOptions({ config: plainCheckout.file }, dir, ENV))).toMatchObject({ details: { field: 'rails.stripe.checkout' } });
     const unscreened = configFile({ mode: 'production', rails: { stripe: {} } });
     expect(refusal(() => gatewayStartOptions({ config: unscreened.file }, dir, ENV))).toMatchObject({ details: { field: 'rails.screening' } });
   });
