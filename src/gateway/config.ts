@@ -62,8 +62,10 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   }
   if (cfg.mail) {
     // the URL is never quoted: it may hold a password
-    const problem = smtpUrlProblem(cfg.mail.smtpUrl) ?? (mailFromProblem(cfg.mail.from) && `mail.from ${mailFromProblem(cfg.mail.from)}`);
-    if (problem) throw new Error(problem.startsWith('mail.from') ? problem : `mail.smtpUrl ${problem}`);
+    const url = smtpUrlProblem(cfg.mail.smtpUrl);
+    if (url) throw new Error(`mail.smtpUrl ${url}`);
+    const from = mailFromProblem(cfg.mail.from);
+    if (from) throw new Error(`mail.from ${from}`);
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;
