@@ -15,7 +15,8 @@ import type { GatewayConfig } from '../../src/gateway/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { createTestDatabase } from './pg.js';
+import { createTestDatabase, type TestDatabase } from './pg.js';
+import { SyncPg } from './db-sync.js';
 
 export interface TestGateway {
   gw: RunningGateway;
@@ -63,7 +64,10 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     // webhook deliveries go out when a test runs the duty (services.webhookDeliverer.runOnce), not on a timer
     webhooks: { deliveryIntervalMs: 0, ...opts.config?.webhooks },
   };
-  const pgDb = (opts.backend ?? testBackend()) === 'postgres' ? await createTestDatabase() : undefined;
+  // a data dir the caller owns may be served again (a restart): its database goes with it
+  const kept = opts.dataDir ? keptDatabases.get(opts.dataDir) : undefined;
+  if (opts.dataDir) keptDatabases.delete(opts.dataDir);
+  const pgDb = kept ?? ((opts.backend ?? testBackend()) === 'postgres' ? await createTestDatabase() : undefined);
   let gw: RunningGateway;
   try {
     gw = await startGateway({
@@ -74,6 +78,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     await pgDb?.drop();
     throw e;
   }
+  if (pgDb) databaseOfDataDir.set(dataDir, pgDb.url);
   const ctx = gw.services.ctx;
   const creds = await ensureDevCredentials(ctx, dataDir);
   const ca = gw.tls!.ca;
@@ -113,7 +118,10 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     },
     async close() {
       await gw.close();
-      await pgDb?.drop();
+      await syncByStore.get(gw.store)?.close();
+      databaseOfDataDir.delete(dataDir);
+      if (pgDb && opts.dataDir) keepDatabase(opts.dataDir, pgDb);
+      else await pgDb?.drop();
       if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -122,10 +130,23 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
 export { ManualClock };
 
 /**
- * The SQLite connection of a gateway, for tests that read or tamper with the database file
- * directly; such a test runs on SQLite only (it fails clearly when the backend is PostgreSQL).
+ * The database of a gateway with better-sqlite3's synchronous API, for tests that read or tamper
+ * with it directly: the SQLite connection, or on PostgreSQL a synchronous stand-in (db-sync.ts).
  */
 export function sqliteOf(gw: RunningGateway): SqliteStore['raw'] {
-  if (!(gw.store instanceof SqliteStore)) throw new Error('this test reads the SQLite database directly and runs on SQLite only');
-  return gw.store.raw;
+  if (gw.store instanceof SqliteStore) return gw.store.raw;
+  // PostgreSQL: prepare(sql).get/all/run answered synchronously (db-sync.ts); SQLite-only SQL fails there
+  let sync = syncByStore.get(gw.store);
+  if (!sync) syncByStore.set(gw.store, (sync = new SyncPg(gw.store.url)));
+  return sync as unknown as SqliteStore['raw'];
 }
+
+const syncByStore = new WeakMap<object, SyncPg>();
+/** databases of closed gateways whose data dir the test owns, for a restart on it; dropped when the process is done */
+const keptDatabases = new Map<string, TestDatabase>();
+function keepDatabase(dataDir: string, db: TestDatabase): void {
+  if (keptDatabases.size === 0) process.once('beforeExit', () => void Promise.all([...keptDatabases.values()].map((d) => d.drop().catch(() => undefined))));
+  keptDatabases.set(dataDir, db);
+}
+/** The PostgreSQL URL of the gateway serving a data dir (snapshotDb reads it). */
+export const databaseOfDataDir = new Map<string, string>();

@@ -130,7 +130,8 @@ export function ledgerBalance(t: TestGateway, walletId: string): { balance: bigi
  * and the held total is exactly what open transactions hold.
  */
 export function expectLedgerConsistent(t: TestGateway): void {
-  const rows = ledgerRows(t);
+  // each wallet's entries in seq order (on PostgreSQL the table's physical order interleaves concurrent inserts)
+  const rows = ledgerRows(t).sort((a, b) => (a.wallet_id === b.wallet_id ? Number(a.seq - b.seq) : a.wallet_id < b.wallet_id ? -1 : 1));
   const perWallet = new Map<string, { balance: bigint; held: bigint; seq: bigint }>();
   let funded = 0n;
   for (const e of rows) {

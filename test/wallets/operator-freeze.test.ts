@@ -89,7 +89,7 @@ describe('a wallet frozen by its owner', () => {
 
   it('frozen before who froze it was recorded (frozen_by NULL) counts as frozen by its owner', async () => {
     const { walletId } = await t.newAgentWallet(t.workspace, 'legacy-frozen');
-    sqliteOf(t.gw).prepare('UPDATE wallets SET frozen = 1, frozen_by = NULL WHERE id = ?').run(walletId);
+    sqliteOf(t.gw).prepare('UPDATE wallets SET frozen = (1 = 1), frozen_by = NULL WHERE id = ? -- (1 = 1): 1 on SQLite, true on PostgreSQL').run(walletId);
     expect((await t.workspace.wallets.unfreeze(walletId)).frozen).toBe(false);
   });
 });
