@@ -28,10 +28,12 @@ export interface GatewayFileConfig {
   tokenTtlMs?: number;
   /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
   rails?: 'sandbox' | 'none';
-  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
+  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number; paymentMax?: number; paymentWindowMs?: number };
+  /** redis:// URL of the Redis the rate limits of a fleet share */
+  redis?: string;
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'redis-url';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -45,8 +47,9 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   logLevel: 'string',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
+  redis: 'redis-url',
 };
-const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
+const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
 function checkValue(kind: Kind, v: unknown): string | undefined {
   switch (kind) {
@@ -63,6 +66,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
       return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
+    case 'redis-url':
+      return isRedisUrl(v) ? undefined : 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
     case 'port-or-null':
       if (v === null) return undefined;
     // falls through
@@ -70,6 +75,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? undefined : `must be a port number from 0 to 65535${kind === 'port-or-null' ? ', or null for none' : ''}`;
   }
 }
+
+const isRedisUrl = (v: unknown): boolean => typeof v === 'string' && /^rediss?:\/\/./.test(v);
 
 /** durations (ms) and counts: 0 or less would expire everything at once or refuse every request */
 const isPositiveInteger = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
@@ -143,6 +150,10 @@ export interface GatewayStartInput {
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
+  paymentRateLimit?: number | undefined;
+  paymentRateLimitWindowMs?: number | undefined;
+  /** --redis: the rate limits count in this Redis, across every gateway that uses it */
+  redis?: string | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -158,6 +169,7 @@ const SETTINGS = {
   devEchoTokens: { flag: '--dev-echo-tokens', key: 'devEchoTokens' },
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
+  redis: { flag: '--redis', key: 'redis' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -200,7 +212,10 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(input.rateLimitWindowMs !== undefined ? { windowMs: input.rateLimitWindowMs } : {}),
     ...(input.signupRateLimit !== undefined ? { signupMax: input.signupRateLimit } : {}),
     ...(input.signupRateLimitWindowMs !== undefined ? { signupWindowMs: input.signupRateLimitWindowMs } : {}),
+    ...(input.paymentRateLimit !== undefined ? { paymentMax: input.paymentRateLimit } : {}),
+    ...(input.paymentRateLimitWindowMs !== undefined ? { paymentWindowMs: input.paymentRateLimitWindowMs } : {}),
   };
+  const redis = redisSetting(input.redis ?? file.redis, source('redis'));
   const feeBps = input.feeBps ?? file.feeBps;
   const mode = pick(input.mode, file.mode, 'production');
   const rails = input.rails ?? file.rails;
@@ -235,6 +250,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
     ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
+    ...(redis ? { redis: { url: redis.url } } : {}),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -262,5 +278,15 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     devCredentials: false,
     logLevel,
     ...(Object.keys(sources).length ? { sources } : {}),
+    ...(redis ? { redisSource: redis.from } : {}),
   };
+}
+
+/** The Redis URL, checked; an error names where it was set, never the URL (it may hold a password). */
+function redisSetting(url: string | undefined, from: SettingSource): { url: string; from: SettingSource } | undefined {
+  if (url === undefined || (from.from === 'env' && url === '')) return undefined;
+  if (!isRedisUrl(url)) {
+    throw usageError(`${settingName(from)} must be a redis:// or rediss:// URL`, 'e.g. redis://127.0.0.1:6379 (or rediss:// for TLS); leave it out to count rate limits in this process', settingDetails(from));
+  }
+  return { url, from };
 }

@@ -14,6 +14,7 @@ import auth from './plugins/auth.js';
 import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
 import type { Services } from './services.js';
+import type { RateCounter } from './rate-counter.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
 import walletRoutes from './routes/wallets.js';
@@ -37,6 +38,8 @@ export interface BuildAppOptions {
   services: Services;
   logger?: FastifyServerOptions['logger'] | false;
   serverFactory?: FastifyServerOptions['serverFactory'];
+  /** where the rate limits count (Redis for a fleet); default: in this process */
+  rateCounter?: RateCounter;
 }
 
 declare module 'fastify' {
@@ -101,7 +104,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(errors);
   await app.register(validation);
   await app.register(transport);
-  await app.register(limits, { config: services.config });
+  await app.register(limits, { config: services.config, ...(opts.rateCounter ? { counter: opts.rateCounter } : {}) });
   await app.register(auth, { ctx: services.ctx });
   await app.register(strictInputs);
   await app.register(routeTable);

@@ -16,7 +16,20 @@ export interface GatewayConfig {
     /** signup and password-recovery routes, per IP */
     signupMax: number;
     signupWindowMs: number;
+    /**
+     * payment operations (authorize, complete, fail): per key and per operation, each with a
+     * counter of its own, apart from `max`, so that a busy seller's purchases do not spend its
+     * general budget (a purchase costs the seller three gateway requests). Optional only for
+     * the callers' sake: resolveConfig sets both (1000 per 1000 ms).
+     */
+    paymentMax?: number;
+    paymentWindowMs?: number;
   };
+  /**
+   * Redis shared by every instance of a fleet: the rate limits count there, across instances.
+   * Without it each gateway counts in its own process.
+   */
+  redis?: { url: string; /** default "agentpay:rl:" */ keyPrefix?: string };
   /** how long a signup or password-reset token stays valid */
   tokenTtlMs: number;
   /** how long a signed price challenge can be paid */
@@ -29,12 +42,12 @@ export interface GatewayConfig {
   rails?: RailsConfig;
 }
 
-export const DEFAULT_CONFIG: GatewayConfig = {
+export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig['rateLimit']> } = {
   mode: 'sandbox',
   feeBps: 300,
   trustProxy: false,
   devEchoTokens: false,
-  rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 },
+  rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000, paymentMax: 1000, paymentWindowMs: 1000 },
   tokenTtlMs: 24 * 60 * 60 * 1000,
   challengeTtlMs: 5 * 60 * 1000,
   inFlightTtlMs: 15 * 60 * 1000,
@@ -56,6 +69,11 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   if (cfg.sweepIntervalMs > MAX_TIMER_MS) throw new Error(`sweepIntervalMs must be at most ${MAX_TIMER_MS}`);
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
     if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
+  }
+  if (cfg.redis !== undefined) {
+    const { url, keyPrefix } = cfg.redis;
+    if (typeof url !== 'string' || !/^rediss?:\/\/./.test(url)) throw new Error('redis.url must be a redis:// or rediss:// URL');
+    if (keyPrefix !== undefined && typeof keyPrefix !== 'string') throw new Error('redis.keyPrefix must be a string');
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;

@@ -18,6 +18,7 @@ import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
+import { openSharedCounter, redactRedisUrl, type RateCounter } from './rate-counter.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
@@ -79,6 +80,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const useTls = opts.tls ?? true;
 
   refuseLostDatabase(dataDir);
+  let rateCounter: RateCounter | undefined;
   const store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
   try {
     claimDataDirMode(dataDir, config.mode, store.raw);
@@ -87,11 +89,22 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
     const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));
     const tls = useTls ? await ensureTls(dataDir) : null;
+    let log: FastifyInstance['log'] | undefined;
+    rateCounter = config.redis ? await openSharedCounter({
+      url: config.redis.url,
+      keyPrefix: config.redis.keyPrefix ?? 'agentpay:rl:',
+      clock,
+      events: {
+        down: (err) => log?.warn({ redis: redactRedisUrl(config.redis!.url), cause: err.message }, 'Redis does not answer: the rate limits count in this process until it does (each instance up to the limit)'),
+        up: () => log?.info({ redis: redactRedisUrl(config.redis!.url) }, 'Redis answers again: the rate limits count across the fleet again'),
+      },
+    }) : undefined;
 
     let plain: http.Server | null = null;
     const app = await buildApp({
       services,
       logger: opts.logger ?? false,
+      ...(rateCounter ? { rateCounter } : {}),
       serverFactory: (handler) => {
         const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
         // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
@@ -104,6 +117,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         return main;
       },
     });
+    log = app.log;
     if (keyDir) {
       const found = { dir: keyDir.dir, previousMode: keyDir.previousMode.toString(8).padStart(4, '0') };
       if (keyDir.tightened) app.log.warn(found, 'the signing keys directory was open to other users; made it 0700 (owner only)');
@@ -162,10 +176,12 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         } finally {
           clearTimeout(cut);
         }
+        await rateCounter?.close();
         await store.close();
       },
     };
   } catch (e) {
+    await rateCounter?.close();
     await store.close();
     throw e;
   }

@@ -48,7 +48,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const config: Partial<GatewayConfig> = {
     ...opts.config,
     // tests fire many requests; the limits have their own test
-    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, ...opts.config?.rateLimit },
+    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000, ...opts.config?.rateLimit },
   };
   const gw = await startGateway({ dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false, ...(opts.clock ? { clock: opts.clock } : {}) });
   const ctx = gw.services.ctx;
