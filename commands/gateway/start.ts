@@ -19,7 +19,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
   ];
   static override baseFlags = { json: Flags.boolean({ description: 'print one JSON line on stdout once ready' }) };
   static override flags = {
-    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, feeBps, trustProxy, tls, devEchoTokens, logLevel, tokenTtlMs, rails, redis, rateLimit{max, windowMs, signupMax, signupWindowMs, paymentMax, paymentWindowMs})', env: 'AGENTPAY_GATEWAY_CONFIG' }),
+    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, feeBps, trustProxy, tls, devEchoTokens, logLevel, tokenTtlMs, rails, redis, metrics, metricsToken, rateLimit{max, windowMs, signupMax, signupWindowMs, paymentMax, paymentWindowMs})', env: 'AGENTPAY_GATEWAY_CONFIG' }),
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: '[default: production]', env: 'AGENTPAY_MODE' })(),
     host: Flags.string({ description: 'address to listen on [default: 127.0.0.1]', env: 'AGENTPAY_HOST' }),
     port: port('HTTPS port (or the plain port with --no-tls); 0 picks a free one [default: 4402]', 'AGENTPAY_PORT'),
@@ -36,6 +36,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
     'payment-rate-limit': positive('authorize, complete and fail requests per window per key, each operation on its own counter, apart from --rate-limit [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT'),
     'payment-rate-limit-window-ms': positive('payment rate-limit window in milliseconds [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT_WINDOW_MS'),
     redis: Flags.string({ description: 'redis:// URL: the rate limits count there, across every gateway using it [default: in this process]', env: 'AGENTPAY_REDIS_URL' }),
+    metrics: Flags.option({ options: ['off', 'loopback', 'token'] as const, description: 'GET /metrics (Prometheus): off, loopback (this machine only), or token (authorization: Bearer $AGENTPAY_METRICS_TOKEN) [default: off]', env: 'AGENTPAY_METRICS' })(),
     rails: Flags.option({ options: ['sandbox', 'none'] as const, description: 'rail adapters: sandbox (simulated processor, chain, bank; sandbox mode only) or none [default: sandbox in sandbox mode, none in production]', env: 'AGENTPAY_RAILS' })(),
     'log-level': Flags.string({ description: 'fatal, error, warn, info, debug, trace or silent [default: info]', env: 'AGENTPAY_LOG_LEVEL' }),
   };
@@ -67,6 +68,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
         paymentRateLimit: f['payment-rate-limit'],
         paymentRateLimitWindowMs: f['payment-rate-limit-window-ms'],
         redis: f.redis,
+        metrics: f.metrics,
         fromEnv: this.flagsFromEnv(),
       }),
     );

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { GatewayConfig } from '../gateway/config.js';
+import { MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
 import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
@@ -31,9 +31,12 @@ export interface GatewayFileConfig {
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number; paymentMax?: number; paymentWindowMs?: number };
   /** redis:// URL of the Redis the rate limits of a fleet share */
   redis?: string;
+  /** GET /metrics: off, loopback or token (with metricsToken or AGENTPAY_METRICS_TOKEN) */
+  metrics?: 'off' | 'loopback' | 'token';
+  metricsToken?: string;
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'redis-url';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'redis-url' | 'metrics';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -48,6 +51,8 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
   redis: 'redis-url',
+  metrics: 'metrics',
+  metricsToken: 'string',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
@@ -66,6 +71,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
       return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
+    case 'metrics':
+      return v === 'off' || v === 'loopback' || v === 'token' ? undefined : 'must be "off", "loopback" or "token"';
     case 'redis-url':
       return isRedisUrl(v) ? undefined : 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
     case 'port-or-null':
@@ -154,6 +161,8 @@ export interface GatewayStartInput {
   paymentRateLimitWindowMs?: number | undefined;
   /** --redis: the rate limits count in this Redis, across every gateway that uses it */
   redis?: string | undefined;
+  /** --metrics: who may GET /metrics */
+  metrics?: 'off' | 'loopback' | 'token' | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -170,6 +179,7 @@ const SETTINGS = {
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
   redis: { flag: '--redis', key: 'redis' },
+  metrics: { flag: '--metrics', key: 'metrics' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -251,6 +261,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
     ...(redis ? { redis: { url: redis.url } } : {}),
+    ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -280,6 +291,20 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(Object.keys(sources).length ? { sources } : {}),
     ...(redis ? { redisSource: redis.from } : {}),
   };
+}
+
+/** GET /metrics as set; token mode needs a token of MIN_METRICS_TOKEN characters, from the environment or the file (never a flag: ps shows those). */
+function metricsSetting(mode: 'off' | 'loopback' | 'token' | undefined, from: SettingSource, token: string | undefined): Partial<GatewayConfig> {
+  if (mode === undefined || mode === 'off') return {};
+  if (mode === 'loopback') return { metrics: { mode } };
+  if (!token || token.length < MIN_METRICS_TOKEN) {
+    throw usageError(
+      `${settingAsSet(from, 'token')} needs a metrics token of at least ${MIN_METRICS_TOKEN} characters`,
+      'set AGENTPAY_METRICS_TOKEN (or "metricsToken" in the config file), e.g. AGENTPAY_METRICS_TOKEN=$(openssl rand -hex 24)',
+      settingDetails(from),
+    );
+  }
+  return { metrics: { mode, token } };
 }
 
 /** The Redis URL, checked; an error names where it was set, never the URL (it may hold a password). */

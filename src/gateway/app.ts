@@ -15,6 +15,8 @@ import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
 import type { Services } from './services.js';
 import type { RateCounter } from './rate-counter.js';
+import { GatewayMetrics } from './metrics.js';
+import metricsRoutes from './routes/metrics.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
 import walletRoutes from './routes/wallets.js';
@@ -40,11 +42,15 @@ export interface BuildAppOptions {
   serverFactory?: FastifyServerOptions['serverFactory'];
   /** where the rate limits count (Redis for a fleet); default: in this process */
   rateCounter?: RateCounter;
+  /** this gateway's metrics (src/gateway/metrics.ts); default: a registry of its own, with no store gauges */
+  metrics?: GatewayMetrics;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** this gateway's metrics: other parts count on them, e.g. `app.metrics.webhookDeliveryFailures.inc()` */
+    metrics: GatewayMetrics;
   }
 }
 
@@ -101,15 +107,22 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   } as FastifyServerOptions);
 
   app.decorate('services', services);
+  const metrics = opts.metrics ?? new GatewayMetrics({ now: () => services.ctx.clock.now() });
+  app.decorate('metrics', metrics);
   await app.register(errors);
   await app.register(validation);
   await app.register(transport);
-  await app.register(limits, { config: services.config, ...(opts.rateCounter ? { counter: opts.rateCounter } : {}) });
+  await app.register(limits, {
+    config: services.config,
+    ...(opts.rateCounter ? { counter: opts.rateCounter } : {}),
+    onLimited: (limit) => metrics.rateLimited.inc({ limit }),
+  });
   await app.register(auth, { ctx: services.ctx });
   await app.register(strictInputs);
   await app.register(routeTable);
 
   await app.register(healthRoutes);
+  await app.register(metricsRoutes, { metrics });
   await app.register(platformRoutes);
   await app.register(walletRoutes);
   await app.register(capabilityRoutes);

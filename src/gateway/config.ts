@@ -30,6 +30,12 @@ export interface GatewayConfig {
    * Without it each gateway counts in its own process.
    */
   redis?: { url: string; /** default "agentpay:rl:" */ keyPrefix?: string };
+  /**
+   * GET /metrics (Prometheus text, docs/metrics.md): off (default; the route does not exist),
+   * loopback (only connections from this machine that no proxy forwarded), or token (a request
+   * with `authorization: Bearer TOKEN`, from anywhere)
+   */
+  metrics?: { mode: 'off' | 'loopback' | 'token'; token?: string };
   /** how long a signup or password-reset token stays valid */
   tokenTtlMs: number;
   /** how long a signed price challenge can be paid */
@@ -55,6 +61,8 @@ export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig
 };
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** a metrics token shorter than this is refused: it is the only thing guarding the endpoint */
+export const MIN_METRICS_TOKEN = 16;
 
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
   const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...partial, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...partial.rateLimit } };
@@ -74,6 +82,11 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
     const { url, keyPrefix } = cfg.redis;
     if (typeof url !== 'string' || !/^rediss?:\/\/./.test(url)) throw new Error('redis.url must be a redis:// or rediss:// URL');
     if (keyPrefix !== undefined && typeof keyPrefix !== 'string') throw new Error('redis.keyPrefix must be a string');
+  }
+  if (cfg.metrics !== undefined) {
+    const { mode, token } = cfg.metrics;
+    if (mode !== 'off' && mode !== 'loopback' && mode !== 'token') throw new Error(`metrics.mode must be off, loopback or token, got ${JSON.stringify(mode)}`);
+    if (mode === 'token' && (typeof token !== 'string' || token.length < MIN_METRICS_TOKEN)) throw new Error(`metrics.token must be at least ${MIN_METRICS_TOKEN} characters when metrics.mode is token`);
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;

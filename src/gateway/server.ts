@@ -18,6 +18,7 @@ import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
+import { GatewayMetrics, instrumentServices } from './metrics.js';
 import { openSharedCounter, redactRedisUrl, type RateCounter } from './rate-counter.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
@@ -55,6 +56,8 @@ export interface RunningGateway {
   app: FastifyInstance;
   services: Services;
   store: SqliteStore;
+  /** this gateway's metrics (GET /metrics when config.metrics allows it); others count on them, e.g. webhookDeliveryFailures.inc() */
+  metrics: GatewayMetrics;
   /** what the HTTPS server serves now (renewals included); null without TLS */
   tls: TlsMaterial | null;
   /** the running certificate check; null without TLS */
@@ -84,10 +87,17 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
   try {
     claimDataDirMode(dataDir, config.mode, store.raw);
-    const ctx = { store, clock, ids };
+    const metrics = new GatewayMetrics({
+      now: () => clock.now(),
+      holdsOutstanding: () => store.holdsOutstanding(),
+      processMetrics: (config.metrics?.mode ?? 'off') !== 'off',
+    });
+    store.observer = metrics.storeObserver();
+    const ctx = { store, clock, ids, observer: metrics.domainObserver() };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
     const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));
+    instrumentServices(services, metrics);
     const tls = useTls ? await ensureTls(dataDir) : null;
     let log: FastifyInstance['log'] | undefined;
     rateCounter = config.redis ? await openSharedCounter({
@@ -105,6 +115,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       services,
       logger: opts.logger ?? false,
       ...(rateCounter ? { rateCounter } : {}),
+      metrics,
       serverFactory: (handler) => {
         const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
         // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
@@ -153,6 +164,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       app,
       services,
       store,
+      metrics,
       get tls() {
         return tlsRenewal?.current ?? null;
       },
