@@ -7,9 +7,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
+import { systemClock } from '../core/clock.js';
+import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
 import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
+import { LOG_FORMATS, type LogFormat } from './log-pretty.js';
+import { mailFromProblem, smtpUrlProblem, type MailConfig } from '../gateway/mail/settings.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 /** The settings a config file may hold; flags of the same meaning override them. */
@@ -25,18 +29,25 @@ export interface GatewayFileConfig {
   tls?: boolean;
   devEchoTokens?: boolean;
   logLevel?: string;
+  /** auto (readable on a terminal, JSON when piped), pretty or json */
+  logFormat?: LogFormat;
   tokenTtlMs?: number;
-  /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
-  rails?: 'sandbox' | 'none';
+  /** which rail adapters run: sandbox (simulated; sandbox mode only), none, or real adapters (src/rails/config.ts) */
+  rails?: 'sandbox' | 'none' | RailsSection;
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number; paymentMax?: number; paymentWindowMs?: number };
   /** redis:// URL of the Redis the rate limits of a fleet share */
   redis?: string;
   /** GET /metrics: off, loopback or token (with metricsToken or AGENTPAY_METRICS_TOKEN) */
   metrics?: 'off' | 'loopback' | 'token';
   metricsToken?: string;
+  /** a PostgreSQL URL (postgres://user:password@host:5432/db); without it, SQLite in dataDir */
+  database?: string;
+  /** mail over SMTP: smtp://user:password@host:port (with mailFrom) */
+  smtpUrl?: string;
+  mailFrom?: string;
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'redis-url' | 'metrics';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -48,11 +59,15 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   tls: 'boolean',
   devEchoTokens: 'boolean',
   logLevel: 'string',
+  logFormat: 'log-format',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
   redis: 'redis-url',
   metrics: 'metrics',
   metricsToken: 'string',
+  database: 'string',
+  smtpUrl: 'string',
+  mailFrom: 'string',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
@@ -70,7 +85,9 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
     case 'mode':
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
-      return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
+      return v === 'sandbox' || v === 'none' || (v !== null && typeof v === 'object' && !Array.isArray(v)) ? undefined : 'must be "sandbox", "none", or an object naming the adapters (stripe, screening)';
+    case 'log-format':
+      return (LOG_FORMATS as readonly unknown[]).includes(v) ? undefined : `must be ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`;
     case 'metrics':
       return v === 'off' || v === 'loopback' || v === 'token' ? undefined : 'must be "off", "loopback" or "token"';
     case 'redis-url':
@@ -131,6 +148,15 @@ export function readGatewayConfigFile(path: string, from?: string): GatewayFileC
       }
       continue;
     }
+    if (key === 'rails' && typeof value === 'object' && value !== null) {
+      try {
+        checkRailsSection(value);
+      } catch (e) {
+        if (e instanceof RailsConfigError) throw new CliError('CONFIG_INVALID', `${path}: ${e.message}`, { exit: 2, details: { file: path, field: e.field }, ...(e.hint ? { tryNext: e.hint } : {}) });
+        throw e;
+      }
+      continue;
+    }
     const kind = FIELDS[key as keyof typeof FIELDS];
     if (!kind) throw bad(key, `is not a setting (known: ${[...Object.keys(FIELDS), 'rateLimit'].join(', ')})`);
     const problem = checkValue(kind, value);
@@ -152,6 +178,7 @@ export interface GatewayStartInput {
   tls?: boolean | undefined;
   devEchoTokens?: boolean | undefined;
   logLevel?: string | undefined;
+  logFormat?: LogFormat | undefined;
   rails?: 'sandbox' | 'none' | undefined;
   rateLimit?: number | undefined;
   rateLimitWindowMs?: number | undefined;
@@ -163,6 +190,9 @@ export interface GatewayStartInput {
   redis?: string | undefined;
   /** --metrics: who may GET /metrics */
   metrics?: 'off' | 'loopback' | 'token' | undefined;
+  database?: string | undefined;
+  smtpUrl?: string | undefined;
+  mailFrom?: string | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -180,6 +210,9 @@ const SETTINGS = {
   rails: { flag: '--rails', key: 'rails' },
   redis: { flag: '--redis', key: 'redis' },
   metrics: { flag: '--metrics', key: 'metrics' },
+  database: { flag: '--database', key: 'database' },
+  smtpUrl: { flag: '--smtp-url', key: 'smtpUrl' },
+  mailFrom: { flag: '--mail-from', key: 'mailFrom' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -196,6 +229,25 @@ export function checkDataDirFlag(value: string | undefined, env?: string): void 
     }
     throw usageError('--data-dir must not be empty: it names the directory for the database, keys and certificate', 'give a directory, e.g. --data-dir .agentpay (or --data-dir . for this one)', { flag: '--data-dir' });
   }
+}
+
+/**
+ * --smtp-url and --mail-from: both or neither, each checked, errors naming where it was set.
+ * The URL is never repeated in an error: it may hold the SMTP password.
+ */
+function mailSettings(smtpUrl: string | undefined, from: string | undefined, source: (s: 'smtpUrl' | 'mailFrom') => SettingSource): MailConfig | undefined {
+  if (smtpUrl === undefined && from === undefined) return undefined;
+  if (smtpUrl === undefined) {
+    throw usageError(`${settingName(source('mailFrom'))} is set but no SMTP server is: mail needs both`, 'add --smtp-url smtp://user:password@host:587 (env AGENTPAY_SMTP_URL, config key smtpUrl), or drop the from address to keep mail in DATA_DIR/outbox.jsonl', settingDetails(source('mailFrom')));
+  }
+  if (from === undefined) {
+    throw usageError(`${settingName(source('smtpUrl'))} is set but no from address is: mail needs both`, 'add --mail-from "Agentpay <no-reply@example.com>" (env AGENTPAY_MAIL_FROM, config key mailFrom)', settingDetails(source('smtpUrl')));
+  }
+  const urlProblem = smtpUrlProblem(smtpUrl);
+  if (urlProblem) throw usageError(`${settingName(source('smtpUrl'))} ${urlProblem}`, undefined, settingDetails(source('smtpUrl')));
+  const fromProblem = mailFromProblem(from);
+  if (fromProblem) throw usageError(`${settingName(source('mailFrom'))} ${fromProblem}`, undefined, settingDetails(source('mailFrom')));
+  return { smtpUrl, from };
 }
 
 export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): RunGatewayOptions {
@@ -252,13 +304,16 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
       settingDetails(echoFrom),
     );
   }
+  const mail = mailSettings(input.smtpUrl ?? file.smtpUrl, input.mailFrom ?? file.mailFrom, source);
   const config: Partial<GatewayConfig> = {
     mode,
+    ...(mail ? { mail } : {}),
     trustProxy: pick(input.trustProxy, file.trustProxy, false),
     devEchoTokens,
     ...(feeBps !== undefined ? { feeBps } : {}),
     ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
-    ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
+    ...(typeof rails === 'string' ? { rails: { adapters: rails } } : {}),
+    ...(typeof rails === 'object' ? { rails: realRails(rails, mode, env, filePath!) } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
     ...(redis ? { redis: { url: redis.url } } : {}),
     ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
@@ -275,7 +330,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
   const host = pick(input.host, file.host, '127.0.0.1');
   // the settings that can still be refused when the gateway starts listening, named by their source
   const sources: NonNullable<RunGatewayOptions['sources']> = {};
-  for (const setting of ['host', 'port', 'httpPort', 'tls'] as const) {
+  for (const setting of ['host', 'port', 'httpPort', 'tls', 'database'] as const) {
     const from = source(setting);
     if (from.from !== 'flag') sources[setting] = from;
   }
@@ -286,8 +341,10 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     httpPort: pick(input.httpPort, file.httpPort, 4080),
     tls: pick(input.tls, file.tls, true),
     config,
+    ...(input.database ?? file.database ? { database: (input.database ?? file.database)! } : {}),
     devCredentials: false,
     logLevel,
+    logFormat: pick(input.logFormat, file.logFormat, 'auto'),
     ...(Object.keys(sources).length ? { sources } : {}),
     ...(redis ? { redisSource: redis.from } : {}),
   };
@@ -314,4 +371,14 @@ function redisSetting(url: string | undefined, from: SettingSource): { url: stri
     throw usageError(`${settingName(from)} must be a redis:// or rediss:// URL`, 'e.g. redis://127.0.0.1:6379 (or rediss:// for TLS); leave it out to count rate limits in this process', settingDetails(from));
   }
   return { url, from };
+}
+
+/** The rails section's adapters, secrets read from files or the environment; refused naming the key. */
+function realRails(section: RailsSection, mode: 'sandbox' | 'production', env: NodeJS.ProcessEnv, file: string): NonNullable<GatewayConfig['rails']> {
+  try {
+    return buildRails(section, { mode, env, clock: systemClock, baseDir: resolve(file, '..') });
+  } catch (e) {
+    if (e instanceof RailsConfigError) throw new CliError('CONFIG_INVALID', `${file}: ${e.message}`, { exit: 2, details: { file, field: e.field }, ...(e.hint ? { tryNext: e.hint } : {}) });
+    throw e;
+  }
 }

@@ -3,7 +3,7 @@
  * transport, rate limit, auth), then one route plugin per resource. `server.ts`
  * only starts it; tests build the same app.
  */
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { randomId } from '../core/ids.js';
 import errors, { BODY_LIMIT_BYTES, clientErrorHandler } from './plugins/errors.js';
@@ -13,6 +13,7 @@ import limits from './plugins/rate-limit.js';
 import auth from './plugins/auth.js';
 import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
+import requestLog, { type RequestLogSink } from './request-log.js';
 import type { Services } from './services.js';
 import type { RateCounter } from './rate-counter.js';
 import { GatewayMetrics } from './metrics.js';
@@ -35,6 +36,8 @@ import approvalRoutes from './routes/approvals.js';
 import railRoutes from './routes/rails.js';
 import payoutRoutes from './routes/payouts.js';
 import sandboxRoutes from './routes/sandbox.js';
+import dashboardRoutes from './routes/dashboard.js';
+import webhookEndpointRoutes from './routes/webhooks.js';
 
 export interface BuildAppOptions {
   services: Services;
@@ -44,6 +47,8 @@ export interface BuildAppOptions {
   rateCounter?: RateCounter;
   /** this gateway's metrics (src/gateway/metrics.ts); default: a registry of its own, with no store gauges */
   metrics?: GatewayMetrics;
+  /** where each request's line also goes (DATA_DIR/logs/requests.jsonl); the logger gets it anyway */
+  requestLog?: RequestLogSink;
 }
 
 declare module 'fastify' {
@@ -92,6 +97,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const { services } = opts;
   const app = Fastify({
     logger: withSerializers(opts.logger),
+    // one line per request, at response time (request-log.ts), instead of fastify's two
+    logController: new LogController({ disableRequestLogging: true }),
     // only the proxy itself (the peer of the socket, hop 0) is trusted: the client is the address
     // it appended to x-forwarded-for, and entries a client wrote itself come before that and are
     // ignored, so a client cannot pick the IP the per-IP limits count. (`true` would trust every
@@ -109,6 +116,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   app.decorate('services', services);
   const metrics = opts.metrics ?? new GatewayMetrics({ now: () => services.ctx.clock.now() });
   app.decorate('metrics', metrics);
+  await app.register(requestLog, { clock: services.ctx.clock, redactUrl, sink: opts.requestLog });
   await app.register(errors);
   await app.register(validation);
   await app.register(transport);
@@ -140,5 +148,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(railRoutes);
   await app.register(payoutRoutes);
   await app.register(sandboxRoutes);
+  await app.register(dashboardRoutes);
+  await app.register(webhookEndpointRoutes);
   return app;
 }

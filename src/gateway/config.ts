@@ -1,5 +1,6 @@
 /** Gateway configuration, validated once at boot. */
 import type { RailsConfig } from '../domain/rails/config.js';
+import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -46,6 +47,24 @@ export interface GatewayConfig {
   sweepIntervalMs: number;
   /** rail adapters and their settings (src/domain/rails/config.ts); default: sandbox adapters in sandbox mode, none in production */
   rails?: RailsConfig;
+  /** mail over SMTP (src/gateway/mail/); without it, mail is appended to DATA_DIR/outbox.jsonl */
+  mail?: MailConfig;
+  /** webhook deliveries (docs/api/webhooks.md) */
+  webhooks?: WebhooksConfig;
+}
+
+export interface WebhooksConfig {
+  /**
+   * the key endpoint secrets are encrypted with: 32 bytes as hex or base64 (AGENTPAY_WEBHOOK_KEY);
+   * startGateway fills it from the environment or DATA_DIR/webhooks/secret-box.key
+   */
+  secretKey?: string;
+  /** how often the delivery duty looks for due deliveries (ms; default 2000, 0 never) */
+  deliveryIntervalMs?: number;
+  /** how long one attempt waits for an answer (ms; default 10000) */
+  timeoutMs?: number;
+  /** extra CA certificates (PEM) trusted for https endpoints, beside the system's */
+  ca?: string;
 }
 
 export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig['rateLimit']> } = {
@@ -87,6 +106,18 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
     const { mode, token } = cfg.metrics;
     if (mode !== 'off' && mode !== 'loopback' && mode !== 'token') throw new Error(`metrics.mode must be off, loopback or token, got ${JSON.stringify(mode)}`);
     if (mode === 'token' && (typeof token !== 'string' || token.length < MIN_METRICS_TOKEN)) throw new Error(`metrics.token must be at least ${MIN_METRICS_TOKEN} characters when metrics.mode is token`);
+  }
+  if (cfg.mail) {
+    // the URL is never quoted: it may hold a password
+    const problem = smtpUrlProblem(cfg.mail.smtpUrl) ?? (mailFromProblem(cfg.mail.from) && `mail.from ${mailFromProblem(cfg.mail.from)}`);
+    if (problem) throw new Error(problem.startsWith('mail.from') ? problem : `mail.smtpUrl ${problem}`);
+  }
+  const w = cfg.webhooks;
+  if (w?.deliveryIntervalMs !== undefined && (!Number.isSafeInteger(w.deliveryIntervalMs) || w.deliveryIntervalMs < 0 || w.deliveryIntervalMs > MAX_TIMER_MS)) {
+    throw new Error(`webhooks.deliveryIntervalMs must be an integer of milliseconds from 0 (never) to ${MAX_TIMER_MS}`);
+  }
+  if (w?.timeoutMs !== undefined && (!Number.isSafeInteger(w.timeoutMs) || w.timeoutMs <= 0 || w.timeoutMs > MAX_TIMER_MS)) {
+    throw new Error('webhooks.timeoutMs must be a positive integer of milliseconds');
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;

@@ -14,6 +14,8 @@ import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstr
 import type { GatewayConfig } from '../../src/gateway/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { createTestDatabase } from './pg.js';
 
 export interface TestGateway {
   gw: RunningGateway;
@@ -41,7 +43,16 @@ export interface TestGatewayOptions {
   clock?: Clock;
   dataDir?: string;
   keepDataDir?: boolean;
+  /**
+   * 'sqlite' or 'postgres' (a fresh database of its own, dropped at close). Default: the
+   * environment's AGENTPAY_TEST_BACKEND, else sqlite; so every gateway test can run on
+   * PostgreSQL with AGENTPAY_TEST_BACKEND=postgres (tests that read SQLite directly cannot).
+   */
+  backend?: 'sqlite' | 'postgres';
 }
+
+/** The backend startTestGateway uses when a test does not choose one. */
+export const testBackend = (): 'sqlite' | 'postgres' => (process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite');
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-test-'));
@@ -49,8 +60,20 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ...opts.config,
     // tests fire many requests; the limits have their own test
     rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000, ...opts.config?.rateLimit },
+    // webhook deliveries go out when a test runs the duty (services.webhookDeliverer.runOnce), not on a timer
+    webhooks: { deliveryIntervalMs: 0, ...opts.config?.webhooks },
   };
-  const gw = await startGateway({ dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const pgDb = (opts.backend ?? testBackend()) === 'postgres' ? await createTestDatabase() : undefined;
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway({
+      dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false,
+      ...(opts.clock ? { clock: opts.clock } : {}), ...(pgDb ? { database: pgDb.url } : {}),
+    });
+  } catch (e) {
+    await pgDb?.drop();
+    throw e;
+  }
   const ctx = gw.services.ctx;
   const creds = await ensureDevCredentials(ctx, dataDir);
   const ca = gw.tls!.ca;
@@ -90,9 +113,19 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     },
     async close() {
       await gw.close();
+      await pgDb?.drop();
       if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
 export { ManualClock };
+
+/**
+ * The SQLite connection of a gateway, for tests that read or tamper with the database file
+ * directly; such a test runs on SQLite only (it fails clearly when the backend is PostgreSQL).
+ */
+export function sqliteOf(gw: RunningGateway): SqliteStore['raw'] {
+  if (!(gw.store instanceof SqliteStore)) throw new Error('this test reads the SQLite database directly and runs on SQLite only');
+  return gw.store.raw;
+}

@@ -10,6 +10,7 @@ import type { PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Payout, PayoutListOptions } from '../../src/sdk/client/index.js';
 import { ledgerRows } from '../payments/helpers.js';
 import { HOUR, entries, expectConserved, payee, railGateway, refusedWith, runJobs } from './helpers.js';
+import { sqliteOf } from '../helpers/gateway.js';
 
 const t = await railGateway();
 const bank = () => t.gw.services.rails.registry.find('sandbox-bank')!.payouts!;
@@ -194,7 +195,7 @@ describe('the ledger around the listed payouts', () => {
 
 /** The query plans of every read of rail_transactions that `fn` makes through the gateway. */
 async function planOf(fn: () => Promise<unknown>): Promise<string[]> {
-  const raw = t.gw.store.raw;
+  const raw = sqliteOf(t.gw);
   const prepare = raw.prepare;
   const seen: { sql: string; params: unknown[] }[] = [];
   raw.prepare = ((sql: string) => {

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqliteLedger } from '../../src/store/sqlite/wallets.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { startTestGateway, sqliteOf } from '../helpers/gateway.js';
 import { expectLedger } from './ledger-checks.js';
 
 const t = await startTestGateway();
@@ -69,7 +69,7 @@ describe('a balance read (SqliteLedger.last)', () => {
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     const ctx = t.gw.services.ctx;
     await t.gw.store.tx(async () => {
-      const insert = t.gw.store.raw.prepare(
+      const insert = sqliteOf(t.gw).prepare(
         `INSERT INTO ledger_entries (id, wallet_id, seq, type, amount_minor, hold_minor, balance_after, held_after, currency, created_at)
          VALUES (?, ?, ?, ?, ?, 0, ?, 0, 'USD', ?)`,
       );
@@ -80,7 +80,7 @@ describe('a balance read (SqliteLedger.last)', () => {
         insert.run(`led_bulk_${seq}`, walletId, BigInt(seq), amount < 0n ? 'correction' : 'fund', amount, balance, BigInt(ctx.clock.now()));
       }
     });
-    const sum = t.gw.store.raw.prepare('SELECT SUM(amount_minor) AS s, COUNT(*) AS n FROM ledger_entries WHERE wallet_id = ?').get(walletId) as { s: bigint; n: bigint };
+    const sum = sqliteOf(t.gw).prepare('SELECT SUM(amount_minor) AS s, COUNT(*) AS n FROM ledger_entries WHERE wallet_id = ?').get(walletId) as { s: bigint; n: bigint };
     expect(sum.n).toBe(BigInt(N));
     expect(sum.s).toBe(balance);
 

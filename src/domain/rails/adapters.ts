@@ -154,6 +154,8 @@ export interface TreasuryView {
 export interface ScreeningService {
   /** sanctions screening of a payout destination; throws RailUnavailable when down */
   screen(destination: string): Promise<'clear' | 'sanctioned'>;
+  /** optional: how the service is, with a line for an operator (e.g. the list's size and age) */
+  health?(): Promise<{ status: AdapterStatus; detail: string }>;
 }
 
 export interface PricingService {

@@ -11,6 +11,7 @@ import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, S
 import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
+import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
 import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
@@ -110,6 +111,8 @@ export class SqliteStore implements Store {
       railEvents: new SqliteRailEvents(this.db),
       reconciliations: new SqliteReconciliations(this.db),
       sandboxObjects: new SqliteSandboxObjects(this.db),
+      webhookEndpoints: new SqliteWebhookEndpoints(this.db),
+      webhookDeliveries: new SqliteWebhookDeliveries(this.db),
     };
   }
 
@@ -216,6 +219,11 @@ export class SqliteStore implements Store {
         amounts: rows.map((r) => ({ currency: r.currency, amountMinor: r.amount })),
       };
     });
+  }
+
+  /** one gateway process per database file (gateway.lock): it runs every duty */
+  async claimDuty(): Promise<boolean> {
+    return true;
   }
 
   async close(): Promise<void> {
