@@ -5,9 +5,9 @@
  *
  * The domain knows nothing of this: it is instrumented from outside, by wrapping service
  * methods (`instrumentServices`), by the store's observer (`storeObserver`), by the domain
- * context's event observer (`domainObserver`) and by the rate-limit plugin's `onLimited`.
- * Other parts call the counters directly, e.g. webhook delivery:
- * `gateway.metrics.webhookDeliveryFailures.inc()` (also `app.metrics` inside fastify).
+ * context's event observer (`domainObserver`), by the webhook deliverer's `onDeliveryFailed` and
+ * by the rate-limit plugin's `onLimited`. Other parts may call the counters directly
+ * (`gateway.metrics`, also `app.metrics` inside fastify).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isAppError } from '../core/errors.js';
@@ -125,7 +125,7 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  /** For the webhook deliveries: `metrics.webhookDeliveryFailures.inc()` for each failed delivery attempt. */
+  /** Each failed webhook delivery attempt (counted through `WebhookDeliverer.onDeliveryFailed`, instrumentServices). */
   readonly webhookDeliveryFailures = new Counter({
     name: 'agentpay_webhook_delivery_failures_total',
     help: 'Webhook delivery attempts that failed (no answer, or not 2xx); each is retried with backoff',
@@ -211,9 +211,10 @@ const resultOf = (e: unknown) => (isAppError(e) ? e.code : 'INTERNAL');
 
 /**
  * Times and counts the payment operations, the sweeper and the rail job by wrapping the
- * methods of these services (the routes and timers call them through the instances).
+ * methods of these services (the routes and timers call them through the instances), and counts
+ * failed webhook delivery attempts through the deliverer's `onDeliveryFailed`.
  */
-export function instrumentServices(services: Pick<Services, 'payments' | 'sweeper' | 'rails'>, m: GatewayMetrics): void {
+export function instrumentServices(services: Pick<Services, 'payments' | 'sweeper' | 'rails' | 'webhookDeliverer'>, m: GatewayMetrics): void {
   const { payments, sweeper } = services;
   const timed = <A extends unknown[], R>(operation: string, f: (...a: A) => Promise<R>, histogram?: Histogram<'result'>, after?: (r: R, a: A) => void, refused?: () => void) =>
     async (...a: A): Promise<R> => {
@@ -251,5 +252,11 @@ export function instrumentServices(services: Pick<Services, 'payments' | 'sweepe
     const r = await runOnce(...a);
     m.railJobRan();
     return r;
+  };
+  // each failed delivery attempt (no answer, or not 2xx), whether retried or given up
+  const deliveryFailed = services.webhookDeliverer.onDeliveryFailed;
+  services.webhookDeliverer.onDeliveryFailed = (f) => {
+    m.webhookDeliveryFailures.inc();
+    deliveryFailed?.(f);
   };
 }

@@ -111,13 +111,13 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   let mail: MailSpool | null = null;
   try {
     await claimDataDirMode(dataDir, config.mode, () => hasSandboxMoney(store));
-    const sqlite = store instanceof SqliteStore ? store : undefined;
     const metrics = new GatewayMetrics({
       now: () => clock.now(),
-      ...(sqlite ? { holdsOutstanding: () => sqlite.holdsOutstanding() } : {}),
+      holdsOutstanding: () => store.holdsOutstanding(),
       processMetrics: (config.metrics?.mode ?? 'off') !== 'off',
     });
-    if (sqlite) sqlite.observer = metrics.storeObserver();
+    // both stores report commit times (SQLite also its log syncs) and answer the holds gauges
+    store.observer = metrics.storeObserver();
     const ctx = { store, clock, ids, observer: metrics.domainObserver() };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
