@@ -41,7 +41,9 @@ const SUFFIXES: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_co
 function parseValue(s: string): number {
   if (s === '+Inf') return Infinity;
   if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
+  // Prometheus reads values with Go's ParseFloat: NaN in any case (prom-client writes "Nan", e.g. an event-loop
+  // percentile of the process metrics before it has a sample)
+  if (/^nan$/i.test(s)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) throw new Error(`not a sample value: ${s}`);
   return Number(s);
 }
