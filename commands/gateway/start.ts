@@ -33,7 +33,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
     'rate-limit-window-ms': positive('rate-limit window in milliseconds [default: 1000]', 'AGENTPAY_RATE_LIMIT_WINDOW_MS'),
     'signup-rate-limit': positive('signup and password-recovery requests per window per IP [default: 10]', 'AGENTPAY_SIGNUP_RATE_LIMIT'),
     'signup-rate-limit-window-ms': positive('signup rate-limit window in milliseconds [default: 60000]', 'AGENTPAY_SIGNUP_RATE_LIMIT_WINDOW_MS'),
-    'payment-rate-limit': positive('authorize, complete and fail requests per window per key, each operation on its own counter, apart from --rate-limit [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT'),
+    'payment-rate-limit': positive('challenge, authorize, complete and fail requests per window per key, each operation on its own counter, apart from --rate-limit [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT'),
     'payment-rate-limit-window-ms': positive('payment rate-limit window in milliseconds [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT_WINDOW_MS'),
     redis: Flags.string({ description: 'redis:// URL: the rate limits count there, across every gateway using it [default: in this process]', env: 'AGENTPAY_REDIS_URL' }),
     metrics: Flags.option({ options: ['off', 'loopback', 'token'] as const, description: 'GET /metrics (Prometheus): off, loopback (this machine only), or token (authorization: Bearer $AGENTPAY_METRICS_TOKEN) [default: off]', env: 'AGENTPAY_METRICS' })(),

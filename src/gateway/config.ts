@@ -18,9 +18,9 @@ export interface GatewayConfig {
     signupMax: number;
     signupWindowMs: number;
     /**
-     * payment operations (authorize, complete, fail): per key and per operation, each with a
-     * counter of its own, apart from `max`, so that a busy seller's purchases do not spend its
-     * general budget (a purchase costs the seller three gateway requests). Optional only for
+     * payment operations (challenge, authorize, complete, fail): per key and per operation, each
+     * with a counter of its own, apart from `max`, so that a busy seller's purchases do not spend
+     * its general budget (a purchase costs the seller three gateway requests). Optional only for
      * the callers' sake: resolveConfig sets both (1000 per 1000 ms).
      */
     paymentMax?: number;

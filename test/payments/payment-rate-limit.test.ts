@@ -1,11 +1,13 @@
 /**
- * Authorize, complete and fail count on a limit of their own per key and per operation
- * (rateLimit.paymentMax per paymentWindowMs), not on the general limit: a purchase costs its
- * seller one general request (the challenge), so a seller key is no longer held to a third of
- * the general limit in paid calls. In process here (no Redis); across a fleet in
- * test/gateway/rate-limit-fleet.test.ts. A ManualClock moves the payment windows.
+ * Challenge, authorize, complete and fail count on a limit of their own per key and per
+ * operation (rateLimit.paymentMax per paymentWindowMs), not on the general limit: a purchase
+ * costs its seller no general request, so a seller key is no longer held to a third of the
+ * general limit in paid calls (about 16 a second under the default 50). In process here (no
+ * Redis); across a fleet in test/gateway/rate-limit-fleet.test.ts. A ManualClock moves (or
+ * holds) the windows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/gateway/config.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, hashOf, ledgerBalance, newBuyer, newSeller, paidCall, signProof, verifiesWithPlatformKey } from './helpers.js';
 
@@ -27,18 +29,23 @@ describe('the payment operation limit', () => {
   it('lets a seller make more paid calls than the general limit allows requests, the ledger right after each', async () => {
     const seller = await newSeller(t, '100'); // made through the store: nothing counted yet
     const buyer = await newBuyer(t, t.workspace, '1000');
-    // GENERAL challenges fit the general limit; each purchase's authorize and complete go to their own limits.
-    // Before, 5 requests a window were one paid call and a challenge.
-    for (let i = 0; i < GENERAL; i++) {
-      const receipt = await paidCall(seller.client, seller.capabilityId, buyer);
-      expect(await verifiesWithPlatformKey(t, receipt)).toBe(true);
-    }
-    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n - 100n * BigInt(GENERAL), held: 0n });
+    // PAYMENT paid calls, more than the GENERAL requests a window: each purchase's challenge,
+    // authorize and complete go to their own limits. Before, 5 requests a window were one paid call and a challenge.
+    const receipts = [];
+    for (let i = 0; i < PAYMENT; i++) receipts.push(await paidCall(seller.client, seller.capabilityId, buyer));
+    // (the platform key is read without an API key, on the per-IP general budget: the first and the last)
+    for (const receipt of [receipts[0]!, receipts[PAYMENT - 1]!]) expect(await verifiesWithPlatformKey(t, receipt)).toBe(true);
+    expect(new Set(receipts.map((r) => r.transactionId)).size).toBe(PAYMENT);
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n - 100n * BigInt(PAYMENT), held: 0n });
     expectLedgerConsistent(t);
-    // the general budget is spent by the challenges alone
-    const res = await seller.client.http.raw<{ error: { code: string } }>('GET', '/v1/capabilities');
-    expect(res.status).toBe(429);
-    expect(res.body.error.code).toBe('RATE_LIMITED');
+    // the challenge budget is spent: the next challenge is refused naming its operation
+    const over = await post(seller.apiKey, '/v1/x402/challenge', { capabilityId: seller.capabilityId });
+    expect(over.status).toBe(429);
+    expect(over.body.error).toMatchObject({ code: 'RATE_LIMITED', details: { limit: PAYMENT, operation: 'challenge' } });
+    // the general budget is untouched by the purchases
+    const res = await seller.client.http.raw('GET', '/v1/capabilities');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe(String(GENERAL - 1));
   });
 
   it('refuses the operation past paymentMax with 429 RATE_LIMITED naming it, each operation on its own counter, and again after the window', async () => {
@@ -95,5 +102,39 @@ describe('the payment operation limit', () => {
     expect(fits.body.results!.map((r) => r.status)).toEqual([200, 404, 404]);
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n, held: 100n });
     expectLedgerConsistent(t);
+  });
+});
+
+describe('a seller key under the default limits', () => {
+  const held = new ManualClock(Date.now());
+  let d: TestGateway;
+  beforeAll(async () => {
+    // the gateway's own defaults (50 general requests and 1000 per payment operation a second), not the test helper's
+    d = await startTestGateway({ clock: held, config: { rateLimit: { ...DEFAULT_CONFIG.rateLimit } } });
+  });
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  it('makes well over 16 paid calls in one second-window without a 429, each paying right', async () => {
+    const CALLS = 60; // 180 gateway requests from one key, more than the general 50 alone allows
+    const seller = await newSeller(d, '100');
+    const buyer = await newBuyer(d, d.workspace, String(100 * CALLS));
+    // the clock does not move: every request lands in the same window
+    const start = held.now();
+    for (let i = 0; i < CALLS; i++) {
+      const receipt = await paidCall(seller.client, seller.capabilityId, buyer);
+      expect(receipt.amount).toEqual({ amountMinor: '100', currency: 'USD' });
+    }
+    expect(held.now()).toBe(start);
+    expect(ledgerBalance(d, buyer.walletId)).toEqual({ balance: 0n, held: 0n });
+    expectLedgerConsistent(d);
+    // the same window: the challenge counter says how many were spent, and the general budget is whole
+    const challenge = await seller.client.http.raw('POST', '/v1/x402/challenge', { body: { capabilityId: seller.capabilityId } });
+    expect(challenge.status).toBe(200);
+    expect(challenge.headers.get('x-ratelimit-remaining')).toBe(String(DEFAULT_CONFIG.rateLimit.paymentMax - CALLS - 1));
+    const general = await seller.client.http.raw('GET', '/v1/capabilities');
+    expect(general.status).toBe(200);
+    expect(general.headers.get('x-ratelimit-remaining')).toBe(String(DEFAULT_CONFIG.rateLimit.max - 1));
   });
 });

@@ -4,7 +4,7 @@
  * counters, so no secret sits in the limiter's memory. A key the gateway does not know
  * counts as no key: otherwise a new made-up key per request would escape the per-IP limit.
  *
- * The payment operations a seller's middleware calls on every purchase (authorize,
+ * The payment operations a seller's middleware calls on every purchase (challenge, authorize,
  * complete, fail) have a limit of their own per key and per operation (`paymentMax`), apart
  * from the general one: see `PaymentLimits`.
  *
@@ -27,7 +27,7 @@ declare module 'fastify' {
   }
 }
 
-export const PAYMENT_OPERATIONS = ['authorize', 'complete', 'fail'] as const;
+export const PAYMENT_OPERATIONS = ['challenge', 'authorize', 'complete', 'fail'] as const;
 export type PaymentOperation = (typeof PAYMENT_OPERATIONS)[number];
 
 const KNOWN_KEYS_CACHED = 10_000;
@@ -115,10 +115,11 @@ function counterStore(counter: RateCounter, prefix = 'g:'): FastifyRateLimitStor
 }
 
 /**
- * Authorize, complete and fail: `paymentMax` per `paymentWindowMs` per key, each operation on
- * a counter of its own, none on the general budget. A purchase costs its seller a challenge
- * (general budget), an authorize and a complete (one each of their own budgets), so the
- * general limit no longer divides a seller's paid calls by three. In a batch each of these
+ * Challenge, authorize, complete and fail: `paymentMax` per `paymentWindowMs` per key, each
+ * operation on a counter of its own, none on the general budget. A purchase costs its seller a
+ * challenge, an authorize and a complete (one each of their own budgets), so the general limit
+ * (50/s by default) no longer holds a seller key to about 16 paid calls a second: it gets
+ * `paymentMax` purchases a window. In a batch (one request on the general budget) each of these
  * operations counts on its own counter too, all of the batch or none of it.
  */
 export class PaymentLimits {
@@ -160,8 +161,8 @@ export class PaymentLimits {
   }
 
   /**
-   * Counts a batch's authorize, complete and fail operations on their counters, all or none;
-   * RATE_LIMITED (nothing counted) when one does not fit.
+   * Counts a batch's operations (challenge, authorize, complete, fail) on their counters, all
+   * or none; RATE_LIMITED (nothing counted) when one does not fit.
    */
   async takeBatch(request: FastifyRequest, reply: FastifyReply, operations: Partial<Record<string, number>>): Promise<void> {
     const { paymentMax: max, paymentWindowMs } = this.rl;

@@ -90,61 +90,16 @@ function operationRunner(payments: PaymentService) {
   };
 }
 
-/**
- * A batch costs the general rate limit as many requests as it has challenge operations (at
- * least one, the request): the global limit counted the request once, this counts the other
- * challenges on the same key's budget. (Authorize, complete and fail count on their own
- * payment limits: PaymentLimits.takeBatch.)
- * A batch that does not fit what is left of the window is refused whole, before any of its
- * operations is counted or run, so a refused batch neither spends the key's budget nor
- * changes anything: the client may resend it, smaller or later.
- */
-function operationLimit(app: FastifyInstance, windowMs: number) {
-  const count = app.createRateLimit(); // no options: the global limiter, its store and key
-  return async (request: FastifyRequest, reply: FastifyReply, operations: number, payments: () => Promise<void>): Promise<void> => {
-    // what the global limiter left after counting this request (it sets the header on every request it counts)
-    const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
-    const max = Number(reply.getHeader('x-ratelimit-limit'));
-    if (Number.isInteger(remaining) && Number.isInteger(max) && operations - 1 > remaining) {
-      const never = operations > max;
-      const retryAfterSeconds = never ? 0 : Math.ceil(Number(reply.getHeader('x-ratelimit-reset')) || windowMs / 1000);
-      if (!never) reply.header('retry-after', String(retryAfterSeconds));
-      throw new AppError('RATE_LIMITED', never
-        ? `too many operations: a batch counts one request per challenge operation, and this gateway allows ${max} per ${windowMs} ms; send at most ${max} operations per batch of challenges`
-        : `too many requests: a batch counts one request per challenge operation, and ${remaining + 1} of ${max} per ${windowMs} ms were left for ${operations}; nothing was run, retry after ${retryAfterSeconds}s or with fewer operations`, {
-        limit: max,
-        operations,
-        remaining: remaining + 1,
-        ...(never ? {} : { retryAfterSeconds }),
-      });
-    }
-    // all of the batch or none of it on the payment limits, once the general one is known to fit
-    await payments();
-    for (let i = 1; i < operations; i++) {
-      const r = await count(request);
-      if (r.isAllowed) continue;
-      if (r.isExceeded) {
-        reply.header('retry-after', String(r.ttlInSeconds));
-        throw new AppError('RATE_LIMITED', `too many requests: a batch counts one request per challenge operation, at most ${r.max} per ${r.timeWindow} ms; retry after ${r.ttlInSeconds}s with fewer operations`, {
-          limit: r.max,
-          operations,
-          retryAfterSeconds: r.ttlInSeconds,
-        });
-      }
-    }
-  };
-}
-
 export default async function paymentRoutes(app: FastifyInstance) {
   const { payments } = app.services;
   const config = { scope: 'payments:write' } as const;
 
-  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { config, schema: { body: ChallengeBody } }, async (request) => ({
-    challenge: await payments.challenge(principal(request), request.body.capabilityId),
-  }));
-
   // a payment operation counts on its own limit (per key and operation), not on the general one
   const paymentOp = (op: PaymentOperation) => ({ config: { ...config, rateLimit: false as const }, onRequest: app.paymentLimits.hook(op) });
+
+  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { ...paymentOp('challenge'), schema: { body: ChallengeBody } }, async (request) => ({
+    challenge: await payments.challenge(principal(request), request.body.capabilityId),
+  }));
 
   app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { ...paymentOp('authorize'), schema: { body: AuthorizeBody } }, async (request) =>
     payments.authorize(principal(request), request.body),
@@ -161,11 +116,14 @@ export default async function paymentRoutes(app: FastifyInstance) {
   const run = operationRunner(payments);
   // All operations start at once: their database transactions share commits (group commit),
   // and the request's TLS, parsing and authentication are paid once for all of them.
-  const limit = operationLimit(app, app.services.config.rateLimit.windowMs);
+  // The batch is one request on the general limit; each of its operations counts on that
+  // operation's payment limit. One that does not fit what is left of a window is refused whole,
+  // before any operation is counted or run, so a refused batch changes nothing: the client may
+  // resend it, smaller or later.
   app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request, reply) => {
     const count: Record<string, number> = {};
     for (const op of request.body.operations) count[op.op] = (count[op.op] ?? 0) + 1;
-    await limit(request, reply, count.challenge ?? 0, () => app.paymentLimits.takeBatch(request, reply, count));
+    await app.paymentLimits.takeBatch(request, reply, count);
     return { results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))) };
   });
 }
