@@ -14,7 +14,9 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
     'the sandbox bank return it: the wallet ends up --amount richer and the event is recorded. approval.requested (a',
     'workspace key) has a fresh agent wallet buy the seller\'s "agentpay trigger" capability (published once, category',
     'agentpay-trigger) under an approval policy covering only that category (applied once): the purchase is held. The',
-    'seller is --seller-key, or the local dev gateway\'s provider. Other types are not made yet; the error says how to',
+    'seller is --seller-key, or the local dev gateway\'s provider. wallet_provider.paused (a workspace key): a fresh',
+    'agent wallet\'s three calls to that seller fail as provider errors (nothing charged), which pauses the seller for it.',
+    'Other types are not made yet; the error says how to',
     'cause them by hand. Needs a sandbox gateway.',
   ].join('\n');
   static override examples = ['<%= config.bin %> trigger payout.returned --as provider', '<%= config.bin %> trigger payout.returned --amount 250 --json'];

@@ -141,6 +141,57 @@ export interface TriggerOptions {
 }
 
 const TRIGGER_CATEGORY = 'agentpay-trigger';
+/** apart from TRIGGER_CATEGORY, so that its approval policy does not hold these purchases */
+const BREAKER_CATEGORY = 'agentpay-trigger-breaker';
+
+/** The workspace key check and the seller, for the triggers that buy something. */
+async function buyingSetup(client: AgentpayClient, o: TriggerOptions, type: string): Promise<AgentpayClient> {
+  const me = await client.auth.whoami();
+  if (me.tenant.kind !== 'workspace') {
+    throw new CliError('FORBIDDEN', `${type} happens to a workspace's purchase; this key is a ${me.tenant.kind}'s`, { tryNext: `use a workspace key, e.g. agentpay trigger ${type} --as workspace` });
+  }
+  if (!o.seller) {
+    throw usageError(`${type} needs a seller to buy from: pass --seller-key with a verified provider's key (a local dev gateway's is used when there is one)`, undefined, { flag: '--seller-key' });
+  }
+  return o.seller;
+}
+
+/** The seller's capability of this category, published on first use. */
+async function triggerCapability(seller: AgentpayClient, category: string, priceMinor: string, steps: string[]): Promise<string> {
+  const me = await seller.auth.whoami();
+  const found = await seller.discovery.search({ category, limit: 100 });
+  const existing = found.find((r) => r.provider.id === me.tenant.id)?.capability.id;
+  if (existing) return existing;
+  const { capability } = await seller.capabilities.publish({
+    name: `agentpay trigger (${category})`, description: 'made by agentpay trigger to cause events in the sandbox', protocol: 'rest',
+    priceMinor, category, endpoint: 'https://example.invalid/agentpay-trigger',
+  });
+  steps.push(`the seller published ${capability.id} (category ${category})`);
+  return capability.id;
+}
+
+interface TriggerBuyer {
+  walletId: string;
+  privateKeyPem: string;
+}
+
+/** A fresh agent wallet with a new key, funded (sandbox) for a few purchases. */
+async function triggerWallet(client: AgentpayClient, priceMinor: string, steps: string[]): Promise<TriggerBuyer> {
+  const pair = generateEd25519();
+  const wallet = await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: pair.publicKeyPem });
+  const fund = (BigInt(priceMinor) * 3n).toString();
+  await client.wallets.fund(wallet.id, fund);
+  steps.push(`created the agent wallet ${wallet.id} and funded it with ${fund} (sandbox)`);
+  return { walletId: wallet.id, privateKeyPem: pair.privateKeyPem };
+}
+
+/** What the seller middleware and the buyer do together: a challenge, the agent's signed proof, authorize. */
+async function authorizeAs(seller: AgentpayClient, capabilityId: string, buyer: TriggerBuyer) {
+  const challenge = await seller.payments.challenge(capabilityId);
+  const unsigned = { version: 1 as const, challenge, walletId: buyer.walletId, signedAt: new Date().toISOString() };
+  const payment = { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
+  return seller.payments.authorize({ capabilityId, payment: payment as never });
+}
 
 /** The event types `agentpay trigger` can make happen, and how (docs/cli.md). */
 export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: TriggerOptions) => Promise<string[]>>> = {
@@ -149,46 +200,38 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
    * agentpay-trigger) by a fresh agent wallet, held by an approval policy that covers only that category
    */
   'approval.requested': async (client, o) => {
-    const me = await client.auth.whoami();
-    if (me.tenant.kind !== 'workspace') {
-      throw new CliError('FORBIDDEN', `approval.requested happens to a workspace's purchase; this key is a ${me.tenant.kind}'s`, { tryNext: 'use a workspace key, e.g. agentpay trigger approval.requested --as workspace' });
-    }
-    if (!o.seller) {
-      throw usageError('approval.requested needs a seller to buy from: pass --seller-key with a verified provider\'s key (a local dev gateway\'s is used when there is one)', undefined, { flag: '--seller-key' });
-    }
+    const seller = await buyingSetup(client, o, 'approval.requested');
     const steps: string[] = [];
-    const seller = await o.seller.auth.whoami();
-    const found = await o.seller.discovery.search({ category: TRIGGER_CATEGORY, limit: 100 });
-    let capabilityId = found.find((r) => r.provider.id === seller.tenant.id)?.capability.id;
-    if (!capabilityId) {
-      capabilityId = (await o.seller.capabilities.publish({
-        name: 'agentpay trigger', description: 'made by agentpay trigger to hold a purchase for approval', protocol: 'rest',
-        priceMinor: o.amountMinor, category: TRIGGER_CATEGORY, endpoint: 'https://example.invalid/agentpay-trigger',
-      })).capability.id;
-      steps.push(`the seller published ${capabilityId} (category ${TRIGGER_CATEGORY})`);
-    }
+    const capabilityId = await triggerCapability(seller, TRIGGER_CATEGORY, o.amountMinor, steps);
     const policies = (await client.policies.list()).policies;
     if (!policies.some((p) => p.name === 'agentpay trigger' && p.enabled)) {
       await client.policies.apply(`approval "agentpay trigger":\n  category == "${TRIGGER_CATEGORY}"\n`);
       steps.push(`applied the policy "agentpay trigger": purchases in category ${TRIGGER_CATEGORY} wait for approval`);
     }
-    const pair = generateEd25519();
-    const wallet = await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: pair.publicKeyPem });
-    await client.wallets.fund(wallet.id, o.amountMinor);
-    steps.push(`created the agent wallet ${wallet.id} and funded it with ${o.amountMinor} (sandbox)`);
-    const challenge = await o.seller.payments.challenge(capabilityId);
-    const unsigned = { version: 1 as const, challenge, walletId: wallet.id, signedAt: new Date().toISOString() };
-    const payment = { ...unsigned, signature: signObject(pair.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
     try {
-      await o.seller.payments.authorize({ capabilityId, payment: payment as never });
+      await authorizeAs(seller, capabilityId, buyer);
     } catch (e) {
       if (e instanceof AgentpayError && e.code === 'APPROVAL_REQUIRED') {
-        steps.push(`the purchase was held for approval${e.body && typeof e.body === 'object' && 'approvalId' in e.body ? ` (${String((e.body as { approvalId: unknown }).approvalId)})` : ''}`);
+        steps.push(`the purchase was held for approval${typeof e.body.approvalId === 'string' ? ` (${e.body.approvalId})` : ''}`);
         return steps;
       }
       throw e;
     }
     throw new CliError('NOT_HELD', 'the purchase went through instead of being held: another policy of this workspace decided first', { tryNext: 'agentpay policies list, and disable the rule that allowed it' });
+  },
+  // a workspace: three provider errors in a row from one seller for a fresh agent wallet (each call refunded)
+  'wallet_provider.paused': async (client, o) => {
+    const seller = await buyingSetup(client, o, 'wallet_provider.paused');
+    const steps: string[] = [];
+    const capabilityId = await triggerCapability(seller, BREAKER_CATEGORY, o.amountMinor, steps);
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
+    for (let i = 1; i <= 3; i++) {
+      const auth = await authorizeAs(seller, capabilityId, buyer);
+      await seller.payments.fail({ transactionId: auth.transactionId, reason: 'provider_error', statusCode: 502 });
+      steps.push(`call ${i}: the seller failed (provider_error); the hold was released`);
+    }
+    return steps;
   },
   // a provider: fund the settlement wallet, pay it out by bank transfer, and have the sandbox bank return it
   'payout.returned': async (client, o) => {
@@ -214,7 +257,6 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
 };
 
 export const NOT_YET: Partial<Record<EventType, string>> = {
-  'wallet_provider.paused': 'needs a run of failed purchases from one seller (the breaker)',
   'deposit.held': 'needs the operator to move the sandbox USDC price out of band (agentpay sandbox price) before a deposit',
   'payout_destination.changed': 'would start the 24-hour payout cooldown; change it with agentpay payouts destination set',
   'payout.resolved': 'needs the operator to close a stuck payout (agentpay payouts resolve)',

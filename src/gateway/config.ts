@@ -109,8 +109,10 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   }
   if (cfg.mail) {
     // the URL is never quoted: it may hold a password
-    const problem = smtpUrlProblem(cfg.mail.smtpUrl) ?? (mailFromProblem(cfg.mail.from) && `mail.from ${mailFromProblem(cfg.mail.from)}`);
-    if (problem) throw new Error(problem.startsWith('mail.from') ? problem : `mail.smtpUrl ${problem}`);
+    const url = smtpUrlProblem(cfg.mail.smtpUrl);
+    if (url) throw new Error(`mail.smtpUrl ${url}`);
+    const from = mailFromProblem(cfg.mail.from);
+    if (from) throw new Error(`mail.from ${from}`);
   }
   const w = cfg.webhooks;
   if (w?.deliveryIntervalMs !== undefined && (!Number.isSafeInteger(w.deliveryIntervalMs) || w.deliveryIntervalMs < 0 || w.deliveryIntervalMs > MAX_TIMER_MS)) {

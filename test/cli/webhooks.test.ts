@@ -126,10 +126,10 @@ describe('agentpay webhooks', () => {
 
 describe('agentpay trigger', () => {
   it('says which event types it cannot make yet and how to cause them (exit 1), and refuses a made-up type (exit 2)', async () => {
-    const r = await run('trigger', 'wallet_provider.paused', '--json');
+    const r = await run('trigger', 'deposit.held', '--json');
     expect(r.exitCode).toBe(1);
     expect(json(r).error.code).toBe('NOT_SUPPORTED');
-    expect(json(r).error.message).toContain('breaker');
+    expect(json(r).error.message).toContain('sandbox price');
     const bad = await run('trigger', 'no.such', '--json');
     expect(bad.exitCode).toBe(2);
   });
@@ -156,6 +156,19 @@ describe('agentpay trigger', () => {
     expect(second.steps.join('\n')).not.toContain('published');
     expect(second.steps.join('\n')).not.toContain('applied the policy');
     expect((await ws.client.policies.list()).policies.filter((p) => p.name === 'agentpay trigger')).toHaveLength(1);
+  });
+
+  it('wallet_provider.paused: three provider errors in a row pause the seller for a fresh wallet, and every hold comes back', async () => {
+    const ws = await t.newWorkspace('Breaker Workspace');
+    const r = await cli(['trigger', 'wallet_provider.paused', '--seller-key', seller.apiKey, '--amount', '40', '--json'], { configDir, env: gatewayEnv(t, ws.apiKey) });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    const { event } = json<{ event: RailEvent }>(r);
+    expect(event).toMatchObject({ type: 'wallet_provider.paused', data: { providerId: seller.id, consecutiveFailures: 3 } });
+    const walletId = String(event.data.walletId);
+    expect((await ws.client.wallets.breaker(walletId, seller.id)).paused).toBe(true);
+    // funded 3 x 40; three failed calls charge nothing
+    const balance = await ws.client.wallets.balance(walletId);
+    expect([balance.balanceMinor, balance.availableMinor]).toEqual(['120', '120']);
   });
 
   it('payout.returned with a workspace key says it needs a provider key', async () => {

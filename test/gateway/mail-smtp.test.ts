@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { outboxPath } from '../../src/domain/mailer.js';
 import { gatewayStartOptions } from '../../src/cli/gateway-config.js';
+import { resolveConfig } from '../../src/gateway/config.js';
 import { redactSmtpUrl, scrubSecret } from '../../src/gateway/mail/settings.js';
 import { MailSpool, mailSpoolDir, retryDelay, type SpoolTimers } from '../../src/gateway/mail/spool.js';
 import { SmtpTransport } from '../../src/gateway/mail/smtp.js';
@@ -202,6 +203,20 @@ describe('the SMTP password', () => {
     expect(redactSmtpUrl('smtps://u:p%40ss@mail.example.com:465')).toBe('smtps://u:[redacted]@mail.example.com:465');
     expect(redactSmtpUrl('smtp://mail.example.com')).toBe('smtp://mail.example.com');
     expect(scrubSecret('login failed for p@ss', 'smtp://u:p%40ss@h')).toBe('login failed for [redacted]');
+  });
+
+  it('is not repeated by the gateway config check', () => {
+    const check = (mail: { smtpUrl: string; from: string }) => {
+      try {
+        resolveConfig({ mail });
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(check({ smtpUrl: `ftp://u:${PASSWORD}@h`, from: 'a@b.test' })).toBe('mail.smtpUrl must start with smtp:// or smtps://, not ftp://');
+    expect(check({ smtpUrl: `smtp://u:${PASSWORD}@h`, from: 'nobody' })).toMatch(/^mail\.from must be an email address/);
+    expect(check({ smtpUrl: `smtps://u:${PASSWORD}@h:465`, from: FROM })).toBe('accepted');
   });
 
   it('is not repeated by the settings checks of gateway start', () => {

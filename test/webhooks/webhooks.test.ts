@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/domain/events.js';
-import { RETRY_WINDOW_MS, retryDelayMs, type DeliveryFailure } from '../../src/domain/webhooks/index.js';
+import { httpSender, parseWebhookKey, RETRY_WINDOW_MS, retryDelayMs, SecretBox, WebhookDeliverer, type DeliveryFailure } from '../../src/domain/webhooks/index.js';
 import { AgentpayError } from '../../src/sdk/errors.js';
 import { SIGNATURE_HEADER, signWebhookPayload, verifyWebhookSignature, WebhookSignatureError } from '../../src/sdk/webhooks.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -193,6 +193,23 @@ describe('a failing endpoint', () => {
   it('retryDelayMs doubles from 30 s to an hour, jittered between half and all of it', () => {
     expect([1, 2, 3, 8, 9, 40].map((n) => retryDelayMs(n, () => 1))).toEqual([30_000, 60_000, 120_000, 3_600_000, 3_600_000, 3_600_000]);
     expect([1, 2, 8].map((n) => retryDelayMs(n, () => 0))).toEqual([15_000, 30_000, 1_800_000]);
+  });
+});
+
+describe('two deliverers at once (two gateways on one database)', () => {
+  it('send each delivery once and never one of an endpoint before the one before it', async () => {
+    const ws = await t.newWorkspace('Twice');
+    const { endpoint, secret } = await ws.client.webhooks.create({ url: rx.url });
+    const events = [];
+    for (let i = 1; i <= 4; i++) events.push(await record(ws.id, i));
+    const box = new SecretBox(parseWebhookKey(t.gw.services.config.webhooks!.secretKey!, 'key'));
+    const other = new WebhookDeliverer({ ctx: t.gw.services.ctx, box, send: httpSender() });
+    const before = rx.received.length;
+    for (let round = 0; round < 6; round++) await Promise.all([deliverer().runOnce(), other.runOnce()]);
+    const got = rx.received.slice(before).filter((x) => x.headers['agentpay-delivery-id']);
+    const ids = await Promise.all(got.map(async (r) => (await verifyWebhookSignature(r.rawBody, String(r.headers[SIGNATURE_HEADER]), secret, { now: clock.now() })).id));
+    expect(ids).toEqual(events.map((e) => e.id));
+    expect((await ws.client.webhooks.deliveries(endpoint.id)).deliveries.map((d) => d.state)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
   });
 });
 

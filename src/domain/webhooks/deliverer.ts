@@ -88,7 +88,11 @@ export class WebhookDeliverer {
   async runOnce(): Promise<RunResult> {
     const { ctx } = this.o;
     const due = await ctx.store.read((r) => r.webhookDeliveries.due(ctx.clock.now(), this.batch));
-    const outcomes = await Promise.all(due.map((d) => this.attempt(d)));
+    // one delivery that cannot be attempted (its secret does not decrypt) must not stop the others
+    const settled = await Promise.allSettled(due.map((d) => this.attempt(d)));
+    const broken = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (broken) throw broken.reason;
+    const outcomes = settled.map((x) => (x as PromiseFulfilledResult<'delivered' | 'failed' | 'skipped'>).value);
     return {
       attempted: outcomes.filter((x) => x !== 'skipped').length,
       delivered: outcomes.filter((x) => x === 'delivered').length,
