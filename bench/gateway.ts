@@ -24,7 +24,7 @@ const gw = await startGateway({
   logger: false,
   // BENCH_DURABILITY=in-commit: SQLite syncs inside COMMIT (synchronous=FULL), for comparison
   ...(process.env.BENCH_DURABILITY === 'in-commit' ? { durability: 'in-commit' as const } : {}),
-  config: { rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 } },
+  config: { rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000, paymentMax: 100_000_000 } },
 });
 const creds = await ensureDevCredentials(gw.services.ctx, dataDir);
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { GatewayConfig } from '../gateway/config.js';
+import { MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
 import { systemClock } from '../core/clock.js';
 import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
 import { CliError, usageError } from './errors.js';
@@ -34,7 +34,12 @@ export interface GatewayFileConfig {
   tokenTtlMs?: number;
   /** which rail adapters run: sandbox (simulated; sandbox mode only), none, or real adapters (src/rails/config.ts) */
   rails?: 'sandbox' | 'none' | RailsSection;
-  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
+  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number; paymentMax?: number; paymentWindowMs?: number };
+  /** redis:// URL of the Redis the rate limits of a fleet share */
+  redis?: string;
+  /** GET /metrics: off, loopback or token (with metricsToken or AGENTPAY_METRICS_TOKEN) */
+  metrics?: 'off' | 'loopback' | 'token';
+  metricsToken?: string;
   /** a PostgreSQL URL (postgres://user:password@host:5432/db); without it, SQLite in dataDir */
   database?: string;
   /** mail over SMTP: smtp://user:password@host:port (with mailFrom) */
@@ -42,7 +47,7 @@ export interface GatewayFileConfig {
   mailFrom?: string;
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -57,11 +62,14 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   logFormat: 'log-format',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
+  redis: 'redis-url',
+  metrics: 'metrics',
+  metricsToken: 'string',
   database: 'string',
   smtpUrl: 'string',
   mailFrom: 'string',
 };
-const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
+const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
 function checkValue(kind: Kind, v: unknown): string | undefined {
   switch (kind) {
@@ -80,6 +88,10 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return v === 'sandbox' || v === 'none' || (v !== null && typeof v === 'object' && !Array.isArray(v)) ? undefined : 'must be "sandbox", "none", or an object naming the adapters (stripe, screening)';
     case 'log-format':
       return (LOG_FORMATS as readonly unknown[]).includes(v) ? undefined : `must be ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`;
+    case 'metrics':
+      return v === 'off' || v === 'loopback' || v === 'token' ? undefined : 'must be "off", "loopback" or "token"';
+    case 'redis-url':
+      return isRedisUrl(v) ? undefined : 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
     case 'port-or-null':
       if (v === null) return undefined;
     // falls through
@@ -87,6 +99,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? undefined : `must be a port number from 0 to 65535${kind === 'port-or-null' ? ', or null for none' : ''}`;
   }
 }
+
+const isRedisUrl = (v: unknown): boolean => typeof v === 'string' && /^rediss?:\/\/./.test(v);
 
 /** durations (ms) and counts: 0 or less would expire everything at once or refuse every request */
 const isPositiveInteger = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
@@ -170,6 +184,12 @@ export interface GatewayStartInput {
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
+  paymentRateLimit?: number | undefined;
+  paymentRateLimitWindowMs?: number | undefined;
+  /** --redis: the rate limits count in this Redis, across every gateway that uses it */
+  redis?: string | undefined;
+  /** --metrics: who may GET /metrics */
+  metrics?: 'off' | 'loopback' | 'token' | undefined;
   database?: string | undefined;
   smtpUrl?: string | undefined;
   mailFrom?: string | undefined;
@@ -188,6 +208,8 @@ const SETTINGS = {
   devEchoTokens: { flag: '--dev-echo-tokens', key: 'devEchoTokens' },
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
+  redis: { flag: '--redis', key: 'redis' },
+  metrics: { flag: '--metrics', key: 'metrics' },
   database: { flag: '--database', key: 'database' },
   smtpUrl: { flag: '--smtp-url', key: 'smtpUrl' },
   mailFrom: { flag: '--mail-from', key: 'mailFrom' },
@@ -252,7 +274,10 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(input.rateLimitWindowMs !== undefined ? { windowMs: input.rateLimitWindowMs } : {}),
     ...(input.signupRateLimit !== undefined ? { signupMax: input.signupRateLimit } : {}),
     ...(input.signupRateLimitWindowMs !== undefined ? { signupWindowMs: input.signupRateLimitWindowMs } : {}),
+    ...(input.paymentRateLimit !== undefined ? { paymentMax: input.paymentRateLimit } : {}),
+    ...(input.paymentRateLimitWindowMs !== undefined ? { paymentWindowMs: input.paymentRateLimitWindowMs } : {}),
   };
+  const redis = redisSetting(input.redis ?? file.redis, source('redis'));
   const feeBps = input.feeBps ?? file.feeBps;
   const mode = pick(input.mode, file.mode, 'production');
   const rails = input.rails ?? file.rails;
@@ -290,6 +315,8 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(typeof rails === 'string' ? { rails: { adapters: rails } } : {}),
     ...(typeof rails === 'object' ? { rails: realRails(rails, mode, env, filePath!) } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
+    ...(redis ? { redis: { url: redis.url } } : {}),
+    ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -319,7 +346,31 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     logLevel,
     logFormat: pick(input.logFormat, file.logFormat, 'auto'),
     ...(Object.keys(sources).length ? { sources } : {}),
+    ...(redis ? { redisSource: redis.from } : {}),
   };
+}
+
+/** GET /metrics as set; token mode needs a token of MIN_METRICS_TOKEN characters, from the environment or the file (never a flag: ps shows those). */
+function metricsSetting(mode: 'off' | 'loopback' | 'token' | undefined, from: SettingSource, token: string | undefined): Partial<GatewayConfig> {
+  if (mode === undefined || mode === 'off') return {};
+  if (mode === 'loopback') return { metrics: { mode } };
+  if (!token || token.length < MIN_METRICS_TOKEN) {
+    throw usageError(
+      `${settingAsSet(from, 'token')} needs a metrics token of at least ${MIN_METRICS_TOKEN} characters`,
+      'set AGENTPAY_METRICS_TOKEN (or "metricsToken" in the config file), e.g. AGENTPAY_METRICS_TOKEN=$(openssl rand -hex 24)',
+      settingDetails(from),
+    );
+  }
+  return { metrics: { mode, token } };
+}
+
+/** The Redis URL, checked; an error names where it was set, never the URL (it may hold a password). */
+function redisSetting(url: string | undefined, from: SettingSource): { url: string; from: SettingSource } | undefined {
+  if (url === undefined || (from.from === 'env' && url === '')) return undefined;
+  if (!isRedisUrl(url)) {
+    throw usageError(`${settingName(from)} must be a redis:// or rediss:// URL`, 'e.g. redis://127.0.0.1:6379 (or rediss:// for TLS); leave it out to count rate limits in this process', settingDetails(from));
+  }
+  return { url, from };
 }
 
 /** The rails section's adapters, secrets read from files or the environment; refused naming the key. */

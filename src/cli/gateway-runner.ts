@@ -10,6 +10,7 @@ import pino from 'pino';
 import { ensureDevCredentials } from '../dev/bootstrap.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
+import { RedisUnreachableError } from '../gateway/rate-counter.js';
 import { CliError, EXIT, storageError, usageError } from './errors.js';
 import { DatabaseUnavailable, redactUrl } from '../store/errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
@@ -33,6 +34,8 @@ export interface RunGatewayOptions {
   database?: string;
   /** where these settings came from when not from their flags (environment, config file), for errors to name */
   sources?: Partial<Record<'host' | 'port' | 'httpPort' | 'tls' | 'database', SettingSource>>;
+  /** where the Redis URL came from, to name it when Redis cannot be reached */
+  redisSource?: SettingSource;
 }
 
 /** The ready line of `agentpay dev --json` (DESIGN.md); the dev keys only in sandbox mode. */
@@ -111,7 +114,7 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
       ...(opts.database ? { database: opts.database } : {}),
     });
   } catch (e) {
-    throw listenError(e, opts) ?? e;
+    throw listenError(e, opts) ?? redisError(e, opts.redisSource) ?? e;
   }
 
   let ready: ReadyInfo = { baseUrl: gateway.baseUrl, httpUrl: gateway.httpUrl, caCertPath: gateway.tls?.caCertPath ?? null, dataDir };
@@ -147,6 +150,17 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
       return stopping;
     },
   };
+}
+
+/** Redis named by --redis cannot be reached at start: the gateway does not start (src/gateway/rate-counter.ts). */
+function redisError(e: unknown, from: SettingSource | undefined): CliError | undefined {
+  if (!(e instanceof RedisUnreachableError)) return undefined;
+  const setting = from ? settingName(from) : '--redis';
+  return new CliError('REDIS_UNREACHABLE', `${e.message} (${setting})`, {
+    exit: EXIT.UNREACHABLE,
+    tryNext: `start Redis or correct ${setting}; without it the rate limits count in this process only`,
+    details: { ...(from ? settingDetails(from) : { flag: '--redis' }), redis: e.url },
+  });
 }
 
 function listenError(e: unknown, opts: RunGatewayOptions): CliError | undefined {

@@ -27,9 +27,10 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
+export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids' | 'observer'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
   const e: RailEvent = { id: ctx.ids.next('railEvent'), tenantId, type, data, createdAt: ctx.clock.now() };
   await r.railEvents.insert(e);
+  ctx.observer?.event?.(type);
   // queued for the tenant's webhook endpoints in the same transaction (docs/api/webhooks.md)
   await enqueueDeliveries(r, ctx, e);
   return e;

@@ -15,6 +15,9 @@ import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
 import requestLog, { type RequestLogSink } from './request-log.js';
 import type { Services } from './services.js';
+import type { RateCounter } from './rate-counter.js';
+import { GatewayMetrics } from './metrics.js';
+import metricsRoutes from './routes/metrics.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
 import walletRoutes from './routes/wallets.js';
@@ -40,6 +43,10 @@ export interface BuildAppOptions {
   services: Services;
   logger?: FastifyServerOptions['logger'] | false;
   serverFactory?: FastifyServerOptions['serverFactory'];
+  /** where the rate limits count (Redis for a fleet); default: in this process */
+  rateCounter?: RateCounter;
+  /** this gateway's metrics (src/gateway/metrics.ts); default: a registry of its own, with no store gauges */
+  metrics?: GatewayMetrics;
   /** where each request's line also goes (DATA_DIR/logs/requests.jsonl); the logger gets it anyway */
   requestLog?: RequestLogSink;
 }
@@ -47,6 +54,8 @@ export interface BuildAppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** this gateway's metrics: other parts count on them, e.g. `app.metrics.webhookDeliveryFailures.inc()` */
+    metrics: GatewayMetrics;
   }
 }
 
@@ -105,16 +114,23 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   } as FastifyServerOptions);
 
   app.decorate('services', services);
+  const metrics = opts.metrics ?? new GatewayMetrics({ now: () => services.ctx.clock.now() });
+  app.decorate('metrics', metrics);
   await app.register(requestLog, { clock: services.ctx.clock, redactUrl, sink: opts.requestLog });
   await app.register(errors);
   await app.register(validation);
   await app.register(transport);
-  await app.register(limits, { config: services.config });
+  await app.register(limits, {
+    config: services.config,
+    ...(opts.rateCounter ? { counter: opts.rateCounter } : {}),
+    onLimited: (limit) => metrics.rateLimited.inc({ limit }),
+  });
   await app.register(auth, { ctx: services.ctx });
   await app.register(strictInputs);
   await app.register(routeTable);
 
   await app.register(healthRoutes);
+  await app.register(metricsRoutes, { metrics });
   await app.register(platformRoutes);
   await app.register(walletRoutes);
   await app.register(capabilityRoutes);

@@ -20,6 +20,8 @@ import { ensureWebhookKey } from '../domain/webhooks/secrets.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { buildApp } from './app.js';
+import { GatewayMetrics, instrumentServices } from './metrics.js';
+import { openSharedCounter, redactRedisUrl, type RateCounter } from './rate-counter.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
@@ -67,6 +69,8 @@ export interface RunningGateway {
   app: FastifyInstance;
   services: Services;
   store: SqliteStore | PgStore;
+  /** this gateway's metrics (GET /metrics when config.metrics allows it); others count on them, e.g. webhookDeliveryFailures.inc() */
+  metrics: GatewayMetrics;
   /** what the HTTPS server serves now (renewals included); null without TLS */
   tls: TlsMaterial | null;
   /** the running certificate check; null without TLS */
@@ -96,6 +100,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   const useTls = opts.tls ?? true;
 
   let requestLog: RequestLogFile | undefined;
+  let rateCounter: RateCounter | undefined;
   let store: SqliteStore | PgStore;
   if (opts.database) {
     store = await PgStore.open({ url: opts.database });
@@ -106,7 +111,14 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   let mail: MailSpool | null = null;
   try {
     await claimDataDirMode(dataDir, config.mode, () => hasSandboxMoney(store));
-    const ctx = { store, clock, ids };
+    const metrics = new GatewayMetrics({
+      now: () => clock.now(),
+      holdsOutstanding: () => store.holdsOutstanding(),
+      processMetrics: (config.metrics?.mode ?? 'off') !== 'off',
+    });
+    // both stores report commit times (SQLite also its log syncs) and answer the holds gauges
+    store.observer = metrics.storeObserver();
+    const ctx = { store, clock, ids, observer: metrics.domainObserver() };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
     // mail over SMTP goes through a spool in the data dir; its log is the app's once there is one
@@ -123,13 +135,26 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       });
     }
     const services = await buildServices(ctx, config, privateKeyDir(dataDir), mail ?? new OutboxMailer(outboxPath(dataDir), clock));
+    instrumentServices(services, metrics);
     const tls = useTls ? await ensureTls(dataDir) : null;
+    let log: FastifyInstance['log'] | undefined;
+    rateCounter = config.redis ? await openSharedCounter({
+      url: config.redis.url,
+      keyPrefix: config.redis.keyPrefix ?? 'agentpay:rl:',
+      clock,
+      events: {
+        down: (err) => log?.warn({ redis: redactRedisUrl(config.redis!.url), cause: err.message }, 'Redis does not answer: the rate limits count in this process until it does (each instance up to the limit)'),
+        up: () => log?.info({ redis: redactRedisUrl(config.redis!.url) }, 'Redis answers again: the rate limits count across the fleet again'),
+      },
+    }) : undefined;
 
     let plain: http.Server | null = null;
     if (opts.requestLog) requestLog = new RequestLogFile(requestLogPath(dataDir));
     const app = await buildApp({
       services,
       logger: opts.logger ?? false,
+      ...(rateCounter ? { rateCounter } : {}),
+      metrics,
       ...(requestLog ? { requestLog } : {}),
       serverFactory: (handler) => {
         const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
@@ -143,6 +168,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         return main;
       },
     });
+    log = app.log;
     if (keyDir) {
       const found = { dir: keyDir.dir, previousMode: keyDir.previousMode.toString(8).padStart(4, '0') };
       if (keyDir.tightened) app.log.warn(found, 'the signing keys directory was open to other users; made it 0700 (owner only)');
@@ -185,6 +211,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       app,
       services,
       store,
+      metrics,
       get tls() {
         return tlsRenewal?.current ?? null;
       },
@@ -210,12 +237,14 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         } finally {
           clearTimeout(cut);
         }
+        await rateCounter?.close();
         await requestLog?.close();
         await mail?.close();
         await store.close();
       },
     };
   } catch (e) {
+    await rateCounter?.close();
     await requestLog?.close();
     await mail?.close();
     await store.close();

@@ -60,7 +60,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const config: Partial<GatewayConfig> = {
     ...opts.config,
     // tests fire many requests; the limits have their own test
-    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, ...opts.config?.rateLimit },
+    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000, ...opts.config?.rateLimit },
     // webhook deliveries go out when a test runs the duty (services.webhookDeliverer.runOnce), not on a timer
     webhooks: { deliveryIntervalMs: 0, ...opts.config?.webhooks },
   };

@@ -26,6 +26,7 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { ReadOptions, Repos, Store } from '../store.js';
+import type { StoreObserver } from '../observer.js';
 import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, UniqueViolation } from '../errors.js';
 import { pgMigrationsDir } from '../../paths.js';
 import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys } from './tenancy.js';
@@ -46,6 +47,8 @@ export interface PgStoreOptions {
   maxAttempts?: number;
   /** apply pending migrations at open (default true); false refuses a database that is behind */
   migrate?: boolean;
+  /** told how long commits take (metrics); settable later as `store.observer` */
+  observer?: StoreObserver;
 }
 
 /** the advisory lock key of migrations (any constant; the duties use theirs) */
@@ -142,9 +145,12 @@ export class PgStore implements Store {
   private dutyConnecting: Promise<pg.Client> | undefined;
   private readonly held = new Set<string>();
   private closed = false;
+  /** told how long each commit takes, BEGIN to COMMIT of the attempt that committed (PostgreSQL syncs inside COMMIT: no `synced`) */
+  observer: StoreObserver | undefined;
 
   private constructor(opts: PgStoreOptions) {
     this.url = opts.url;
+    this.observer = opts.observer;
     this.maxAttempts = opts.maxAttempts ?? 12;
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
     // an idle connection the server closed: the pool drops it; nothing to do here
@@ -235,9 +241,17 @@ export class PgStore implements Store {
           locked = true;
           await client.query('SELECT pg_advisory_lock(1, hashtext(k)) FROM unnest($1::text[]) AS k ORDER BY k', [[...hot].sort()]);
         }
+        const observer = this.observer;
+        const began = observer ? performance.now() : 0;
         await client.query(BEGIN_TX);
         const value = await fn(makeRepos(drizzle(client), hot, true));
         await client.query('COMMIT');
+        // one transaction per commit here (no group commit); a counter's failure must not fail the commit
+        try {
+          observer?.committed?.((performance.now() - began) / 1000, 1);
+        } catch {
+          // ignored
+        }
         return value;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => {
@@ -281,6 +295,22 @@ export class PgStore implements Store {
     } finally {
       client.release(broken);
     }
+  }
+
+  /** Authorized transactions not yet resolved, and what they hold by currency (for metrics; one autocommit query). */
+  async holdsOutstanding(): Promise<{ count: number; amounts: { currency: string; amountMinor: bigint }[] }> {
+    let rows: { currency: string; n: string; amount: string }[];
+    try {
+      rows = (await this.pool.query<{ currency: string; n: string; amount: string }>(
+        "SELECT currency, count(*)::text AS n, coalesce(sum(amount_minor), 0)::text AS amount FROM transactions WHERE status = 'authorized' GROUP BY currency ORDER BY currency",
+      )).rows;
+    } catch (e) {
+      throw codeOf(e) ? storeError(e) : connectError(e, this.url);
+    }
+    return {
+      count: rows.reduce((s, r) => s + Number(r.n), 0),
+      amounts: rows.map((r) => ({ currency: r.currency, amountMinor: BigInt(r.amount) })),
+    };
   }
 
   private async connect(): Promise<pg.PoolClient> {
