@@ -50,11 +50,11 @@ export interface Chain {
   close(): Promise<void>;
 }
 
-export async function startChain(): Promise<Chain> {
+export async function startChain(chainId = CHAIN_ID): Promise<Chain> {
   const compiled = compileTestContracts();
   const port = await freePort();
   const server = ganache.server({
-    chain: { chainId: CHAIN_ID }, wallet: { totalAccounts: 3, deterministic: true }, logging: { quiet: true },
+    chain: { chainId }, wallet: { totalAccounts: 3, deterministic: true }, logging: { quiet: true },
   } as never);
   await server.listen(port, '127.0.0.1');
   const url = `http://127.0.0.1:${port}`;
