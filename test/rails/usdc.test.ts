@@ -272,3 +272,57 @@ describe('conservation against the chain', () => {
     expectConserved(t);
   });
 });
+
+describe('one sender at a time, and dropped transactions', () => {
+  it('two adapter instances over one store send distinct payouts with distinct nonces and one payout id once', async () => {
+    const { UsdcBaseAdapter } = await import('../../src/rails/usdc/adapter.js');
+    const make = () => {
+      const a = new UsdcBaseAdapter({
+        chainId: chain.pub.chain?.id ?? 31337, transport: http(chain.url), usdcAddress: chain.token, confirmations: CONFIRMATIONS,
+        treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic, clock: t.clock,
+      });
+      a.attach(t.gw.services.ctx.store);
+      return a;
+    };
+    const [one, two] = [make(), make()];
+    const dest = [randomAddress(), randomAddress(), randomAddress()];
+    const p = (i: number) => ({ payoutId: `pay_fleet_${i}_${Date.now()}`, rail: 'usdc_base' as const, destination: dest[i]!, amountMinor: BigInt(i + 1) * USDC, asset: 'USDC' as const });
+    const [p0, p1, p2] = [p(0), p(1), p(2)];
+    const sent = await Promise.all([one.payouts.submit(p0), two.payouts.submit(p1), one.payouts.submit(p2), two.payouts.submit(p0)]);
+    expect(sent[3]!.externalRef).toBe(sent[0]!.externalRef);
+    expect(new Set(sent.map((s) => s.externalRef)).size).toBe(3);
+    const nonces = await Promise.all(sent.slice(0, 3).map(async (s) => (await chain.pub.getTransaction({ hash: s.externalRef as `0x${string}` })).nonce));
+    expect(new Set(nonces).size).toBe(3);
+    await chain.mine(CONFIRMATIONS);
+    for (const [i, s] of sent.slice(0, 3).entries()) {
+      expect(await two.payouts.status(s.externalRef)).toMatchObject({ state: 'confirmed', amountMinor: BigInt(i + 1) * USDC });
+      expect(await chain.usdcOf(dest[i]!)).toBe(BigInt(i + 1) * USDC);
+    }
+  });
+
+  it('re-credits once a payout whose signed transaction never got out and whose nonce another payout then used (dropped)', async () => {
+    const s = await seller();
+    await deposit(s.address, 20n * USDC);
+    const dest = randomAddress();
+    await s.client.payouts.setDestination(s.id, { destination: dest });
+    cut.on = true;
+    let lost: string;
+    try {
+      lost = (await s.client.payouts.create({ walletId: s.walletId, amountMinor: '300', rail: 'usdc_base' })).id;
+    } finally {
+      cut.on = false;
+    }
+    // the next payout takes the chain's pending nonce: the one the lost transaction was signed with
+    const next = await s.client.payouts.create({ walletId: s.walletId, amountMinor: '400', rail: 'usdc_base' });
+    await chain.mine(CONFIRMATIONS);
+    await runJobs(); // the lost one is submitted again: the node refuses its used nonce; it is followed by its hash
+    await runJobs();
+    await runJobs();
+    expect((await s.client.payouts.get(next.id)).status).toBe('confirmed');
+    const p = await s.client.payouts.get(lost);
+    expect(p.status).toBe('returned');
+    expect(await chain.usdcOf(dest)).toBe(4n * USDC);
+    await expectLedger(s.client, s.walletId, ['2000', '-300', '-400', '300']);
+    expectConserved(t);
+  });
+});

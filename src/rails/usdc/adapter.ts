@@ -121,6 +121,8 @@ export class UsdcBaseAdapter implements RailAdapter {
   private readonly gasCeiling: bigint;
   private readonly maxBlockRange: bigint;
   private readonly holder = randomBytes(8).toString('hex');
+  /** this instance's sends, one at a time (the lease is per instance) */
+  private sending: Promise<unknown> = Promise.resolve();
 
   constructor(private o: UsdcBaseOptions) {
     const id = o.id ?? 'usdc-base';
@@ -286,7 +288,13 @@ export class UsdcBaseAdapter implements RailAdapter {
     if (p.amountMinor <= 0n) throw new RailUnavailable('usdc', 'the amount must be positive');
     const known = await this.state.get<PayoutRecord>('payout', p.payoutId);
     if (known) return this.resend(known);
+    const turn = this.sending.then(() => this.send(p));
+    this.sending = turn.catch(() => undefined);
+    return turn;
+  }
 
+  /** Signs, records and broadcasts one payout under the sender lease, after this instance's earlier sends. */
+  private async send(p: { payoutId: string; destination: string; amountMinor: bigint }) {
     await this.acquireLease();
     let record: PayoutRecord;
     try {
