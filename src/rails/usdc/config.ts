@@ -30,6 +30,8 @@ export interface UsdcSection {
   gasCeiling?: number;
   /** wei per gas a payout may pay at most, as a decimal string (none by default) */
   maxFeePerGasWei?: string;
+  /** blocks per eth_getLogs request; default 2000 (lower it for a provider with a smaller limit) */
+  maxBlockRange?: number;
   /** the adapter id; default usdc-base */
   id?: string;
   /** a 0600 file holding the treasury's private key (0x + 64 hex); else AGENTPAY_USDC_TREASURY_KEY */
@@ -38,7 +40,7 @@ export interface UsdcSection {
   depositMnemonicFile?: string;
 }
 
-const KEYS = ['chainId', 'rpcUrl', 'usdcAddress', 'priceFeed', 'priceMaxAgeMs', 'confirmations', 'gasCeiling', 'maxFeePerGasWei', 'id', 'treasuryKeyFile', 'depositMnemonicFile'];
+const KEYS = ['chainId', 'rpcUrl', 'usdcAddress', 'priceFeed', 'priceMaxAgeMs', 'confirmations', 'gasCeiling', 'maxFeePerGasWei', 'maxBlockRange', 'id', 'treasuryKeyFile', 'depositMnemonicFile'];
 const INLINE_SECRETS = ['treasuryKey', 'privateKey', 'depositMnemonic', 'mnemonic', 'seed', 'key', 'secret'];
 
 const posInt = (v: unknown) => Number.isSafeInteger(v) && (v as number) > 0;
@@ -60,7 +62,7 @@ export function checkUsdcSection(v: unknown, bad: (key: string, problem: string,
   if (typeof o.priceFeed !== 'string' || !isAddress(o.priceFeed, { strict: false })) throw bad('usdc.priceFeed', 'must be the address of the USDC/USD aggregator on the chain (0x…)');
   if (o.usdcAddress !== undefined && (typeof o.usdcAddress !== 'string' || !isAddress(o.usdcAddress, { strict: false }))) throw bad('usdc.usdcAddress', 'must be an address (0x…)');
   if (o.usdcAddress === undefined && !USDC_CONTRACTS[o.chainId as number]) throw bad('usdc.usdcAddress', `is required on chain ${o.chainId as number} (only Base's and Base Sepolia's USDC are known)`);
-  for (const k of ['priceMaxAgeMs', 'confirmations', 'gasCeiling'] as const) if (o[k] !== undefined && !posInt(o[k])) throw bad(`usdc.${k}`, 'must be a positive integer');
+  for (const k of ['priceMaxAgeMs', 'confirmations', 'gasCeiling', 'maxBlockRange'] as const) if (o[k] !== undefined && !posInt(o[k])) throw bad(`usdc.${k}`, 'must be a positive integer');
   if (o.maxFeePerGasWei !== undefined && (typeof o.maxFeePerGasWei !== 'string' || !/^[1-9][0-9]*$/.test(o.maxFeePerGasWei))) throw bad('usdc.maxFeePerGasWei', 'must be a positive integer of wei, as a string');
   return o as unknown as UsdcSection;
 }
@@ -90,6 +92,7 @@ export function usdcFromSection(s: UsdcSection, o: { mode: 'sandbox' | 'producti
     ...(s.gasCeiling !== undefined ? { gasCeiling: BigInt(s.gasCeiling) } : {}),
     ...(s.maxFeePerGasWei !== undefined ? { maxFeePerGasWei: BigInt(s.maxFeePerGasWei) } : {}),
     ...(s.priceMaxAgeMs !== undefined ? { priceMaxAgeMs: s.priceMaxAgeMs } : {}),
+    ...(s.maxBlockRange !== undefined ? { maxBlockRange: s.maxBlockRange } : {}),
     ...(s.id !== undefined ? { id: s.id } : {}),
   });
 }
