@@ -6,6 +6,7 @@
  */
 import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayStartOptions } from '../../src/cli/gateway-config.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -54,6 +55,11 @@ describe('the rails.usdc section', () => {
   it('builds the USDC adapter and its price feed; a production gateway takes a deposit and pays out with them', async () => {
     const { dir, file } = setup(base());
     const opts = gatewayStartOptions({ config: file }, dir, {});
+    // the keys are held in closures only: nothing that prints the configuration shows them
+    const shown = inspect(opts.config, { depth: 12, showHidden: true, getters: false });
+    expect(shown).toContain('usdc-base');
+    expect(shown.toLowerCase()).not.toContain(chain.treasuryKey.slice(2).toLowerCase());
+    expect(shown).not.toContain(chain.depositMnemonic);
     let t: TestGateway | undefined;
     try {
       t = await startTestGateway({ config: opts.config });

@@ -115,7 +115,10 @@ export class UsdcBaseAdapter implements RailAdapter {
   readonly usdc: Address;
   readonly treasuryAddress: Address;
   private readonly account: PrivateKeyAccount;
-  private readonly mnemonic: string;
+  /** the deposit address of an HD path (the mnemonic is held in this closure only) */
+  private readonly deriveAddress: (path: `m/44'/60'/${string}`) => string;
+  /** the options without the keys */
+  private readonly o: Omit<UsdcBaseOptions, 'treasuryKey' | 'depositMnemonic' | 'rpcUrl'>;
   private readonly state: AdapterState;
   private readonly confirmations: bigint;
   private readonly gasCeiling: bigint;
@@ -124,18 +127,21 @@ export class UsdcBaseAdapter implements RailAdapter {
   /** this instance's sends, one at a time (the lease is per instance) */
   private sending: Promise<unknown> = Promise.resolve();
 
-  constructor(private o: UsdcBaseOptions) {
+  constructor(options: UsdcBaseOptions) {
+    const { treasuryKey, depositMnemonic, rpcUrl, ...rest } = options;
+    const o = rest;
+    this.o = rest;
     const id = o.id ?? 'usdc-base';
     const usdc = o.usdcAddress ?? USDC_CONTRACTS[o.chainId];
     if (!usdc) throw new Error(`no USDC contract is known on chain ${o.chainId}: configure its address`);
     this.usdc = getAddress(usdc);
-    const transport = o.transport ?? (o.rpcUrl ? http(o.rpcUrl, { retryCount: 1, timeout: 20_000 }) : undefined);
+    const transport = o.transport ?? (rpcUrl ? http(rpcUrl, { retryCount: 1, timeout: 20_000 }) : undefined);
     if (!transport) throw new Error('the USDC adapter needs an RPC URL');
     // no caching of the block number: confirmations are counted from a fresh head
     this.client = createPublicClient({ transport, cacheTime: 0 }) as PublicClient;
-    this.account = privateKeyToAccount(o.treasuryKey);
+    this.account = privateKeyToAccount(treasuryKey);
     this.treasuryAddress = this.account.address;
-    this.mnemonic = o.depositMnemonic;
+    this.deriveAddress = (path) => mnemonicToAccount(depositMnemonic, { path }).address.toLowerCase();
     this.confirmations = BigInt(o.confirmations ?? 10);
     if (this.confirmations < 1n) throw new Error('confirmations must be at least 1');
     this.gasCeiling = o.gasCeiling ?? 120_000n;
@@ -189,7 +195,7 @@ export class UsdcBaseAdapter implements RailAdapter {
 
   private async createAddress(walletId: string): Promise<string> {
     const path = depositPath(walletId);
-    const address = mnemonicToAccount(this.mnemonic, { path }).address.toLowerCase();
+    const address = this.deriveAddress(path);
     const head = await this.call('eth_blockNumber', () => this.client.getBlockNumber());
     return this.state.update<AddressRecord, string>('address', address, (cur) => (cur
       ? { result: cur.address }
