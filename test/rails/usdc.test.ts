@@ -44,10 +44,10 @@ async function seller() {
 }
 
 /** Restarts the gateway over the same data with a new adapter instance. */
-async function restart() {
+async function restart(o: { gasCeiling?: bigint } = {}) {
   const { dataDir, clock } = t;
   await t.close();
-  t = await usdcGateway(chain, { dataDir, clock, cut });
+  t = await usdcGateway(chain, { dataDir, clock, cut, ...o });
 }
 
 /** Pays `units` of USDC to `to` and credits it: N confirmations, then the rail job. */
@@ -118,6 +118,20 @@ describe('USDC deposits on a real chain', () => {
     expectConserved(t);
   });
 
+  it('holds a deposit while the on-chain price is stale (older than priceMaxAgeMs against the chain) and credits it once fresh', async () => {
+    const s = await seller();
+    await chain.rpc('evm_increaseTime', [27 * 3600]);
+    await chain.mine(1);
+    await deposit(s.address, 6n * USDC);
+    const [held] = await t.gw.services.ctx.store.read((r) => r.railTransactions.listByState('deposit', ['held'], 10));
+    expect(held).toMatchObject({ walletId: s.walletId, reason: 'the USDC price feed is unavailable', railAmountMinor: 6n * USDC });
+    await expectLedger(s.client, s.walletId, []);
+    await chain.setPrice(100_000_000n);
+    expect((await runJobs()).heldCredited).toBe(1);
+    await expectLedger(s.client, s.walletId, ['600']);
+    expectConserved(t);
+  });
+
   it('credits a deposit once across a restart in the middle (seen unconfirmed, then confirmed by a new instance)', async () => {
     const s = await seller();
     await chain.send(chain.payer, chain.token, 'transfer', [s.address, 4n * USDC]);
@@ -173,6 +187,20 @@ describe('USDC payouts on a real chain', () => {
     }
     expect(await chain.usdcOf(s.dest)).toBe(0n);
     await expectLedger(s.client, s.walletId, ['2000', '-500', '500']);
+    expectConserved(t);
+  });
+
+  it('refuses (503) and re-credits at once a transfer whose gas estimate is over the ceiling', async () => {
+    await restart({ gasCeiling: 30_000n });
+    try {
+      const s = await funded(5n * USDC);
+      const e = await refusedWith(s.client.payouts.create({ walletId: s.walletId, amountMinor: '100', rail: 'usdc_base' }), 503, 'TREASURY_UNAVAILABLE');
+      expect(e.message).toContain('over the ceiling of 30000');
+      expect(await chain.usdcOf(s.dest)).toBe(0n);
+      await expectLedger(s.client, s.walletId, ['500', '-100', '100']);
+    } finally {
+      await restart();
+    }
     expectConserved(t);
   });
 

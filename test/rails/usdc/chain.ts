@@ -110,11 +110,11 @@ export type UsdcGateway = TestGateway & { clock: ManualClock; adapter: UsdcBaseA
  * A gateway running the USDC adapter over the chain (production mode: no simulated money),
  * its sanctions screening clear. Pass `dataDir` to restart over the same data.
  */
-export async function usdcGateway(chain: Chain, o: { dataDir?: string; cut?: { on: boolean }; clock?: ManualClock } = {}): Promise<UsdcGateway> {
+export async function usdcGateway(chain: Chain, o: { dataDir?: string; cut?: { on: boolean }; clock?: ManualClock; gasCeiling?: bigint } = {}): Promise<UsdcGateway> {
   const clock = o.clock ?? new ManualClock(Date.UTC(2026, 2, 3, 10, 0, 0));
   const { adapter, pricing } = usdcBaseRails({
     chainId: CHAIN_ID, usdcAddress: chain.token, confirmations: CONFIRMATIONS, treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic,
-    clock, priceFeed: chain.aggregator, transport: o.cut ? flakyTransport(chain.url, o.cut) : http(chain.url),
+    clock, priceFeed: chain.aggregator, ...(o.gasCeiling !== undefined ? { gasCeiling: o.gasCeiling } : {}), transport: o.cut ? flakyTransport(chain.url, o.cut) : http(chain.url),
   });
   const adapters: RailAdapters = { providers: [adapter], screening: { screen: async () => 'clear' }, pricing };
   const t = await startTestGateway({
