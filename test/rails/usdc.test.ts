@@ -13,7 +13,7 @@ import { depositPath } from '../../src/rails/usdc/adapter.js';
 import { expectLedger } from '../wallets/ledger-checks.js';
 import { expectConserved, refusedWith } from './helpers.js';
 import { compileTestContracts } from './usdc/compile.js';
-import { CONFIRMATIONS, startChain, usdcGateway, type Chain, type UsdcGateway } from './usdc/chain.js';
+import { CHAIN_ID, CONFIRMATIONS, startChain, usdcGateway, type Chain, type UsdcGateway } from './usdc/chain.js';
 
 const USDC = 1_000_000n;
 let chain: Chain;
@@ -306,7 +306,7 @@ describe('one sender at a time, and dropped transactions', () => {
     const { UsdcBaseAdapter } = await import('../../src/rails/usdc/adapter.js');
     const make = () => {
       const a = new UsdcBaseAdapter({
-        chainId: chain.pub.chain?.id ?? 31337, transport: http(chain.url), usdcAddress: chain.token, confirmations: CONFIRMATIONS,
+        chainId: CHAIN_ID, transport: http(chain.url), usdcAddress: chain.token, confirmations: CONFIRMATIONS,
         treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic, clock: t.clock,
       });
       a.attach(t.gw.services.ctx.store);

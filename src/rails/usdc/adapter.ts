@@ -332,9 +332,15 @@ export class UsdcBaseAdapter implements RailAdapter {
         state: 'signed', createdAt: this.o.clock.now(),
       };
       // recorded before it is sent: whoever wrote first owns the payout id
-      record = await this.state.update<PayoutRecord, PayoutRecord>('payout', p.payoutId, (cur) => (cur ? { result: cur } : { write: fresh, result: fresh }));
+      // (with its hash's index, in the same transaction)
+      record = await this.state.transaction(async (s) => {
+        const cur = await s.get<PayoutRecord>('payout', p.payoutId);
+        if (cur) return cur;
+        await s.put('payout', p.payoutId, fresh);
+        await s.put('tx', fresh.txHash, { payoutId: p.payoutId });
+        return fresh;
+      });
       if (record !== fresh) return this.resend(record);
-      await this.state.update('tx', fresh.txHash, () => ({ write: { payoutId: p.payoutId }, result: undefined }));
       try {
         await this.client.sendRawTransaction({ serializedTransaction: raw });
       } catch (e) {

@@ -36,6 +36,16 @@ export class AdapterState {
     return (await this.s.read((r) => r.sandboxObjects.list(this.kind(kind)))).map((o) => o.data as T);
   }
 
+  /** One transaction over several records: `get` and `put` inside it. */
+  async transaction<R>(f: (t: { get<T extends Json>(kind: string, id: string): Promise<T | undefined>; put(kind: string, id: string, data: Json): Promise<void> }) => Promise<R>): Promise<R> {
+    return this.s.tx((r) => f({
+      get: async <T extends Json>(kind: string, id: string) => (await r.sandboxObjects.get(this.kind(kind), id))?.data as T | undefined,
+      put: async (kind: string, id: string, data: Json) => {
+        await r.sandboxObjects.put(this.kind(kind), id, data, this.now());
+      },
+    }));
+  }
+
   /**
    * One transaction: reads the record, and writes `f`'s `write` (if any). Returns `f`'s result.
    * Concurrent updates of one record are serialised by the store (retried on conflict on PostgreSQL).
