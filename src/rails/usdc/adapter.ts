@@ -32,7 +32,7 @@ import {
   type AdapterStatus, type DepositRail, type ObservedDeposit, type PayoutRail, type PayoutRailRecord, type PricingService, type RailAdapter, type TreasuryView,
 } from '../../domain/rails/adapters.js';
 import type { Store } from '../../store/store.js';
-import { AdapterState, type Json } from './state.js';
+import { AdapterState } from './state.js';
 
 /** Circle's USDC contracts. */
 export const USDC_CONTRACTS: Record<number, Address> = {
@@ -466,4 +466,3 @@ export function usdcBaseRails(o: UsdcBaseOptions & { priceFeed: Address; priceMa
   return { adapter, pricing };
 }
 
-export type { Json };
