@@ -9,6 +9,9 @@
  *     "stripe": { "topUps": true, "payouts": true, "payoutRails": ["ach"],
  *                 "secretKeyFile": "/etc/agentpay/stripe-secret-key",      // or STRIPE_SECRET_KEY
  *                 "webhookSecretFile": "/etc/agentpay/stripe-webhook" },   // or STRIPE_WEBHOOK_SECRET
+ *     "usdc": { "chainId": 8453, "rpcUrl": "https://…", "priceFeed": "0x…", "confirmations": 10,
+ *               "treasuryKeyFile": "/etc/agentpay/usdc-treasury-key",      // or AGENTPAY_USDC_TREASURY_KEY
+ *               "depositMnemonicFile": "/etc/agentpay/usdc-deposit-seed" }, // or AGENTPAY_USDC_DEPOSIT_MNEMONIC
  *     "screening": { "ofacSdn": { "path": "/var/lib/agentpay/sdn.csv", "maxAgeMs": 172800000 } },
  *     "webhookToleranceMs": 300000, "pollIntervalMs": 15000, "reconcileIntervalMs": 300000
  *   }
@@ -21,6 +24,7 @@ import type { RailsConfig } from '../domain/rails/config.js';
 import { SANDBOX_SANCTIONED } from '../domain/rails/sandbox/world.js';
 import { OfacSdnScreening } from './screening/ofac-sdn.js';
 import { stripeAdapters } from './stripe/adapters.js';
+import { checkUsdcSection, usdcFromSection, type UsdcSection } from './usdc/config.js';
 
 export interface StripeSection {
   topUps?: boolean;
@@ -38,6 +42,7 @@ export interface StripeSection {
 
 export interface RailsSection {
   stripe?: StripeSection;
+  usdc?: UsdcSection;
   /** `sandbox`: the sandbox's test list (sandbox mode only) */
   screening?: 'sandbox' | { ofacSdn: { path: string; maxAgeMs?: number } };
   webhookToleranceMs?: number;
@@ -45,7 +50,7 @@ export interface RailsSection {
   reconcileIntervalMs?: number;
 }
 
-const TOP = ['stripe', 'screening', 'webhookToleranceMs', 'pollIntervalMs', 'reconcileIntervalMs'];
+const TOP = ['stripe', 'usdc', 'screening', 'webhookToleranceMs', 'pollIntervalMs', 'reconcileIntervalMs'];
 const STRIPE = ['topUps', 'payouts', 'payoutRails', 'secretKeyFile', 'webhookSecretFile', 'apiUrl', 'checkout'];
 /** keys that would put a secret in the config file */
 const INLINE_SECRETS = ['secretKey', 'webhookSecret', 'apiKey', 'key', 'secret'];
@@ -89,6 +94,7 @@ export function checkRailsSection(v: unknown): RailsSection {
       }
     }
   }
+  if (v.usdc !== undefined) checkUsdcSection(v.usdc, bad);
   if (v.screening !== undefined && v.screening !== 'sandbox') {
     const s = v.screening;
     const o = isObject(s) ? s.ofacSdn : undefined;
@@ -101,7 +107,7 @@ export function checkRailsSection(v: unknown): RailsSection {
 }
 
 /** A secret from a file of mode 0600 (or stricter) or from the environment; the value is never put in a message. */
-function secret(field: string, file: string | undefined, envName: string, env: NodeJS.ProcessEnv, baseDir: string): string {
+export function secret(field: string, file: string | undefined, envName: string, env: NodeJS.ProcessEnv, baseDir: string, adapter = 'the Stripe adapter'): string {
   if (file !== undefined) {
     const path = resolve(baseDir, file);
     let mode: number;
@@ -116,7 +122,7 @@ function secret(field: string, file: string | undefined, envName: string, env: N
     return value;
   }
   const value = env[envName]?.trim();
-  if (!value) throw new RailsConfigError(field, `the Stripe adapter needs ${envName} (or ${field} naming a 0600 file)`, `export ${envName}=…, or set rails.${field}`);
+  if (!value) throw new RailsConfigError(field, `${adapter} needs ${envName} (or ${field} naming a 0600 file)`, `export ${envName}=…, or set rails.${field}`);
   return value;
 }
 
@@ -142,6 +148,12 @@ export function buildRails(section: RailsSection, o: { mode: 'sandbox' | 'produc
       ...(s.checkout ? { checkout: s.checkout } : {}),
     }));
   }
+  let pricing: RailAdapters['pricing'] | undefined;
+  if (section.usdc) {
+    const usdc = usdcFromSection(section.usdc, o);
+    providers.push(usdc.adapter);
+    pricing = usdc.pricing;
+  }
   let screening: ScreeningService;
   if (section.screening === 'sandbox') {
     if (o.mode === 'production') {
@@ -160,8 +172,8 @@ export function buildRails(section: RailsSection, o: { mode: 'sandbox' | 'produc
   const adapters: RailAdapters = {
     providers,
     screening,
-    // no USDC rail is configured by this section: a USDC price is never needed
-    pricing: { usdcPriceMicros: async () => { throw new RailUnavailable('pricing', 'no USDC price feed is configured'); } },
+    // without a USDC rail a USDC price is never needed
+    pricing: pricing ?? { usdcPriceMicros: async () => { throw new RailUnavailable('pricing', 'no USDC price feed is configured'); } },
   };
   return {
     adapters,
