@@ -8,6 +8,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { cli, json, removeTempDirs, tempDir } from './helpers.js';
+import { readFileSync } from 'node:fs';
+
+/** the PostgreSQL migrations the package ships (drizzle-pg/meta/_journal.json) */
+const MIGRATIONS = (JSON.parse(readFileSync(new URL('../../drizzle-pg/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] }).entries.length;
 
 const SECRET = 'pw-must-not-show';
 const withPassword = (url: string) => {
@@ -36,14 +40,14 @@ describe.skipIf(!pgEnabled())('agentpay gateway migrate and --database', () => {
       expect(r.stdout + r.stderr).not.toContain(SECRET);
     }
     const applied = runs.map((r) => json<{ applied: number; database: string }>(r));
-    expect(applied.map((a) => a.applied).sort()).toEqual([0, 0, 2]);
+    expect(applied.map((a) => a.applied).sort()).toEqual([0, 0, MIGRATIONS]);
     expect(applied[0]!.database).toContain(':***@');
     const again = json<{ applied: number }>(await cli(['gateway', 'migrate', '--json'], { configDir, env: { AGENTPAY_DATABASE_URL: url } }));
     expect(again.applied).toBe(0);
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     try {
-      expect((await c.query('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')).rows[0].n).toBe(2);
+      expect((await c.query('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')).rows[0].n).toBe(MIGRATIONS);
     } finally {
       await c.end();
     }
