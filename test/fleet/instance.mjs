@@ -1,13 +1,17 @@
 // One gateway instance of a fleet test (fleet.test.ts), in a process of its own: the compiled
 // gateway (dist/, built by the test global setup) on a shared PostgreSQL database and data
 // directory. Reports over IPC: {type: 'ready', baseUrl, caCertPath, creds?} once serving, and
-// {type: 'duty', duty, pid} each time it runs the sweeper or the rail job.
+// {type: 'duty', duty, pid} each time it runs the sweeper or the rail job. Its clock is the
+// system clock plus an offset the test sets with the IPC message {type: 'clock', offsetMs}
+// (test-only: a ManualClock cannot cross processes, and no route of the gateway moves time).
 import { startGateway } from '../../dist/src/gateway/server.js';
 import { ensureDevCredentials } from '../../dist/src/dev/bootstrap.js';
 
-const [dataDir, database, tickMs, withCreds] = process.argv.slice(2);
+const [dataDir, database, tickMs, withCreds, offset] = process.argv.slice(2);
+let offsetMs = Number(offset ?? 0);
+const clock = { now: () => Date.now() + offsetMs };
 const gw = await startGateway({
-  dataDir, database, port: 0, httpPort: null, logger: false,
+  dataDir, database, port: 0, httpPort: null, logger: false, clock,
   config: {
     mode: 'sandbox', sweepIntervalMs: Number(tickMs),
     rails: { adapters: 'sandbox', pollIntervalMs: Number(tickMs) },
@@ -33,5 +37,9 @@ process.on('message', async (m) => {
   if (m === 'stop') {
     await gw.close();
     process.exit(0);
+  }
+  if (m?.type === 'clock') {
+    offsetMs = Number(m.offsetMs);
+    process.send?.({ type: 'clock-set', offsetMs });
   }
 });
