@@ -54,7 +54,7 @@ import { checkIntegrity, PRICE, pinToCpus, setupMarket, type GatewayReady, type 
 import { summarize } from './lib/stats.js';
 import { perCall, UsageMeter } from './lib/usage.js';
 import { flagReader } from './lib/flags.js';
-import { createBenchDatabase, DbMeter } from './lib/pg.js';
+import { createBenchDatabase, DbMeter, type BenchDatabase } from './lib/pg.js';
 import { redactUrl } from '../src/store/errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -100,10 +100,12 @@ const log = (s: string) => console.log(`[gateway-alone ${new Date().toISOString(
 const round = (x: number) => Math.round(x * 100) / 100;
 
 let gateways: Child[] = [];
+/** the PostgreSQL configuration's fresh database while it runs: dropped on Ctrl-C too */
+let currentDb: BenchDatabase | undefined;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     console.error(`\n${sig}: stopping the gateway(s)`);
-    void Promise.all(gateways.map((g) => g.stop())).finally(() => process.exit(130));
+    void Promise.all(gateways.map((g) => g.stop())).then(() => currentDb?.drop()).catch(() => undefined).finally(() => process.exit(130));
   });
 }
 
@@ -123,6 +125,7 @@ for (const n of cfg.instances) configs.push({ label: n === 1 ? 'postgres' : `pos
 async function runConfig(c: Config, pinned: boolean, cpus: number) {
   // ---- a fresh database for this configuration (PostgreSQL), its gateway(s) on CPU 0, this driver on the others ----
   const db = c.database ? await createBenchDatabase(cfg.database!) : undefined;
+  currentDb = db;
   const meter = db ? await DbMeter.open(db) : undefined;
   const sharedDir = c.instances > 1 ? mkdtempSync(join(tmpdir(), 'agentpay-bench-fleet-')) : undefined;
   try {
@@ -267,6 +270,7 @@ async function runConfig(c: Config, pinned: boolean, cpus: number) {
     gateways = [];
     await meter?.close();
     await db?.drop();
+    currentDb = undefined;
     if (sharedDir) rmSync(sharedDir, { recursive: true, force: true });
   }
 }

@@ -45,7 +45,7 @@ import { checkIntegrity, FUNDING, PRICE, pinToCpus, setupMarket, type GatewayRea
 import { summarize, type LatencySummary } from './lib/stats.js';
 import { perCall, type Usage } from './lib/usage.js';
 import { flagReader } from './lib/flags.js';
-import { createBenchDatabase, DbMeter, type DbUsage } from './lib/pg.js';
+import { createBenchDatabase, DbMeter, type BenchDatabase, type DbUsage } from './lib/pg.js';
 import { redactUrl } from '../src/store/errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -101,10 +101,12 @@ if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must b
 const children: Child[] = [];
 let stopping: Promise<void> | undefined;
 const stopAll = () => (stopping ??= Promise.all(children.map((c) => c.stop())).then(() => undefined));
+/** the PostgreSQL configuration's fresh database while it runs: dropped on Ctrl-C too */
+let currentDb: BenchDatabase | undefined;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     console.error(`\n${sig}: stopping the bench processes`);
-    void stopAll().finally(() => process.exit(130));
+    void stopAll().then(() => currentDb?.drop()).catch(() => undefined).finally(() => process.exit(130));
   });
 }
 
@@ -154,6 +156,7 @@ for (const n of cfg.instances) configs.push({ label: n === 1 ? 'postgres' : `pos
 
 async function runConfig(c: Config) {
   const db = c.database ? await createBenchDatabase(cfg.database!) : undefined;
+  currentDb = db;
   const meter = db ? await DbMeter.open(db) : undefined;
   const sharedDir = c.instances > 1 ? mkdtempSync(join(tmpdir(), 'agentpay-bench-fleet-')) : undefined;
   const mine: Child[] = [];
@@ -295,6 +298,7 @@ async function runConfig(c: Config) {
     for (const x of mine) children.splice(children.indexOf(x), 1);
     await meter?.close();
     await db?.drop();
+    currentDb = undefined;
     if (sharedDir) rmSync(sharedDir, { recursive: true, force: true });
   }
 }
