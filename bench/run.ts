@@ -25,9 +25,16 @@
  *   --durability background|in-commit   how the gateway's commits reach the disk (default background)
  *   --pin                   gateway on CPU 0, seller and buyers on the other CPUs (taskset), to see
  *                           the gateway with a core of its own
+ *   --database URL          after the SQLite run, the same phases on PostgreSQL: each configuration on a
+ *                           fresh database with a random name on the server of URL, dropped afterwards;
+ *                           adds the database server's CPU per call (lib/pg.ts), round trips and commits
+ *                           per call, and the gateway's CPU per call against SQLite's of this run
+ *   --instances 1|2|1,2     with --database: one gateway, two gateway processes on one database (a seller
+ *                           per instance, buyer i buying from seller i mod 2, at least 2 buyers), or both
+ *                           in turn (default 1,2)
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -38,6 +45,8 @@ import { checkIntegrity, FUNDING, PRICE, pinToCpus, setupMarket, type GatewayRea
 import { summarize, type LatencySummary } from './lib/stats.js';
 import { perCall, type Usage } from './lib/usage.js';
 import { flagReader } from './lib/flags.js';
+import { createBenchDatabase, DbMeter, type BenchDatabase, type DbUsage } from './lib/pg.js';
+import { redactUrl } from '../src/store/errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -57,6 +66,8 @@ const { values: flags } = parseArgs({
     pin: { type: 'boolean' },
     'seller-batch': { type: 'string' },
     durability: { type: 'string' },
+    database: { type: 'string' },
+    instances: { type: 'string' },
   },
 });
 
@@ -77,7 +88,12 @@ const cfg = {
   pin: flags.pin ?? process.env.BENCH_PIN === '1',
   sellerBatch: opt('seller-batch', 'default'),
   durability: opt('durability', 'background'),
+  database: opt('database', '') || undefined,
+  instances: opt('instances', '1,2').split(',').map(Number),
 };
+if (cfg.instances.some((n) => n !== 1 && n !== 2)) throw new Error('--instances must be 1, 2 or 1,2 (PostgreSQL gateways on one database)');
+if (cfg.database && !/^postgres(ql)?:\/\//.test(cfg.database)) throw new Error('--database must be a PostgreSQL URL (postgres://user@host:5432/any): each configuration gets a fresh database on that server');
+if (!cfg.database) cfg.instances = [];
 if (cfg.durability !== 'background' && cfg.durability !== 'in-commit') throw new Error('--durability must be background or in-commit');
 if (!/^(off|default|[1-9][0-9]*)$/.test(cfg.sellerBatch)) throw new Error('--seller-batch must be off or a positive number');
 if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must be node or sdk');
@@ -85,10 +101,12 @@ if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must b
 const children: Child[] = [];
 let stopping: Promise<void> | undefined;
 const stopAll = () => (stopping ??= Promise.all(children.map((c) => c.stop())).then(() => undefined));
+/** the PostgreSQL configuration's fresh database while it runs: dropped on Ctrl-C too */
+let currentDb: BenchDatabase | undefined;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     console.error(`\n${sig}: stopping the bench processes`);
-    void stopAll().finally(() => process.exit(130));
+    void stopAll().then(() => currentDb?.drop()).catch(() => undefined).finally(() => process.exit(130));
   });
 }
 
@@ -120,133 +138,220 @@ interface PhaseResult {
   dropped: number;
   callsPerSecond: number;
   latency: LatencySummary;
-  cpu: { gateway: GatewayUsage; seller: Usage; buyers: Usage[] };
+  cpu: { gateway: GatewayUsage & { queries?: number; rollbacks?: number }; gateways: GatewayUsage[]; seller: Usage; buyers: Usage[]; database?: DbUsage };
   /** CPU milliseconds each process spent per completed call: stable even when other work shares the machine */
-  cpuMsPerCall: { gateway: number; seller: number; buyers: number };
+  cpuMsPerCall: { gateway: number; seller: number; buyers: number; database?: number };
+  /** PostgreSQL: queries the gateways sent (round trips), commits they asked for, commits the server counted, rollbacks (retries) */
+  perCall?: { roundTrips: number; commits: number; serverCommits: number; rollbacks: number };
+}
+
+/** One configuration of the run: SQLite as shipped, or PostgreSQL with 1 or 2 gateway processes on one fresh database. */
+interface Config {
+  label: string;
+  database: boolean;
+  instances: number;
+}
+const configs: Config[] = [{ label: 'sqlite', database: false, instances: 1 }];
+for (const n of cfg.instances) configs.push({ label: n === 1 ? 'postgres' : `postgres x${n}`, database: true, instances: n });
+
+async function runConfig(c: Config) {
+  const db = c.database ? await createBenchDatabase(cfg.database!) : undefined;
+  currentDb = db;
+  const meter = db ? await DbMeter.open(db) : undefined;
+  const sharedDir = c.instances > 1 ? mkdtempSync(join(tmpdir(), 'agentpay-bench-fleet-')) : undefined;
+  const mine: Child[] = [];
+  const own = (ch: Child) => (mine.push(ch), ch);
+  try {
+    // ---- gateway(s), and what the bench buys ----
+    const env = { BENCH_DURABILITY: cfg.durability, ...(db ? { BENCH_DATABASE_URL: db.url } : {}), ...(sharedDir ? { BENCH_DATA_DIR: sharedDir } : {}) };
+    const gateways: Child[] = [];
+    const ready: GatewayReady[] = [];
+    for (let i = 0; i < c.instances; i++) { // one after the other: the first makes the shared data directory's keys and credentials
+      const gw = own(spawn(`gateway ${i + 1}`, 'gateway.ts', env, cfg.profile));
+      gateways.push(gw);
+      ready.push((await gw.ready) as unknown as GatewayReady);
+    }
+    const g = ready[0]!;
+    log(`[${c.label}] gateway pid ${gateways.map((x) => x.pid).join(', ')} at ${ready.map((r) => r.baseUrl).join(', ')}${db ? `; database ${db.name}` : ''}`);
+    const market = await setupMarket(g, cfg.wallets);
+    const { capability, wallets } = market;
+    log(`[${c.label}] capability ${capability.id} at ${PRICE} minor units; ${cfg.wallets} agent wallets funded with ${FUNDING} each`);
+
+    // ---- a seller per gateway instance, and buyers (buyer i buys from seller i mod instances) ----
+    const sellers = ready.map((r, i) => own(spawn(`seller ${i + 1}`, 'seller.ts', {
+      BENCH_GATEWAY_URL: r.baseUrl,
+      BENCH_PROVIDER_KEY: g.creds.provider.apiKey,
+      BENCH_CA: g.ca,
+      BENCH_CAPABILITY_ID: capability.id,
+      BENCH_SELLER_BATCH: cfg.sellerBatch,
+    }, cfg.profile)));
+    const sellerUrls = await Promise.all(sellers.map(async (s) => ((await s.ready) as { url: string }).url));
+    log(`[${c.label}] seller pid ${sellers.map((s) => s.pid).join(', ')} at ${sellerUrls.join(', ')}`);
+    const buyerCount = Math.max(cfg.buyers, c.instances);
+    const buyers = Array.from({ length: buyerCount }, (_, i) => own(spawn(`buyer ${i + 1}`, 'buyer.ts')));
+    await Promise.all(buyers.map((b) => b.ready));
+    await Promise.all(buyers.map((b, i) =>
+      b.request('setup', { kind: cfg.buyer, gatewayUrl: ready[i % ready.length]!.baseUrl, ca: g.ca, sellerUrl: sellerUrls[i % sellerUrls.length], maxPriceMinor: PRICE, wallets: wallets.filter((_, j) => j % buyerCount === i) }),
+    ));
+    log(`[${c.label}] ${buyerCount} buyer process(es) (pid ${buyers.map((b) => b.pid).join(', ')}), buyer: ${cfg.buyer}`);
+
+    const paidCompleted = { total: 0 };
+    async function phase(name: string, route: 'paid' | 'unpaid', load: { concurrency: number } | { rate: number }, seconds: number): Promise<PhaseResult> {
+      const durationMs = seconds * 1000;
+      await Promise.all([...gateways, ...sellers, ...buyers].map((x) => x.request('usage'))); // start the meters
+      const db0 = await meter?.sample();
+      const each = 'rate' in load ? { rate: load.rate / buyers.length } : { concurrency: Math.max(1, Math.round(load.concurrency / buyers.length)) };
+      const results = await Promise.all(buyers.map((b) => b.request<RunResult>('run', { paid: route === 'paid', durationMs, ...each })));
+      const gws = await Promise.all(gateways.map((x) => x.request<GatewayUsage & { queries?: number; rollbacks?: number }>('usage')));
+      const sellerUsages = await Promise.all(sellers.map((x) => x.request<Usage>('usage')));
+      const buyerUsage = await Promise.all(buyers.map((x) => x.request<Usage>('usage')));
+      const dbUsage = meter && db0 ? await meter.since(db0) : undefined;
+      const completed = results.reduce((a, r) => a + r.completed, 0);
+      if (route === 'paid') paidCompleted.total += completed;
+      const elapsedMs = Math.max(...results.map((r) => r.elapsedMs));
+      const sum = <T,>(xs: T[], f: (u: T) => number) => xs.reduce((a, u) => a + f(u), 0);
+      const commits = sum(gws, (u) => u.commits);
+      const gwUsage = {
+        cpuMs: sum(gws, (u) => u.cpuMs), cpuCores: round(sum(gws, (u) => u.cpuCores)), wallMs: gws[0]!.wallMs,
+        eventLoopUtilization: round(sum(gws, (u) => u.eventLoopUtilization) / gws.length),
+        commits, transactions: sum(gws, (u) => u.transactions),
+        meanCommitMs: commits ? round(sum(gws, (u) => u.meanCommitMs * u.commits) / commits) : 0,
+        maxCommitMs: Math.max(...gws.map((u) => u.maxCommitMs)), tlsHandshakes: sum(gws, (u) => u.tlsHandshakes),
+        ...(c.database ? { queries: sum(gws, (u) => u.queries ?? 0), rollbacks: sum(gws, (u) => u.rollbacks ?? 0) } : {}),
+      };
+      const sellerUsage = { cpuMs: sum(sellerUsages, (u) => u.cpuMs), cpuCores: round(sum(sellerUsages, (u) => u.cpuCores)), eventLoopUtilization: sellerUsages[0]!.eventLoopUtilization, wallMs: sellerUsages[0]!.wallMs };
+      const perCallOf = (n: number) => (completed ? Math.round((n / completed) * 1000) / 1000 : 0);
+      const p: PhaseResult = {
+        name,
+        route,
+        loop: 'rate' in load ? 'open' : 'closed',
+        ...('rate' in load ? { targetRate: load.rate } : { concurrency: load.concurrency }),
+        seconds: Math.round(elapsedMs / 10) / 100,
+        completed,
+        errors: results.reduce((a, r) => a + r.errors, 0),
+        errorSamples: [...new Set(results.flatMap((r) => r.errorSamples))],
+        dropped: results.reduce((a, r) => a + r.dropped, 0),
+        callsPerSecond: Math.round((completed / elapsedMs) * 1000),
+        latency: summarize(results.flatMap((r) => r.latencies)),
+        cpu: { gateway: gwUsage, gateways: gws, seller: sellerUsage, buyers: buyerUsage, ...(dbUsage ? { database: dbUsage } : {}) },
+        cpuMsPerCall: {
+          gateway: perCall(gwUsage, completed),
+          seller: perCall(sellerUsage, completed),
+          buyers: perCall({ cpuMs: buyerUsage.reduce((a, u) => a + u.cpuMs, 0) }, completed),
+          ...(dbUsage ? { database: perCall(dbUsage, completed) } : {}),
+        },
+        ...(c.database ? { perCall: { roundTrips: perCallOf(gwUsage.queries ?? 0), commits: perCallOf(commits), serverCommits: perCallOf(dbUsage?.commits ?? 0), rollbacks: perCallOf(gwUsage.rollbacks ?? 0) } } : {}),
+      };
+      const lat = p.latency;
+      log(`[${c.label}] ${name}: ${p.completed} calls in ${p.seconds}s = ${p.callsPerSecond}/s, p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms, errors ${p.errors}${p.dropped ? `, dropped ${p.dropped}` : ''}`
+        + ` | CPU ms/call: gateway ${p.cpuMsPerCall.gateway}, seller ${p.cpuMsPerCall.seller}, buyers ${p.cpuMsPerCall.buyers}${dbUsage ? `, database ${p.cpuMsPerCall.database}` : ''}`
+        + ` | CPU cores: gateway ${gwUsage.cpuCores}, seller ${sellerUsage.cpuCores}, buyers ${buyerUsage.map((u) => u.cpuCores).join('+')}`
+        + ` | gateway commits ${commits} (${gwUsage.transactions} tx, mean ${gwUsage.meanCommitMs} ms, max ${gwUsage.maxCommitMs} ms)`
+        + (p.perCall ? ` | per call: ${p.perCall.roundTrips} round trips, ${p.perCall.commits} commits (server counted ${p.perCall.serverCommits}), ${p.perCall.rollbacks} rollbacks` : ''));
+      for (const e of p.errorSamples) log(`  error: ${e}`);
+      return p;
+    }
+
+    const phases: PhaseResult[] = [];
+    phases.push(await phase('warm-up paid', 'paid', { concurrency: cfg.concurrency }, cfg.warmupSeconds));
+    phases.push(await phase('warm-up unpaid', 'unpaid', { concurrency: cfg.concurrency }, Math.min(2, cfg.warmupSeconds)));
+    const unpaidMax = await phase('unpaid max (closed loop)', 'unpaid', { concurrency: cfg.concurrency }, cfg.unpaidMaxSeconds);
+    phases.push(unpaidMax);
+    const paidMax = await phase('paid max (closed loop)', 'paid', { concurrency: cfg.concurrency }, cfg.maxSeconds);
+    phases.push(paidMax);
+    const rate = cfg.rate ?? Math.max(1, Math.round(paidMax.callsPerSecond / 2));
+    const unpaidAtRate = await phase(`unpaid at ${rate}/s (open loop)`, 'unpaid', { rate }, cfg.latencySeconds);
+    phases.push(unpaidAtRate);
+    const paidAtRate = await phase(`paid at ${rate}/s (open loop)`, 'paid', { rate }, cfg.latencySeconds);
+    phases.push(paidAtRate);
+
+    // ---- integrity: what the buyers counted is what the ledger says ----
+    const integrity = await checkIntegrity(market, paidCompleted.total);
+    log(`[${c.label}] integrity: ${integrity.ok ? 'ok' : 'MISMATCH'}: buyers counted ${paidCompleted.total} complete paid calls, wallets spent ${integrity.spentMinor} (expected ${integrity.expectedMinor}), ${integrity.heldMinor} still held`);
+
+    const gwHandshakes = (await Promise.all(gateways.map((x) => x.request<{ tlsHandshakes: number }>('usage')))).reduce((a, u) => a + u.tlsHandshakes, 0);
+    const added = { p50Ms: round(paidAtRate.latency.p50Ms - unpaidAtRate.latency.p50Ms), p99Ms: round(paidAtRate.latency.p99Ms - unpaidAtRate.latency.p99Ms) };
+    return {
+      label: c.label,
+      database: c.database ? 'postgres' : 'sqlite',
+      instances: c.instances,
+      buyers: buyerCount,
+      summary: {
+        paidCallsPerSecond: paidMax.callsPerSecond,
+        unpaidCallsPerSecond: unpaidMax.callsPerSecond,
+        halfLoadRate: rate,
+        unpaidAtHalfLoad: pick(unpaidAtRate.latency),
+        paidAtHalfLoad: pick(paidAtRate.latency),
+        addedLatencyAtHalfLoad: added,
+        gatewayCpuCoresAtMax: paidMax.cpu.gateway.cpuCores,
+        cpuMsPerCallAtMax: paidMax.cpuMsPerCall,
+        ...(paidMax.perCall ? { perCallAtMax: paidMax.perCall } : {}),
+        gatewayTlsHandshakes: gwHandshakes,
+        errors: phases.reduce((a, p) => a + p.errors, 0),
+        integrityOk: integrity.ok,
+      },
+      integrity,
+      phases,
+    };
+  } finally {
+    await Promise.all(mine.map((x) => x.stop()));
+    for (const x of mine) children.splice(children.indexOf(x), 1);
+    await meter?.close();
+    await db?.drop();
+    currentDb = undefined;
+    if (sharedDir) rmSync(sharedDir, { recursive: true, force: true });
+  }
 }
 
 async function main() {
   const loadBefore = os.loadavg();
   const timesBefore = cpuTimes();
-  log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs`);
+  log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs; configurations: ${configs.map((c) => c.label).join(', ')}`);
 
-  // ---- gateway, and what the bench buys ----
-  const gateway = spawn('gateway', 'gateway.ts', { BENCH_DURABILITY: cfg.durability }, cfg.profile);
-  const g = (await gateway.ready) as unknown as GatewayReady;
-  log(`gateway pid ${gateway.pid} at ${g.baseUrl}`);
-  const market = await setupMarket(g, cfg.wallets);
-  const { capability, wallets } = market;
-  log(`capability ${capability.id} at ${PRICE} minor units; ${cfg.wallets} agent wallets funded with ${FUNDING} each`);
+  const runs: Array<Awaited<ReturnType<typeof runConfig>>> = [];
+  for (const c of configs) runs.push(await runConfig(c));
+  const base = runs[0]!.summary;
+  // PostgreSQL against the SQLite baseline of this run: the ratio is the figure (the machine's speed of the hour cancels out)
+  const ratios = runs.slice(1).map((r) => ({
+    label: r.label,
+    gatewayCpuPerCallVsSqlite: round(r.summary.cpuMsPerCallAtMax.gateway / base.cpuMsPerCallAtMax.gateway),
+    paidCallsPerSecondVsSqlite: round(r.summary.paidCallsPerSecond / base.paidCallsPerSecond),
+  }));
 
-  // ---- seller and buyers ----
-  const seller = spawn('seller', 'seller.ts', {
-    BENCH_GATEWAY_URL: g.baseUrl,
-    BENCH_PROVIDER_KEY: g.creds.provider.apiKey,
-    BENCH_CA: g.ca,
-    BENCH_CAPABILITY_ID: capability.id,
-    BENCH_SELLER_BATCH: cfg.sellerBatch,
-  }, cfg.profile);
-  const sellerUrl = ((await seller.ready) as { url: string }).url;
-  log(`seller pid ${seller.pid} at ${sellerUrl}`);
-  const buyers = Array.from({ length: cfg.buyers }, (_, i) => spawn(`buyer ${i + 1}`, 'buyer.ts'));
-  await Promise.all(buyers.map((b) => b.ready));
-  await Promise.all(buyers.map((b, i) =>
-    b.request('setup', { kind: cfg.buyer, gatewayUrl: g.baseUrl, ca: g.ca, sellerUrl, maxPriceMinor: PRICE, wallets: wallets.filter((_, j) => j % cfg.buyers === i) }),
-  ));
-  log(`${cfg.buyers} buyer process(es) (pid ${buyers.map((b) => b.pid).join(', ')}), buyer: ${cfg.buyer}`);
-
-  const paidCompleted = { total: 0 };
-  async function phase(name: string, route: 'paid' | 'unpaid', load: { concurrency: number } | { rate: number }, seconds: number): Promise<PhaseResult> {
-    const durationMs = seconds * 1000;
-    await Promise.all([gateway, seller, ...buyers].map((c) => c.request('usage'))); // start the meters
-    const each = 'rate' in load ? { rate: load.rate / buyers.length } : { concurrency: Math.max(1, Math.round(load.concurrency / buyers.length)) };
-    const results = await Promise.all(buyers.map((b) => b.request<RunResult>('run', { paid: route === 'paid', durationMs, ...each })));
-    const [gwUsage, sellerUsage, ...buyerUsage] = (await Promise.all([gateway, seller, ...buyers].map((c) => c.request<Usage>('usage')))) as [GatewayUsage, ...Usage[]];
-    const completed = results.reduce((a, r) => a + r.completed, 0);
-    if (route === 'paid') paidCompleted.total += completed;
-    const elapsedMs = Math.max(...results.map((r) => r.elapsedMs));
-    const p: PhaseResult = {
-      name,
-      route,
-      loop: 'rate' in load ? 'open' : 'closed',
-      ...('rate' in load ? { targetRate: load.rate } : { concurrency: load.concurrency }),
-      seconds: Math.round(elapsedMs / 10) / 100,
-      completed,
-      errors: results.reduce((a, r) => a + r.errors, 0),
-      errorSamples: [...new Set(results.flatMap((r) => r.errorSamples))],
-      dropped: results.reduce((a, r) => a + r.dropped, 0),
-      callsPerSecond: Math.round((completed / elapsedMs) * 1000),
-      latency: summarize(results.flatMap((r) => r.latencies)),
-      cpu: { gateway: gwUsage!, seller: sellerUsage!, buyers: buyerUsage },
-      cpuMsPerCall: {
-        gateway: perCall(gwUsage!, completed),
-        seller: perCall(sellerUsage!, completed),
-        buyers: perCall({ cpuMs: buyerUsage.reduce((a, u) => a + u.cpuMs, 0) }, completed),
-      },
-    };
-    const lat = p.latency;
-    log(`${name}: ${p.completed} calls in ${p.seconds}s = ${p.callsPerSecond}/s, p50 ${lat.p50Ms} ms, p99 ${lat.p99Ms} ms, errors ${p.errors}${p.dropped ? `, dropped ${p.dropped}` : ''}`
-      + ` | CPU ms/call: gateway ${p.cpuMsPerCall.gateway}, seller ${p.cpuMsPerCall.seller}, buyers ${p.cpuMsPerCall.buyers}`
-      + ` | CPU cores: gateway ${gwUsage!.cpuCores}, seller ${sellerUsage!.cpuCores}, buyers ${buyerUsage.map((u) => u.cpuCores).join('+')}`
-      + ` | gateway commits ${gwUsage!.commits} (${gwUsage!.transactions} tx, mean ${gwUsage!.meanCommitMs} ms, max ${gwUsage!.maxCommitMs} ms)`);
-    for (const e of p.errorSamples) log(`  error: ${e}`);
-    return p;
-  }
-
-  const phases: PhaseResult[] = [];
-  phases.push(await phase('warm-up paid', 'paid', { concurrency: cfg.concurrency }, cfg.warmupSeconds));
-  phases.push(await phase('warm-up unpaid', 'unpaid', { concurrency: cfg.concurrency }, Math.min(2, cfg.warmupSeconds)));
-  const unpaidMax = await phase('unpaid max (closed loop)', 'unpaid', { concurrency: cfg.concurrency }, cfg.unpaidMaxSeconds);
-  phases.push(unpaidMax);
-  const paidMax = await phase('paid max (closed loop)', 'paid', { concurrency: cfg.concurrency }, cfg.maxSeconds);
-  phases.push(paidMax);
-  const rate = cfg.rate ?? Math.max(1, Math.round(paidMax.callsPerSecond / 2));
-  const unpaidAtRate = await phase(`unpaid at ${rate}/s (open loop)`, 'unpaid', { rate }, cfg.latencySeconds);
-  phases.push(unpaidAtRate);
-  const paidAtRate = await phase(`paid at ${rate}/s (open loop)`, 'paid', { rate }, cfg.latencySeconds);
-  phases.push(paidAtRate);
-
-  // ---- integrity: what the buyers counted is what the ledger says ----
-  const integrity = await checkIntegrity(market, paidCompleted.total);
-  log(`integrity: ${integrity.ok ? 'ok' : 'MISMATCH'}: buyers counted ${paidCompleted.total} complete paid calls, wallets spent ${integrity.spentMinor} (expected ${integrity.expectedMinor}), ${integrity.heldMinor} still held`);
-
-  const gwHandshakes = ((await gateway.request<{ tlsHandshakes: number }>('usage')).tlsHandshakes);
-  const added = { p50Ms: round(paidAtRate.latency.p50Ms - unpaidAtRate.latency.p50Ms), p99Ms: round(paidAtRate.latency.p99Ms - unpaidAtRate.latency.p99Ms) };
   const steal = stealPercent(timesBefore, cpuTimes());
+  const ok = runs.every((r) => r.integrity.ok && r.summary.errors === 0);
   const result = {
     when: new Date().toISOString(),
     machine: machineInfo(loadBefore, steal),
-    config: { ...cfg, priceMinor: PRICE, command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}` },
-    summary: {
-      paidCallsPerSecond: paidMax.callsPerSecond,
-      unpaidCallsPerSecond: unpaidMax.callsPerSecond,
-      halfLoadRate: rate,
-      unpaidAtHalfLoad: pick(unpaidAtRate.latency),
-      paidAtHalfLoad: pick(paidAtRate.latency),
-      addedLatencyAtHalfLoad: added,
-      gatewayCpuCoresAtMax: paidMax.cpu.gateway.cpuCores,
-      gatewayTlsHandshakes: gwHandshakes,
-      errors: phases.reduce((a, p) => a + p.errors, 0),
-      integrityOk: integrity.ok,
-    },
-    integrity,
-    phases,
+    config: { ...cfg, database: cfg.database ? redactUrl(cfg.database) : undefined, priceMinor: PRICE, command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).map((a) => (a === cfg.database ? redactUrl(a) : a)).join(' ')}` : ''}` },
+    summary: base, // the SQLite run, as before the bench knew PostgreSQL
+    integrity: runs[0]!.integrity,
+    phases: runs[0]!.phases,
+    ratios,
+    runs: runs.slice(1), // the PostgreSQL configurations, if any
   };
   mkdirSync(dirname(cfg.out), { recursive: true });
   writeFileSync(cfg.out, JSON.stringify(result, null, 2) + '\n');
 
-  console.log(`
-agentpay bench (${cfg.buyer} buyer, ${cfg.buyers} buyer process(es), ${cfg.wallets} wallets, ${os.availableParallelism()} CPUs, load before ${loadBefore[0]!.toFixed(2)}, host steal during the run ${steal ?? '?'} %)
-  complete paid calls/s (closed loop, ${cfg.concurrency} in flight): ${paidMax.callsPerSecond}   [gateway CPU ${paidMax.cpu.gateway.cpuCores} cores]
-  unpaid calls/s, same seller (closed loop):              ${unpaidMax.callsPerSecond}
-  open loop at ${rate}/s:            p50        p99
-    unpaid                      ${pad(unpaidAtRate.latency.p50Ms)} ${pad(unpaidAtRate.latency.p99Ms)}
-    paid                        ${pad(paidAtRate.latency.p50Ms)} ${pad(paidAtRate.latency.p99Ms)}
-    added by the gateway        ${pad(added.p50Ms)} ${pad(added.p99Ms)}
-  errors: ${result.summary.errors}; integrity: ${integrity.ok ? 'ok' : 'MISMATCH'}; gateway TLS handshakes: ${gwHandshakes}
-  written to ${cfg.out}
-`);
-  return integrity.ok && result.summary.errors === 0;
+  for (const r of runs) {
+    const s = r.summary;
+    const cpu = s.cpuMsPerCallAtMax;
+    console.log(`
+agentpay bench [${r.label}${r.instances > 1 ? `, ${r.instances} gateway instances` : ''}] (${cfg.buyer} buyer, ${r.buyers} buyer process(es), ${cfg.wallets} wallets, ${os.availableParallelism()} CPUs, load before ${loadBefore[0]!.toFixed(2)}, host steal during the run ${steal ?? '?'} %)
+  complete paid calls/s (closed loop, ${cfg.concurrency} in flight): ${s.paidCallsPerSecond}   [gateway CPU ${s.gatewayCpuCoresAtMax} cores]
+  CPU per paid call at the max: gateway ${cpu.gateway} ms, seller ${cpu.seller} ms, buyers ${cpu.buyers} ms${cpu.database !== undefined ? `, database server ${cpu.database} ms` : ''}${s.perCallAtMax ? `
+  per paid call at the max: ${s.perCallAtMax.roundTrips} round trips, ${s.perCallAtMax.commits} commits (server counted ${s.perCallAtMax.serverCommits}), ${s.perCallAtMax.rollbacks} rollbacks` : ''}
+  unpaid calls/s, same seller (closed loop):              ${s.unpaidCallsPerSecond}
+  open loop at ${s.halfLoadRate}/s:            p50        p99
+    unpaid                      ${pad(s.unpaidAtHalfLoad.p50Ms)} ${pad(s.unpaidAtHalfLoad.p99Ms)}
+    paid                        ${pad(s.paidAtHalfLoad.p50Ms)} ${pad(s.paidAtHalfLoad.p99Ms)}
+    added by the gateway        ${pad(s.addedLatencyAtHalfLoad.p50Ms)} ${pad(s.addedLatencyAtHalfLoad.p99Ms)}
+  errors: ${s.errors}; integrity: ${r.integrity.ok ? 'ok' : 'MISMATCH'}; gateway TLS handshakes: ${s.gatewayTlsHandshakes}`);
+  }
+  if (ratios.length) console.log(`
+  against SQLite in this run: ${ratios.map((x) => `${x.label}: gateway CPU per paid call ${x.gatewayCpuPerCallVsSqlite}x, paid calls/s ${x.paidCallsPerSecondVsSqlite}x`).join('; ')}`);
+  console.log(`  written to ${cfg.out}\n`);
+  return ok;
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;

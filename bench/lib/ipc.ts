@@ -77,7 +77,12 @@ export class Child {
     const id = this.next++;
     return new Promise<T>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.proc.send({ id, type, ...body });
+      // a child that has gone (stopped on Ctrl-C) fails the request instead of crashing the bench
+      this.proc.send({ id, type, ...body }, (e) => {
+        if (!e) return;
+        this.waiting.delete(id);
+        reject(new Error(`${this.name}: ${e.message}`));
+      });
     });
   }
 
