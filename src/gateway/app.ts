@@ -6,7 +6,8 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { randomId } from '../core/ids.js';
-import errors, { BODY_LIMIT_BYTES, clientErrorHandler } from './plugins/errors.js';
+import { maxHeaderSize } from 'node:http';
+import errors, { BODY_LIMIT_BYTES, clientErrorHandler, frameworkErrors, rewriteUrl } from './plugins/errors.js';
 import validation from './plugins/validation.js';
 import transport from './plugins/transport.js';
 import limits from './plugins/rate-limit.js';
@@ -92,6 +93,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     bodyLimit: BODY_LIMIT_BYTES,
     // unparsable requests and requests while closing are answered in the envelope (plugins/errors.ts)
     clientErrorHandler,
+    // what the router would refuse outside the envelope and every hook is refused in them (plugins/errors.ts):
+    // bad URLs and a missing Host are marked by rewriteUrl; a path parameter may be as long as a URL can
+    // be, and the route's params schema refuses one over 100 characters, naming it
+    rewriteUrl,
+    frameworkErrors,
+    routerOptions: { maxParamLength: maxHeaderSize },
     return503OnClosing: false,
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     ajv: { customOptions: { coerceTypes: false } },

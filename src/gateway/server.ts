@@ -18,6 +18,7 @@ import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
+import { plainClientErrorHandler } from './plugins/errors.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
@@ -93,13 +94,15 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       services,
       logger: opts.logger ?? false,
       serverFactory: (handler) => {
-        const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
+        // a request without Host reaches the app, which refuses it in the envelope (plugins/errors.ts)
+        const main = tls ? https.createServer({ ...serverTlsOptions(tls), requireHostHeader: false }, handler) : http.createServer({ requireHostHeader: false }, handler);
         // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
         if (opts.httpPort !== null && tls) {
-          plain = http.createServer((req, res) => {
+          plain = http.createServer({ requireHostHeader: false }, (req, res) => {
             delete req.headers['x-forwarded-proto'];
             handler(req, res);
           });
+          plain.on('clientError', plainClientErrorHandler);
         }
         return main;
       },
