@@ -14,6 +14,8 @@ import limits from './plugins/rate-limit.js';
 import auth from './plugins/auth.js';
 import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
+import responses from './plugins/responses.js';
+import openapi from './plugins/openapi.js';
 import type { Services } from './services.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
@@ -111,7 +113,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(limits, { config: services.config });
   await app.register(auth, { ctx: services.ctx });
   await app.register(strictInputs);
+  await app.register(responses, { validate: services.config.validateResponses });
   await app.register(routeTable);
+  await app.register(openapi);
 
   await app.register(healthRoutes);
   await app.register(platformRoutes);

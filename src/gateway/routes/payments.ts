@@ -13,6 +13,13 @@ import { principal } from '../plugins/auth.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
+import { OpenRecord, Receipt } from '../../protocol/resources.js';
+import { Closed, ErrorEnvelope } from '../../protocol/schemas.js';
+
+const Challenge = OpenRecord('a signed price challenge: what the buyer signs to pay (docs/api/payments.md)');
+const Authorization = OpenRecord('the authorized transaction: the amount is held until complete or fail (docs/api/payments.md)');
+const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'CONFLICT'] as const;
+const RESOLVING = ['NOT_FOUND', 'CONFLICT'] as const;
 
 const ResponseHash = Type.String({
   pattern: '^sha256:[0-9a-f]{64}$',
@@ -134,19 +141,19 @@ export default async function paymentRoutes(app: FastifyInstance) {
   const { payments } = app.services;
   const config = { scope: 'payments:write' } as const;
 
-  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { config, schema: { body: ChallengeBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { config: { ...config, errors: ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'CONFLICT'] }, schema: { summary: 'A signed price challenge for a capability (the seller)', body: ChallengeBody, response: { 200: Closed({ challenge: Challenge }) } } }, async (request) => ({
     challenge: await payments.challenge(principal(request), request.body.capabilityId),
   }));
 
-  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { config, schema: { body: AuthorizeBody } }, async (request) =>
+  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { config: { ...config, errors: BUYING }, schema: { summary: "Authorize a buyer's signed payment: holds the price", body: AuthorizeBody, response: { 200: Authorization } } }, async (request) =>
     payments.authorize(principal(request), request.body),
   );
 
-  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { config, schema: { body: CompleteBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { config: { ...config, errors: RESOLVING }, schema: { summary: 'Complete a paid call: settles and signs the receipt', body: CompleteBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.complete(principal(request), request.body),
   }));
 
-  app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { config, schema: { body: FailBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { config: { ...config, errors: RESOLVING }, schema: { summary: 'Fail a paid call: the hold is released to the buyer', body: FailBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.fail(principal(request), request.body),
   }));
 
@@ -154,7 +161,7 @@ export default async function paymentRoutes(app: FastifyInstance) {
   // All operations start at once: their database transactions share commits (group commit),
   // and the request's TLS, parsing and authentication are paid once for all of them.
   const limit = operationLimit(app, app.services.config.rateLimit.windowMs);
-  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config: { ...config, errors: [...BUYING, ...RESOLVING] }, schema: { summary: 'Several payment operations in one request, each answered as its route would', body: BatchBody, response: { 200: Closed({ results: Type.Array(Closed({ status: Type.Integer(), body: Type.Union([Closed({ challenge: Challenge }), Closed({ receipt: Receipt }), ErrorEnvelope, Authorization]) })) }) } } }, async (request, reply) => {
     await limit(request, reply, request.body.operations.length);
     return { results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))) };
   });
