@@ -6,7 +6,15 @@
  * in messages are escaped: no control or bidirectional character reaches a terminal raw.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxHeaderSize } from 'node:http';
+import { systemClock } from '../../src/core/clock.js';
 import { displaySafe } from '../../src/core/errors.js';
+import { randomIds } from '../../src/core/ids.js';
+import { ensurePlatform } from '../../src/domain/tenants.js';
+import { buildApp } from '../../src/gateway/app.js';
+import { resolveConfig } from '../../src/gateway/config.js';
+import { buildServices } from '../../src/gateway/services.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
@@ -104,6 +112,30 @@ describe('refused before a route runs', () => {
     // another client (no key: counted per IP) is unaffected
     const other = await call(limited, 'GET', '/v1/platform', {});
     expect(other.status).not.toBe(429);
+  });
+});
+
+describe("what fastify's router still refuses itself (frameworkErrors)", () => {
+  it('is answered in the envelope, after the plain-HTTP check: a parameter longer than any URL node would read', async () => {
+    // only app.inject() can send a URL past node's header limit: the fallback that no real request reaches
+    const store = new SqliteStore({ path: ':memory:' });
+    const ctx = { store, clock: systemClock, ids: randomIds };
+    await store.tx((r) => ensurePlatform(r, ctx));
+    const keys = new Map<string, string>();
+    const services = await buildServices(ctx, resolveConfig({ trustProxy: true }), { read: (id) => keys.get(id), write: (id, pem) => void keys.set(id, pem) });
+    const app = await buildApp({ services, logger: false });
+    try {
+      const url = `/v1/wallets/${'a'.repeat(maxHeaderSize + 1)}`;
+      const https = await app.inject({ method: 'GET', url, headers: { 'x-forwarded-proto': 'https' } });
+      expect(https.statusCode).toBe(400);
+      expect(https.json()).toEqual({ error: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/^url: /), details: { field: 'url', location: 'path', problems: [{ field: 'url', problem: expect.any(String) }] } } });
+      const plain = await app.inject({ method: 'GET', url });
+      expect(plain.statusCode).toBe(403);
+      expect(plain.json()).toEqual({ error: { code: 'INSECURE_TRANSPORT', message: 'plain HTTP is refused; use https://', details: { protocol: 'http' } } });
+    } finally {
+      await app.close();
+      await store.close();
+    }
   });
 });
 
