@@ -292,7 +292,11 @@ export function rewriteUrl(req: IncomingMessage): string {
  * the longest URL node reads, keep them from happening.
  */
 export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (request.protocol !== 'https') return sendError(reply, insecureTransportError(request.protocol));
+  // fastify builds this request without its trustProxy handling: the proxy's x-forwarded-proto is read here
+  const encrypted = Boolean((request.raw.socket as { encrypted?: boolean }).encrypted);
+  const forwarded = request.server.services?.config.trustProxy ? String(request.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim() : '';
+  const protocol = encrypted || forwarded === 'https' ? 'https' : 'http';
+  if (protocol !== 'https') return sendError(reply, insecureTransportError(protocol));
   if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, badUrlError());
   return sendError(reply, toAppError(err) ?? new AppError('VALIDATION_FAILED', 'the request could not be routed; check its method and URL', { field: 'url', location: 'path' }));
 }
