@@ -8,6 +8,16 @@ import { defineConfig } from 'vitest/config';
  */
 const FRESH_PROCESS = ['test/cli/polish-ui.test.ts'];
 
+/**
+ * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), these also run against PostgreSQL: each
+ * test gateway on a fresh database of its own (test/helpers/gateway.ts, AGENTPAY_TEST_BACKEND).
+ * The store contract and the fleet tests read the variable themselves and run in the suite.
+ * Chosen by time: the payment, wallet and policy files add about 150 s of test time on PostgreSQL.
+ * The rail and conventions files pass there too (about 300 s more): run them with
+ * AGENTPAY_TEST_BACKEND=postgres npx vitest run test/rails test/conventions.
+ */
+const ON_POSTGRES = ['test/payments/**/*.test.ts', 'test/wallets/**/*.test.ts', 'test/policies/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 90_000, // CLI tests spawn the binary several times; generous for a loaded 2-core machine
@@ -30,6 +40,9 @@ export default defineConfig({
         test: { name: 'suite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: FRESH_PROCESS, globalSetup: ['test/global-setup.ts'] },
       },
       { extends: true, test: { name: 'fresh-process', include: FRESH_PROCESS } },
+      ...(process.env.AGENTPAY_TEST_DATABASE_URL
+        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts'] } }]
+        : []),
     ],
   },
 });

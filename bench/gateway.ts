@@ -5,6 +5,7 @@
  * raised, since the bench pushes one seller key far past the 50 requests/s default; the
  * limiter itself still runs on every request.
  */
+import type { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,7 @@ const gw = await startGateway({
   logger: false,
   // BENCH_DURABILITY=in-commit: SQLite syncs inside COMMIT (synchronous=FULL), for comparison
   ...(process.env.BENCH_DURABILITY === 'in-commit' ? { durability: 'in-commit' as const } : {}),
-  config: { rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 } },
+  config: { rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000, paymentMax: 100_000_000 } },
 });
 const creds = await ensureDevCredentials(gw.services.ctx, dataDir);
 
@@ -39,8 +40,10 @@ gw.store.tx = ((fn) => {
   commits.savepoints++; // one savepoint per transaction inside the batch's commit
   return rawTx(fn);
 }) as typeof gw.store.tx;
-const rawExec = gw.store.raw.exec.bind(gw.store.raw);
-gw.store.raw.exec = ((sql: string) => {
+// the SQLite gateway this bench starts (startGateway without a database URL)
+const lite = gw.store as SqliteStore;
+const rawExec = lite.raw.exec.bind(lite.raw);
+lite.raw.exec = ((sql: string) => {
   if (sql !== 'COMMIT') return rawExec(sql);
   const t = performance.now();
   const out = rawExec(sql);
@@ -49,7 +52,7 @@ gw.store.raw.exec = ((sql: string) => {
   commits.ms += ms;
   commits.maxMs = Math.max(commits.maxMs, ms);
   return out;
-}) as typeof gw.store.raw.exec;
+}) as typeof lite.raw.exec;
 const takeCommits = () => {
   const c = { commits: commits.count, transactions: commits.savepoints, meanCommitMs: commits.count ? Math.round((commits.ms / commits.count) * 100) / 100 : 0, maxCommitMs: Math.round(commits.maxMs * 100) / 100 };
   Object.assign(commits, { count: 0, ms: 0, maxMs: 0, savepoints: 0 });

@@ -66,7 +66,7 @@ const profiler = (() => {
 const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-hotpath-'));
 const gw = await startGateway({
   dataDir, port: 0, httpPort: null, logger: false,
-  config: { trustProxy: true, rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 } },
+  config: { trustProxy: true, rateLimit: { max: 100_000_000, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000, paymentMax: 100_000_000 } },
 });
 try {
   const creds = await ensureDevCredentials(gw.services.ctx, dataDir);

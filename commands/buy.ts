@@ -18,6 +18,8 @@ export default class Buy extends BaseCommand<typeof Buy> {
     'capability is run by the buying agent itself (NOT_CALLABLE). With --wait-approval, a purchase a policy holds for',
     'a person (APPROVAL_REQUIRED) waits for the decision, reading the approval with the API key in use: approved, it',
     'is bought once more; denied, APPROVAL_DENIED; no decision in time, APPROVAL_REQUIRED. Each exits 1 but the first.',
+    '--output FILE writes the response body byte for byte (an MCP tool: the canonical JSON its receipt covers), so',
+    '`agentpay receipts verify purchase.json --response FILE` can check the response hash later.',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --max-price 50',
@@ -25,6 +27,7 @@ export default class Buy extends BaseCommand<typeof Buy> {
     '<%= config.bin %> buy "https://127.0.0.1:8443/forecast?city=Lisbon" --wallet wal_456 --key-file agent.pem --json',
     '<%= config.bin %> buy cap_789 --wallet wal_456 --key-file agent.pem --data \'{"text":"Agents pay per call."}\'',
     '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --wait-approval 600',
+    '<%= config.bin %> buy cap_123 --wallet wal_456 --key-file agent.pem --output response.bin --json > purchase.json',
   ];
   static override args = { target: Args.string({ description: 'capability id (cap_…) or URL', required: true }) };
   static override flags = {
@@ -35,6 +38,7 @@ export default class Buy extends BaseCommand<typeof Buy> {
     data: Flags.string({ description: "request body (JSON unless --header sets content-type); an MCP tool's arguments (a JSON object)", exclusive: ['data-file'] }),
     'data-file': Flags.string({ description: 'file holding the request body', exclusive: ['data'] }),
     header: Flags.string({ description: 'extra request header "name: value" (repeatable)', multiple: true }),
+    output: Flags.string({ description: 'write the response body, exactly the bytes received, to this file (for receipts verify --response FILE)' }),
     'wait-approval': Flags.integer({ description: 'if a policy holds the purchase for a person, wait this many seconds for the decision (needs approvals:read)', min: 1 }),
   };
 
@@ -54,6 +58,7 @@ export default class Buy extends BaseCommand<typeof Buy> {
         data: f.data,
         dataFile: f['data-file'],
         headers: f.header,
+        output: f.output,
         onProgress: (step) => progress.update(step),
         ...(f['wait-approval'] !== undefined ? {
           waitApproval: {

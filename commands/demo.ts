@@ -17,12 +17,14 @@ export default class Demo extends AgentpayCommand<typeof Demo> {
   };
 
   async run(): Promise<void> {
+    // a report for reading: text even when piped (CI logs), JSON only when asked for; a failure
+    // likewise stays on stderr unless --json
+    this.out = new Output(Boolean(this.flags.json));
     // the gateway is loaded only when this command runs, so other commands start fast
     const { runDemo } = await import('../src/cli/demo/run.js');
     const { demoReport } = await import('../src/cli/demo/report.js');
     const { Steps } = await import('../src/cli/demo/steps.js');
     const summary = await runDemo({ steps: new Steps(), keep: this.flags.keep });
-    // a report for reading: text even when piped (CI logs), JSON only when asked for
-    new Output(Boolean(this.flags.json)).result(summary, () => demoReport(summary));
+    this.out.result(summary, () => demoReport(summary));
   }
 }

@@ -23,6 +23,8 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: 'sandbox: development shortcuts such as wallet funding work', default: 'sandbox' as const })(),
     'dev-echo-tokens': Flags.boolean({ description: 'signup and password-reset responses include the token (refused in production mode)' }),
     quiet: Flags.boolean({ char: 'q', description: 'log warnings and errors only' }),
+    'log-format': Flags.option({ options: ['auto', 'pretty', 'json'] as const, description: 'log lines on stderr: auto is one readable line per request on a terminal, JSON (pino) when piped', default: 'auto' as const })(),
+    database: Flags.string({ description: 'PostgreSQL URL (postgres://user:password@host:5432/db) instead of SQLite in the data dir', env: 'AGENTPAY_DATABASE_URL' }),
   };
 
   async run(): Promise<void> {
@@ -37,6 +39,9 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
       mode: this.flags.mode,
       devEchoTokens: this.flags['dev-echo-tokens'],
       quiet: this.flags.quiet,
+      logFormat: this.flags['log-format'],
+      database: this.flags.database,
+      databaseFromEnv: this.flagsFromEnv().get('database'),
     });
     // listening for SIGINT/SIGTERM before saying ready: a supervisor may stop it the moment it reads the line
     const stopSignal = untilStopSignal(() => removeGatewayFile(dev.ready.dataDir));

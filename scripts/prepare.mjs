@@ -4,7 +4,8 @@
  * npx runs prepare again when it links this checkout into its cache on the first
  * `npx agentpay …` (silently, 15 to 30 s on a small machine); with dist/ fresh that is
  * now a stat of the sources. tsc itself is incremental (dist/.tsbuildinfo), so a real
- * rebuild after a pull compiles only what changed.
+ * rebuild after a pull compiles only what changed. The web dashboard (dist/dashboard, built by
+ * vite from dashboard/) is rebuilt the same way: only when it is missing or older than its sources.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync, utimesSync } from 'node:fs';
@@ -29,8 +30,22 @@ function newest(path) {
   return max;
 }
 
+buildDashboard();
+
 const built = newest(stamp);
 if (built > 0 && INPUTS.every((p) => newest(join(root, p)) <= built)) process.exit(0);
+
+/** dist/dashboard from dashboard/, unless it is newer than every input (vite is a dev dependency: absent, it is skipped). */
+function buildDashboard() {
+  const index = join(root, 'dist', 'dashboard', 'index.html');
+  const inputs = ['dashboard', 'src/sdk', 'src/core', 'package-lock.json'];
+  const builtAt = newest(index);
+  if (builtAt > 0 && inputs.every((p) => newest(join(root, p)) <= builtAt)) return;
+  const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
+  if (newest(vite) === 0) return;
+  const r = spawnSync(process.execPath, [vite, 'build', '--config', join(root, 'dashboard', 'vite.config.ts')], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
 
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });

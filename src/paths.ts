@@ -14,3 +14,6 @@ export function packageRoot(): string {
 }
 
 export const migrationsDir = (): string => join(packageRoot(), 'drizzle');
+
+/** The PostgreSQL migrations (drizzle.pg.config.ts). */
+export const pgMigrationsDir = (): string => join(packageRoot(), 'drizzle-pg');

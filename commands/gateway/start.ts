@@ -19,7 +19,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
   ];
   static override baseFlags = { json: Flags.boolean({ description: 'print one JSON line on stdout once ready' }) };
   static override flags = {
-    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, feeBps, trustProxy, tls, devEchoTokens, logLevel, tokenTtlMs, rails, rateLimit{max, windowMs, signupMax, signupWindowMs})', env: 'AGENTPAY_GATEWAY_CONFIG' }),
+    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, database, feeBps, trustProxy, tls, devEchoTokens, logLevel, logFormat, tokenTtlMs, rails, redis, metrics, metricsToken, rateLimit{max, windowMs, signupMax, signupWindowMs, paymentMax, paymentWindowMs}, smtpUrl, mailFrom)', env: 'AGENTPAY_GATEWAY_CONFIG' }),
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: '[default: production]', env: 'AGENTPAY_MODE' })(),
     host: Flags.string({ description: 'address to listen on [default: 127.0.0.1]', env: 'AGENTPAY_HOST' }),
     port: port('HTTPS port (or the plain port with --no-tls); 0 picks a free one [default: 4402]', 'AGENTPAY_PORT'),
@@ -33,7 +33,15 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
     'rate-limit-window-ms': positive('rate-limit window in milliseconds [default: 1000]', 'AGENTPAY_RATE_LIMIT_WINDOW_MS'),
     'signup-rate-limit': positive('signup and password-recovery requests per window per IP [default: 10]', 'AGENTPAY_SIGNUP_RATE_LIMIT'),
     'signup-rate-limit-window-ms': positive('signup rate-limit window in milliseconds [default: 60000]', 'AGENTPAY_SIGNUP_RATE_LIMIT_WINDOW_MS'),
+    'payment-rate-limit': positive('challenge, authorize, complete and fail requests per window per key, each operation on its own counter, apart from --rate-limit [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT'),
+    'payment-rate-limit-window-ms': positive('payment rate-limit window in milliseconds [default: 1000]', 'AGENTPAY_PAYMENT_RATE_LIMIT_WINDOW_MS'),
+    redis: Flags.string({ description: 'redis:// URL: the rate limits count there, across every gateway using it [default: in this process]', env: 'AGENTPAY_REDIS_URL' }),
+    metrics: Flags.option({ options: ['off', 'loopback', 'token'] as const, description: 'GET /metrics (Prometheus): off, loopback (this machine only), or token (authorization: Bearer $AGENTPAY_METRICS_TOKEN) [default: off]', env: 'AGENTPAY_METRICS' })(),
     rails: Flags.option({ options: ['sandbox', 'none'] as const, description: 'rail adapters: sandbox (simulated processor, chain, bank; sandbox mode only) or none [default: sandbox in sandbox mode, none in production]', env: 'AGENTPAY_RAILS' })(),
+    'smtp-url': Flags.string({ description: 'send signup and password-reset mail over SMTP: smtp://user:password@host:587 (smtps:// for TLS from the start); needs --mail-from [default: mail goes to DATA_DIR/outbox.jsonl]', env: 'AGENTPAY_SMTP_URL' }),
+    'mail-from': Flags.string({ description: 'the From address of that mail, e.g. "Agentpay <no-reply@example.com>"', env: 'AGENTPAY_MAIL_FROM' }),
+    'log-format': Flags.option({ options: ['auto', 'pretty', 'json'] as const, description: 'log lines on stderr: auto is readable lines on a terminal, JSON (pino) when piped [default: auto]', env: 'AGENTPAY_LOG_FORMAT' })(),
+    database: Flags.string({ description: 'PostgreSQL URL (postgres://user:password@host:5432/db) shared by every instance; without it, SQLite in the data dir', env: 'AGENTPAY_DATABASE_URL' }),
     'log-level': Flags.string({ description: 'fatal, error, warn, info, debug, trace or silent [default: info]', env: 'AGENTPAY_LOG_LEVEL' }),
   };
 
@@ -56,11 +64,19 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
         tls: f.tls,
         devEchoTokens: f['dev-echo-tokens'],
         logLevel: f['log-level'],
+        logFormat: f['log-format'],
+        smtpUrl: f['smtp-url'],
+        mailFrom: f['mail-from'],
         rails: f.rails,
         rateLimit: f['rate-limit'],
         rateLimitWindowMs: f['rate-limit-window-ms'],
         signupRateLimit: f['signup-rate-limit'],
         signupRateLimitWindowMs: f['signup-rate-limit-window-ms'],
+        paymentRateLimit: f['payment-rate-limit'],
+        paymentRateLimitWindowMs: f['payment-rate-limit-window-ms'],
+        redis: f.redis,
+        metrics: f.metrics,
+        database: f.database,
         fromEnv: this.flagsFromEnv(),
       }),
     );

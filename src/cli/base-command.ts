@@ -82,6 +82,7 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     // the flags typed, so that a gateway message naming an API field can name the flag instead
     const givenFlags = Object.entries((this.flags ?? {}) as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k]) => k);
     const commandFlags = Object.keys(this.ctor.flags ?? {});
+    const knownFlags = Object.keys({ ...(this.ctor as typeof AgentpayCommand).baseFlags, ...this.ctor.flags });
     const apiKey = this.apiKeyInUse();
     const dataDir = (this.flags as Record<string, unknown> | undefined)?.['data-dir'];
     const report = describeError(err, {
@@ -91,23 +92,29 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
       command: `agentpay ${this.id?.replace(/:/g, ' ') ?? ''}`.trim(),
       givenFlags,
       commandFlags,
+      knownFlags,
       envFlags: this.flagsFromEnv(),
     });
-    printReport(report, err, this.wantsJson());
+    // the envelope goes to stdout whenever results would be JSON there (--json, or stdout not a terminal)
+    printReport(report, err, this.wantsJson(), this.out ? this.out.json : !process.stdout.isTTY);
     return this.exit(report.exit);
   }
 }
 
 /**
- * Prints a Report: the error envelope on stdout with --json, else `error CODE: message` and the
- * next step on stderr. Also used by the command_not_found hook, which runs outside any command.
+ * Prints a Report: the error envelope on stdout with --json; else `error CODE: message` and the
+ * next step on stderr for people, and, when stdout is not a terminal (`envelope`: a pipe, a file,
+ * `| jq`), the envelope on stdout as well, so a script reading stdout sees the failure as JSON,
+ * just as it sees results. Also used by the command_not_found hook, which runs outside any command.
  */
-export function printReport(r: Report, err: Error, json: boolean): void {
+export function printReport(r: Report, err: Error, json: boolean, envelope: boolean = !process.stdout.isTTY): void {
+  const line = JSON.stringify({ error: { code: r.code, message: r.message, details: r.details } }) + '\n';
   if (json) {
-    process.stdout.write(JSON.stringify({ error: { code: r.code, message: r.message, details: r.details } }) + '\n');
+    process.stdout.write(line);
     if (r.bug) process.stderr.write(`${err.stack ?? err.message}\n`);
     return;
   }
+  if (envelope) process.stdout.write(line);
   const lines = [`error ${r.code}: ${r.message}`];
   if (r.tryNext) lines.push(`Try: ${r.tryNext}`);
   if (r.bug) {

@@ -7,17 +7,19 @@
  * and reports progress. An MCP capability at a URL is one tool call through the MCP
  * buyer (payingCallTool) over streamable HTTP, the same steps over `_meta`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { createBuyer, type Buyer, type Purchase } from '../sdk/buyer/index.js';
+import { createBuyer, type Buyer, type PaidResponse } from '../sdk/buyer/index.js';
 import type { ApprovalWaitOptions } from '../sdk/buyer/payer.js';
 import { payingCallTool } from '../sdk/mcp/buyer.js';
+import { resultBytes } from '../sdk/mcp/protocol.js';
+import { writeFileAtomic } from '../core/files.js';
 import type { AgentpayClient } from '../sdk/client/index.js';
 import { AgentpayError } from '../sdk/errors.js';
 import { decodeHeader, PAYMENT_HEADER, type PaymentProof } from '../sdk/protocol.js';
@@ -47,6 +49,11 @@ export interface BuyOptions {
    * approval with the connection's key, which needs approvals:read), then buy once more if approved
    */
   waitApproval?: { timeoutMs: number; onPending: (approvalId: string) => void } | undefined;
+  /**
+   * a file to write the response's exact bytes to (the bytes the receipt's responseHash covers; for an
+   * MCP tool, the canonical JSON of its result), for `agentpay receipts verify --response FILE`
+   */
+  output?: string | undefined;
 }
 
 export interface BuyResult {
@@ -61,6 +68,8 @@ export interface BuyResult {
   body: unknown;
   /** the platform-signed receipt, already verified by the buyer (signature and response hash); null for a free call */
   receipt: Receipt | null;
+  /** with --output: where the exact response bytes were written, and how many */
+  output?: { path: string; bytes: number };
 }
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
@@ -211,7 +220,7 @@ const trustingDispatcher = (ca: string | undefined) => (ca ? new Agent({ connect
  * sent a seller without an answer is SELLER_UNREACHABLE "nothing was paid"; after it the MCP
  * buyer says so (`paid: true`).
  */
-async function buyTool(target: { url: string; capabilityId: string; tool: string }, buyer: Buyer, o: BuyOptions, headers: Headers, ca: string | undefined, progress: (step: string) => void, approval: ApprovalWaitOptions | undefined): Promise<BuyResult> {
+async function buyTool(target: { url: string; capabilityId: string; tool: string }, buyer: Buyer, o: BuyOptions, headers: Headers, ca: string | undefined, progress: (step: string) => void, approval: ApprovalWaitOptions | undefined, outputFile: string | undefined): Promise<BuyResult> {
   const args = toolArguments(o);
   const dispatcher = trustingDispatcher(ca);
   const fetchSeller = ((input: string | URL, init?: RequestInit) => undiciFetch(input as never, { ...(init as object), ...(dispatcher ? { dispatcher } : {}) } as never)) as unknown as typeof fetch;
@@ -223,7 +232,9 @@ async function buyTool(target: { url: string; capabilityId: string; tool: string
     progress(`calling tool ${target.tool}`);
     const { result, receipt } = await payingCallTool(client, buyer, { name: target.tool, arguments: args }, { capabilityId: target.capabilityId, ...(approval ? { approval } : {}) });
     const { _meta: _receiptEtc, ...body } = result as CallToolResult;
-    return { url: target.url, capabilityId: receipt?.capabilityId ?? target.capabilityId, tool: target.tool, status: null, ok: result.isError !== true, body, receipt };
+    // the bytes the receipt's responseHash covers: the canonical JSON of the result, not the JSON-RPC frame
+    const output = writeOutput(outputFile, resultBytes(result as CallToolResult));
+    return { url: target.url, capabilityId: receipt?.capabilityId ?? target.capabilityId, tool: target.tool, status: null, ok: result.isError !== true, body, receipt, ...(output ? { output } : {}) };
   } catch (e) {
     if (e instanceof AgentpayError) {
       if (e.code !== 'SELLER_UNREACHABLE') throw withNextStep(e, o);
@@ -241,6 +252,48 @@ async function buyTool(target: { url: string; capabilityId: string; tool: string
   } finally {
     await client.close().catch(() => {});
   }
+}
+
+/**
+ * The --output path, checked before anything is paid: a file (new or replaced) in a directory
+ * that exists. Writing it afterwards can still fail (a full disk): the purchase is then reported
+ * as FILE_ERROR naming the file, and its receipt is in agentpay receipts list.
+ */
+function outputPath(path: string): string {
+  const full = resolve(path);
+  const bad = (problem: string, tryNext: string) => usageError(`--output: ${full} ${problem}`, tryNext, { flag: '--output' });
+  const stat = (p: string) => {
+    try {
+      return statSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  if (stat(full)?.isDirectory()) throw bad('is a directory', 'name a file to write the response to, e.g. --output response.bin');
+  const dir = stat(dirname(full));
+  if (!dir) throw bad(`cannot be written: the directory ${dirname(full)} does not exist`, `create it first (mkdir -p ${dirname(full)}), or name a file in an existing directory`);
+  if (!dir.isDirectory()) throw bad(`cannot be written: ${dirname(full)} is not a directory`, 'name a file in a directory');
+  return full;
+}
+
+/** Writes the response's bytes to --output (replacing the file at once, never half of it). */
+function writeOutput(path: string | undefined, bytes: Uint8Array): { path: string; bytes: number } | undefined {
+  if (path === undefined) return undefined;
+  writeFileAtomic(path, bytes);
+  return { path, bytes: bytes.byteLength };
+}
+
+/** A seller's body as the buyer SDK reads it: parsed JSON when it says JSON, else text. */
+function parsedBody(headers: Headers, bytes: Uint8Array): unknown {
+  const text = new TextDecoder().decode(bytes);
+  if ((headers.get('content-type') ?? '').includes('json') && text) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
 }
 
 /** How often `buy --wait-approval` reads the approval it waits on. */
@@ -286,6 +339,7 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
   const maxPriceMinor = o.maxPrice !== undefined ? parsePrice(o.maxPrice, '--max-price') : undefined;
   const privateKeyPem = readKeyFile(resolve(o.keyFile));
   const headers = parseHeaders(o.headers ?? []);
+  const outputFile = o.output !== undefined ? outputPath(o.output) : undefined;
   // a URL is called over HTTP; a capability's body is checked once its protocol is known
   let body = isUrl(o.target) ? bodyOf(o, headers) : undefined;
   const gatewayUrl = requireBaseUrl(conn);
@@ -311,37 +365,46 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
   const approval: ApprovalWaitOptions | undefined = o.waitApproval
     ? { approvals: client(), timeoutMs: o.waitApproval.timeoutMs, pollMs: APPROVAL_POLL_MS, onPending: o.waitApproval.onPending }
     : undefined;
-  if (tool !== null && capabilityId !== null) return buyTool({ url, capabilityId, tool }, buyer, o, headers, ca, progress, approval);
+  if (tool !== null && capabilityId !== null) return buyTool({ url, capabilityId, tool }, buyer, o, headers, ca, progress, approval, outputFile);
   if (capabilityId !== null) body = bodyOf(o, headers);
   progress(`calling ${url}`);
-  let purchase: Purchase;
+  let purchase: { response: PaidResponse; bytes: Uint8Array };
   // the body is a string or bytes read up front, so a purchase held for a person can be sent again as it was
-  const attempt = () => buyer.buy(url, {
-    method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(),
-    headers,
-    ...(body !== undefined ? { body } : {}),
-    // what was looked up is what is paid for: a seller there quoting another capability is refused before signing
-    ...(capabilityId !== null ? { capabilityId } : {}),
-  });
+  const attempt = async () => {
+    const response = await buyer.fetch(url, {
+      method: (o.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(),
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      // what was looked up is what is paid for: a seller there quoting another capability is refused before signing
+      ...(capabilityId !== null ? { capabilityId } : {}),
+    });
+    // the exact bytes received (those the receipt was verified against), kept for --output
+    return { response, bytes: new Uint8Array(await response.arrayBuffer()) };
+  };
   try {
     purchase = await (approval ? buyer.payer.withApproval(attempt, approval) : attempt());
   } catch (e) {
     throw withNextStep(e, o);
   }
+  const { response, bytes } = purchase;
+  const output = writeOutput(outputFile, bytes);
   return {
     url,
-    capabilityId: purchase.receipt?.capabilityId ?? capabilityId,
-    status: purchase.status,
-    ok: purchase.ok,
-    body: purchase.body,
-    receipt: purchase.receipt,
+    capabilityId: response.receipt?.capabilityId ?? capabilityId,
+    status: response.status,
+    ok: response.ok,
+    body: parsedBody(response.headers, bytes),
+    receipt: response.receipt,
+    ...(output ? { output } : {}),
   };
 }
 
 // ---- how a person sees a purchase ----
 
 export function buyText(r: BuyResult): string {
-  const body = typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2);
+  const body = r.output
+    ? `response saved to ${r.output.path} (${r.output.bytes} bytes, exactly as received; check it with agentpay receipts verify ${r.receipt?.id ?? 'RECEIPT'} --response ${r.output.path})`
+    : typeof r.body === 'string' ? r.body : JSON.stringify(r.body, null, 2);
   const receipt = r.receipt
     ? `receipt (signature and response hash verified):\n${receiptFields(r.receipt)}`
     : renderFields([['receipt', 'none (the seller did not charge for this call)']]);

@@ -7,6 +7,7 @@ import { usageError } from './errors.js';
 import { checkDataDirFlag } from './gateway-config.js';
 import { runGateway, type LocalGateway, type ReadyInfo } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
+import type { LogFormat } from './log-pretty.js';
 
 export interface DevOptions {
   port: number;
@@ -15,6 +16,11 @@ export interface DevOptions {
   mode: 'sandbox' | 'production';
   devEchoTokens: boolean;
   quiet: boolean;
+  logFormat?: LogFormat;
+  /** a PostgreSQL URL instead of SQLite in the data dir */
+  database?: string | undefined;
+  /** the environment variable --database was read from, if it was */
+  databaseFromEnv?: string | undefined;
 }
 
 export async function startDev(opts: DevOptions): Promise<LocalGateway> {
@@ -30,6 +36,9 @@ export async function startDev(opts: DevOptions): Promise<LocalGateway> {
     config: { mode: opts.mode, devEchoTokens: opts.devEchoTokens },
     devCredentials: true,
     logLevel: opts.quiet ? 'warn' : 'info',
+    ...(opts.logFormat ? { logFormat: opts.logFormat } : {}),
+    ...(opts.database ? { database: opts.database } : {}),
+    ...(opts.databaseFromEnv ? { sources: { database: { from: 'env' as const, flag: '--database', env: opts.databaseFromEnv } } } : {}),
   });
 }
 
@@ -38,6 +47,16 @@ export function readyLine(r: ReadyInfo): string {
   const line: Record<string, unknown> = { baseUrl: r.baseUrl, httpUrl: r.httpUrl, caCertPath: r.caCertPath, dataDir: r.dataDir };
   if (r.operatorKey) Object.assign(line, { operatorKey: r.operatorKey, workspace: r.workspace, provider: r.provider });
   return JSON.stringify(line);
+}
+
+/**
+ * The web dashboard's URL (docs/dashboard.md). With a key, the URL signs that key in: the key
+ * is in the fragment, which a browser never sends, so no request line or log of the gateway
+ * holds it; the page moves it into the tab's sessionStorage and removes it from the address bar.
+ * Printed only in the banner for the person at the terminal, which shows the same key anyway.
+ */
+export function dashboardUrl(baseUrl: string, apiKey?: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/dashboard/${apiKey ? `#key=${encodeURIComponent(apiKey)}` : ''}`;
 }
 
 /** What a person sees when the gateway is ready: where it is, how to trust it, the keys, what to do next. */
@@ -53,12 +72,16 @@ export function devBanner(r: ReadyInfo, mode: string, cwd: string = process.cwd(
     `               trust it with --ca, --data-dir, or NODE_EXTRA_CA_CERTS=${r.caCertPath}`,
     `  data dir     ${r.dataDir}`,
   ];
+  if (!(r.operatorKey && r.workspace && r.provider)) lines.push(`  dashboard    ${dashboardUrl(r.baseUrl)}`);
   if (r.operatorKey && r.workspace && r.provider) {
     lines.push(
       '',
       `  operator     key ${r.operatorKey}`,
       `  workspace    ${r.workspace.id}  key ${r.workspace.apiKey}`,
       `  provider     ${r.provider.id}  key ${r.provider.apiKey}  settlement wallet ${r.provider.walletId}`,
+      '',
+      `  dashboard    ${dashboardUrl(r.baseUrl, r.workspace.apiKey)}`,
+      '               (signs the workspace in; trust the CA above in the browser, or accept its warning)',
       '',
       `Next, in another terminal in this directory (the CLI finds ${isDefaultDir ? './.agentpay' : 'the gateway through --data-dir'}):`,
       `  npx agentpay wallets create --owner-type agent --owner-id my-agent --generate-key --key-file my-agent.pem${dirFlag}`,

@@ -12,6 +12,7 @@ import { DevCredentialsError } from '../dev/bootstrap.js';
 import { keyKindOf } from '../domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../domain/scopes.js';
 import { AgentpayError } from '../sdk/errors.js';
+import { closest } from './suggest.js';
 
 /** Exit codes, documented in docs/cli.md. */
 export const EXIT = {
@@ -70,6 +71,8 @@ export interface ReportContext {
   givenFlags?: readonly string[];
   /** every flag the command has (names without --): a field it refuses is named as that flag even when not typed */
   commandFlags?: readonly string[];
+  /** every flag the command accepts, the global ones included (names without --): what a mistyped flag may have meant */
+  knownFlags?: readonly string[];
   /** the API key used; its prefix (ap_w_, ap_p_, ap_o_) says its kind */
   apiKey?: string;
   /** the gateway data dir the command used, to name it in file and database errors */
@@ -442,6 +445,31 @@ function envFlagError(raw: string, parsed: string | undefined, ctx: ReportContex
   };
 }
 
+/**
+ * oclif's NonExistentFlagsError ("Nonexistent flag: --limt") in the CLI's words, with the
+ * nearest flag the command accepts: `unknown flag --limt; did you mean --limit?`,
+ * `details: {flag, suggestion}`.
+ */
+function unknownFlagReport(err: Errors.CLIError, raw: string, ctx: ReportContext, help: string): Report | undefined {
+  const flags = (err as { flags?: unknown }).flags;
+  if (!/^Nonexistent flags?: /.test(raw) || !Array.isArray(flags) || !flags.every((f): f is string => typeof f === 'string') || !flags.length) return undefined;
+  const names = flags.map((f) => f.replace(/=.*$/s, ''));
+  const guesses = names.map((name) => {
+    const guess = name.startsWith('--') && ctx.knownFlags ? closest(name.slice(2), ctx.knownFlags) : undefined;
+    return guess === undefined ? undefined : `--${guess}`;
+  });
+  const message = names.length === 1
+    ? `unknown flag ${names[0]}` + (guesses[0] ? `; did you mean ${guesses[0]}?` : '')
+    : `unknown flags ${names.map((n, i) => (guesses[i] ? `${n} (did you mean ${guesses[i]}?)` : n)).join(', ')}`;
+  return {
+    code: 'USAGE',
+    message,
+    details: { flag: names[0], ...(guesses[0] ? { suggestion: guesses[0] } : {}) },
+    exit: EXIT.USAGE,
+    tryNext: help,
+  };
+}
+
 export function describeError(err: unknown, ctx: ReportContext = {}): Report {
   const help = ctx.command ? `${ctx.command} --help` : 'agentpay --help';
   if (err instanceof DevCredentialsError) return describeError(devCredentialsError(err), ctx);
@@ -482,6 +510,8 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
       : raw;
     const fromEnv = envFlagError(raw, parsing ? message : undefined, ctx);
     if (fromEnv) return fromEnv;
+    const unknown = unknownFlagReport(err, raw, ctx, help);
+    if (unknown) return unknown;
     // oclif's RequiredArgsError lists the missing args (`args: [{name}]`), named in the help's usage line in capitals
     const missing = /^Missing \d+ required arg/.test(message) ? (err as { args?: Array<{ name?: unknown }> }).args?.[0]?.name : undefined;
     const details = typeof missing === 'string' ? { arg: missing.toUpperCase() } : parsing ? { flag: parsing[1] } : {};

@@ -6,10 +6,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { GatewayConfig } from '../gateway/config.js';
+import { MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
+import { systemClock } from '../core/clock.js';
+import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
 import { CliError, usageError } from './errors.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
+import { LOG_FORMATS, type LogFormat } from './log-pretty.js';
+import { mailFromProblem, smtpUrlProblem, type MailConfig } from '../gateway/mail/settings.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 /** The settings a config file may hold; flags of the same meaning override them. */
@@ -25,13 +29,25 @@ export interface GatewayFileConfig {
   tls?: boolean;
   devEchoTokens?: boolean;
   logLevel?: string;
+  /** auto (readable on a terminal, JSON when piped), pretty or json */
+  logFormat?: LogFormat;
   tokenTtlMs?: number;
-  /** which rail adapters run: sandbox (simulated; sandbox mode only) or none */
-  rails?: 'sandbox' | 'none';
-  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number };
+  /** which rail adapters run: sandbox (simulated; sandbox mode only), none, or real adapters (src/rails/config.ts) */
+  rails?: 'sandbox' | 'none' | RailsSection;
+  rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number; paymentMax?: number; paymentWindowMs?: number };
+  /** redis:// URL of the Redis the rate limits of a fleet share */
+  redis?: string;
+  /** GET /metrics: off, loopback or token (with metricsToken or AGENTPAY_METRICS_TOKEN) */
+  metrics?: 'off' | 'loopback' | 'token';
+  metricsToken?: string;
+  /** a PostgreSQL URL (postgres://user:password@host:5432/db); without it, SQLite in dataDir */
+  database?: string;
+  /** mail over SMTP: smtp://user:password@host:port (with mailFrom) */
+  smtpUrl?: string;
+  mailFrom?: string;
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -43,10 +59,17 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   tls: 'boolean',
   devEchoTokens: 'boolean',
   logLevel: 'string',
+  logFormat: 'log-format',
   tokenTtlMs: 'positive-integer',
   rails: 'rails',
+  redis: 'redis-url',
+  metrics: 'metrics',
+  metricsToken: 'string',
+  database: 'string',
+  smtpUrl: 'string',
+  mailFrom: 'string',
 };
-const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs'] as const;
+const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
 function checkValue(kind: Kind, v: unknown): string | undefined {
   switch (kind) {
@@ -62,7 +85,13 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
     case 'mode':
       return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
-      return v === 'sandbox' || v === 'none' ? undefined : 'must be "sandbox" or "none"';
+      return v === 'sandbox' || v === 'none' || (v !== null && typeof v === 'object' && !Array.isArray(v)) ? undefined : 'must be "sandbox", "none", or an object naming the adapters (stripe, screening)';
+    case 'log-format':
+      return (LOG_FORMATS as readonly unknown[]).includes(v) ? undefined : `must be ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`;
+    case 'metrics':
+      return v === 'off' || v === 'loopback' || v === 'token' ? undefined : 'must be "off", "loopback" or "token"';
+    case 'redis-url':
+      return isRedisUrl(v) ? undefined : 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
     case 'port-or-null':
       if (v === null) return undefined;
     // falls through
@@ -70,6 +99,8 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535 ? undefined : `must be a port number from 0 to 65535${kind === 'port-or-null' ? ', or null for none' : ''}`;
   }
 }
+
+const isRedisUrl = (v: unknown): boolean => typeof v === 'string' && /^rediss?:\/\/./.test(v);
 
 /** durations (ms) and counts: 0 or less would expire everything at once or refuse every request */
 const isPositiveInteger = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
@@ -117,6 +148,15 @@ export function readGatewayConfigFile(path: string, from?: string): GatewayFileC
       }
       continue;
     }
+    if (key === 'rails' && typeof value === 'object' && value !== null) {
+      try {
+        checkRailsSection(value);
+      } catch (e) {
+        if (e instanceof RailsConfigError) throw new CliError('CONFIG_INVALID', `${path}: ${e.message}`, { exit: 2, details: { file: path, field: e.field }, ...(e.hint ? { tryNext: e.hint } : {}) });
+        throw e;
+      }
+      continue;
+    }
     const kind = FIELDS[key as keyof typeof FIELDS];
     if (!kind) throw bad(key, `is not a setting (known: ${[...Object.keys(FIELDS), 'rateLimit'].join(', ')})`);
     const problem = checkValue(kind, value);
@@ -138,11 +178,21 @@ export interface GatewayStartInput {
   tls?: boolean | undefined;
   devEchoTokens?: boolean | undefined;
   logLevel?: string | undefined;
+  logFormat?: LogFormat | undefined;
   rails?: 'sandbox' | 'none' | undefined;
   rateLimit?: number | undefined;
   rateLimitWindowMs?: number | undefined;
   signupRateLimit?: number | undefined;
   signupRateLimitWindowMs?: number | undefined;
+  paymentRateLimit?: number | undefined;
+  paymentRateLimitWindowMs?: number | undefined;
+  /** --redis: the rate limits count in this Redis, across every gateway that uses it */
+  redis?: string | undefined;
+  /** --metrics: who may GET /metrics */
+  metrics?: 'off' | 'loopback' | 'token' | undefined;
+  database?: string | undefined;
+  smtpUrl?: string | undefined;
+  mailFrom?: string | undefined;
   /** the flags whose value came from their environment variable (flag name -> variable), to name it in errors */
   fromEnv?: ReadonlyMap<string, string> | undefined;
 }
@@ -158,6 +208,11 @@ const SETTINGS = {
   devEchoTokens: { flag: '--dev-echo-tokens', key: 'devEchoTokens' },
   logLevel: { flag: '--log-level', key: 'logLevel' },
   rails: { flag: '--rails', key: 'rails' },
+  redis: { flag: '--redis', key: 'redis' },
+  metrics: { flag: '--metrics', key: 'metrics' },
+  database: { flag: '--database', key: 'database' },
+  smtpUrl: { flag: '--smtp-url', key: 'smtpUrl' },
+  mailFrom: { flag: '--mail-from', key: 'mailFrom' },
 } as const;
 type Setting = keyof typeof SETTINGS;
 
@@ -174,6 +229,25 @@ export function checkDataDirFlag(value: string | undefined, env?: string): void 
     }
     throw usageError('--data-dir must not be empty: it names the directory for the database, keys and certificate', 'give a directory, e.g. --data-dir .agentpay (or --data-dir . for this one)', { flag: '--data-dir' });
   }
+}
+
+/**
+ * --smtp-url and --mail-from: both or neither, each checked, errors naming where it was set.
+ * The URL is never repeated in an error: it may hold the SMTP password.
+ */
+function mailSettings(smtpUrl: string | undefined, from: string | undefined, source: (s: 'smtpUrl' | 'mailFrom') => SettingSource): MailConfig | undefined {
+  if (smtpUrl === undefined && from === undefined) return undefined;
+  if (smtpUrl === undefined) {
+    throw usageError(`${settingName(source('mailFrom'))} is set but no SMTP server is: mail needs both`, 'add --smtp-url smtp://user:password@host:587 (env AGENTPAY_SMTP_URL, config key smtpUrl), or drop the from address to keep mail in DATA_DIR/outbox.jsonl', settingDetails(source('mailFrom')));
+  }
+  if (from === undefined) {
+    throw usageError(`${settingName(source('smtpUrl'))} is set but no from address is: mail needs both`, 'add --mail-from "Agentpay <no-reply@example.com>" (env AGENTPAY_MAIL_FROM, config key mailFrom)', settingDetails(source('smtpUrl')));
+  }
+  const urlProblem = smtpUrlProblem(smtpUrl);
+  if (urlProblem) throw usageError(`${settingName(source('smtpUrl'))} ${urlProblem}`, undefined, settingDetails(source('smtpUrl')));
+  const fromProblem = mailFromProblem(from);
+  if (fromProblem) throw usageError(`${settingName(source('mailFrom'))} ${fromProblem}`, undefined, settingDetails(source('mailFrom')));
+  return { smtpUrl, from };
 }
 
 export function gatewayStartOptions(input: GatewayStartInput, cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): RunGatewayOptions {
@@ -200,7 +274,10 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(input.rateLimitWindowMs !== undefined ? { windowMs: input.rateLimitWindowMs } : {}),
     ...(input.signupRateLimit !== undefined ? { signupMax: input.signupRateLimit } : {}),
     ...(input.signupRateLimitWindowMs !== undefined ? { signupWindowMs: input.signupRateLimitWindowMs } : {}),
+    ...(input.paymentRateLimit !== undefined ? { paymentMax: input.paymentRateLimit } : {}),
+    ...(input.paymentRateLimitWindowMs !== undefined ? { paymentWindowMs: input.paymentRateLimitWindowMs } : {}),
   };
+  const redis = redisSetting(input.redis ?? file.redis, source('redis'));
   const feeBps = input.feeBps ?? file.feeBps;
   const mode = pick(input.mode, file.mode, 'production');
   const rails = input.rails ?? file.rails;
@@ -227,14 +304,19 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
       settingDetails(echoFrom),
     );
   }
+  const mail = mailSettings(input.smtpUrl ?? file.smtpUrl, input.mailFrom ?? file.mailFrom, source);
   const config: Partial<GatewayConfig> = {
     mode,
+    ...(mail ? { mail } : {}),
     trustProxy: pick(input.trustProxy, file.trustProxy, false),
     devEchoTokens,
     ...(feeBps !== undefined ? { feeBps } : {}),
     ...(file.tokenTtlMs !== undefined ? { tokenTtlMs: file.tokenTtlMs } : {}),
-    ...(rails !== undefined ? { rails: { adapters: rails } } : {}),
+    ...(typeof rails === 'string' ? { rails: { adapters: rails } } : {}),
+    ...(typeof rails === 'object' ? { rails: realRails(rails, mode, env, filePath!) } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
+    ...(redis ? { redis: { url: redis.url } } : {}),
+    ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -248,7 +330,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
   const host = pick(input.host, file.host, '127.0.0.1');
   // the settings that can still be refused when the gateway starts listening, named by their source
   const sources: NonNullable<RunGatewayOptions['sources']> = {};
-  for (const setting of ['host', 'port', 'httpPort', 'tls'] as const) {
+  for (const setting of ['host', 'port', 'httpPort', 'tls', 'database'] as const) {
     const from = source(setting);
     if (from.from !== 'flag') sources[setting] = from;
   }
@@ -259,8 +341,44 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     httpPort: pick(input.httpPort, file.httpPort, 4080),
     tls: pick(input.tls, file.tls, true),
     config,
+    ...(input.database ?? file.database ? { database: (input.database ?? file.database)! } : {}),
     devCredentials: false,
     logLevel,
+    logFormat: pick(input.logFormat, file.logFormat, 'auto'),
     ...(Object.keys(sources).length ? { sources } : {}),
+    ...(redis ? { redisSource: redis.from } : {}),
   };
+}
+
+/** GET /metrics as set; token mode needs a token of MIN_METRICS_TOKEN characters, from the environment or the file (never a flag: ps shows those). */
+function metricsSetting(mode: 'off' | 'loopback' | 'token' | undefined, from: SettingSource, token: string | undefined): Partial<GatewayConfig> {
+  if (mode === undefined || mode === 'off') return {};
+  if (mode === 'loopback') return { metrics: { mode } };
+  if (!token || token.length < MIN_METRICS_TOKEN) {
+    throw usageError(
+      `${settingAsSet(from, 'token')} needs a metrics token of at least ${MIN_METRICS_TOKEN} characters`,
+      'set AGENTPAY_METRICS_TOKEN (or "metricsToken" in the config file), e.g. AGENTPAY_METRICS_TOKEN=$(openssl rand -hex 24)',
+      settingDetails(from),
+    );
+  }
+  return { metrics: { mode, token } };
+}
+
+/** The Redis URL, checked; an error names where it was set, never the URL (it may hold a password). */
+function redisSetting(url: string | undefined, from: SettingSource): { url: string; from: SettingSource } | undefined {
+  if (url === undefined || (from.from === 'env' && url === '')) return undefined;
+  if (!isRedisUrl(url)) {
+    throw usageError(`${settingName(from)} must be a redis:// or rediss:// URL`, 'e.g. redis://127.0.0.1:6379 (or rediss:// for TLS); leave it out to count rate limits in this process', settingDetails(from));
+  }
+  return { url, from };
+}
+
+/** The rails section's adapters, secrets read from files or the environment; refused naming the key. */
+function realRails(section: RailsSection, mode: 'sandbox' | 'production', env: NodeJS.ProcessEnv, file: string): NonNullable<GatewayConfig['rails']> {
+  try {
+    return buildRails(section, { mode, env, clock: systemClock, baseDir: resolve(file, '..') });
+  } catch (e) {
+    if (e instanceof RailsConfigError) throw new CliError('CONFIG_INVALID', `${file}: ${e.message}`, { exit: 2, details: { file, field: e.field }, ...(e.hint ? { tryNext: e.hint } : {}) });
+    throw e;
+  }
 }

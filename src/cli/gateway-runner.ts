@@ -10,8 +10,11 @@ import pino from 'pino';
 import { ensureDevCredentials } from '../dev/bootstrap.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
+import { RedisUnreachableError } from '../gateway/rate-counter.js';
 import { CliError, EXIT, storageError, usageError } from './errors.js';
+import { DatabaseUnavailable, redactUrl } from '../store/errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
+import { colorsFor, prettyDestination, usePretty, type LogFormat } from './log-pretty.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 export interface RunGatewayOptions {
@@ -25,8 +28,14 @@ export interface RunGatewayOptions {
   /** make (first start) or reuse the operator/workspace/provider dev keys; sandbox only */
   devCredentials: boolean;
   logLevel: string;
+  /** pretty lines on a terminal, pino's JSON when piped (auto, the default), or either always */
+  logFormat?: LogFormat;
+  /** a PostgreSQL URL: the database of a fleet (docs/deploy.md); without it, SQLite in dataDir */
+  database?: string;
   /** where these settings came from when not from their flags (environment, config file), for errors to name */
-  sources?: Partial<Record<'host' | 'port' | 'httpPort' | 'tls', SettingSource>>;
+  sources?: Partial<Record<'host' | 'port' | 'httpPort' | 'tls' | 'database', SettingSource>>;
+  /** where the Redis URL came from, to name it when Redis cannot be reached */
+  redisSource?: SettingSource;
 }
 
 /** The ready line of `agentpay dev --json` (DESIGN.md); the dev keys only in sandbox mode. */
@@ -72,6 +81,7 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
       throw e;
     }
   } catch (e) {
+    if (e instanceof DatabaseUnavailable) throw databaseUnavailable(e, opts.sources?.database);
     // a file or the database in the data dir is the person's to fix: named, with this data dir
     throw storageError(e, dataDir) ?? e;
   }
@@ -86,7 +96,8 @@ function plainHttpWithoutProxy(tls: SettingSource | undefined): CliError {
 }
 
 async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGatewayOptions, unlock: () => void): Promise<LocalGateway> {
-  const dest = pino.destination({ fd: 2, sync: true });
+  const stderr = pino.destination({ fd: 2, sync: true });
+  const dest = usePretty(opts.logFormat ?? 'auto', process.stderr) ? prettyDestination(stderr, colorsFor(process.stderr)) : stderr;
   const log = pino({ level: opts.logLevel, base: { pid: process.pid } }, dest);
   let gateway: RunningGateway;
   try {
@@ -98,9 +109,12 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
       tls: opts.tls,
       config,
       logger: { level: opts.logLevel, stream: dest },
+      // each request's line also goes to DATA_DIR/logs/requests.jsonl, for agentpay logs tail
+      requestLog: true,
+      ...(opts.database ? { database: opts.database } : {}),
     });
   } catch (e) {
-    throw listenError(e, opts) ?? e;
+    throw listenError(e, opts) ?? redisError(e, opts.redisSource) ?? e;
   }
 
   let ready: ReadyInfo = { baseUrl: gateway.baseUrl, httpUrl: gateway.httpUrl, caCertPath: gateway.tls?.caCertPath ?? null, dataDir };
@@ -114,7 +128,7 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
     await gateway.close();
     throw e;
   }
-  log.info({ baseUrl: ready.baseUrl, httpUrl: ready.httpUrl, mode: config.mode, dataDir }, 'gateway ready');
+  log.info({ baseUrl: ready.baseUrl, httpUrl: ready.httpUrl, mode: config.mode, dataDir, database: opts.database ? redactUrl(opts.database) : 'sqlite' }, 'gateway ready');
 
   let stopping: Promise<void> | undefined;
   return {
@@ -136,6 +150,17 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
       return stopping;
     },
   };
+}
+
+/** Redis named by --redis cannot be reached at start: the gateway does not start (src/gateway/rate-counter.ts). */
+function redisError(e: unknown, from: SettingSource | undefined): CliError | undefined {
+  if (!(e instanceof RedisUnreachableError)) return undefined;
+  const setting = from ? settingName(from) : '--redis';
+  return new CliError('REDIS_UNREACHABLE', `${e.message} (${setting})`, {
+    exit: EXIT.UNREACHABLE,
+    tryNext: `start Redis or correct ${setting}; without it the rate limits count in this process only`,
+    details: { ...(from ? settingDetails(from) : { flag: '--redis' }), redis: e.url },
+  });
 }
 
 function listenError(e: unknown, opts: RunGatewayOptions): CliError | undefined {
@@ -191,5 +216,23 @@ export function untilStopSignal(onForce: () => void): Promise<NodeJS.Signals> {
     };
     process.on('SIGINT', first);
     process.on('SIGTERM', first);
+  });
+}
+
+/**
+ * The PostgreSQL database could not be used: one error naming the setting it came from (never
+ * the password: the store's message has it redacted). Exit 2 for a URL that is not one, 1 else.
+ */
+export function databaseUnavailable(e: DatabaseUnavailable, source: SettingSource = { from: 'flag', flag: '--database' }): CliError {
+  const tryNext = {
+    url: `correct ${settingName(source)}: postgres://user:password@host:5432/database`,
+    connect: `check that PostgreSQL runs and accepts this user from here, or correct ${settingName(source)}`,
+    newer: 'run the agentpay version that migrated this database (or newer), or give another database',
+    migrate: 'run agentpay gateway migrate --database ... with the same URL, then start again',
+  }[e.reason];
+  return new CliError('DATABASE_ERROR', `${settingName(source)}: ${e.message}`, {
+    exit: e.reason === 'url' ? EXIT.USAGE : EXIT.REFUSED,
+    tryNext,
+    details: { ...settingDetails(source), reason: e.reason },
   });
 }

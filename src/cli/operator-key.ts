@@ -12,9 +12,25 @@ import { issueKey, keyView } from '../domain/api-keys.js';
 import { ensurePlatform, OPERATOR_TENANT_ID } from '../domain/tenants.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { CliError } from './errors.js';
+import { PgStore } from '../store/pg/pg-store.js';
+import { DatabaseUnavailable } from '../store/errors.js';
+import type { Store } from '../store/store.js';
+import { databaseUnavailable } from './gateway-runner.js';
+import type { SettingSource } from './setting-source.js';
 import { databasePath } from '../gateway/lost-database.js';
 
-export async function issueOperatorKey(dataDir: string, name: string) {
+export async function issueOperatorKey(dataDir: string, name: string, database?: string, databaseSource?: SettingSource) {
+  if (database) {
+    let store: PgStore;
+    try {
+      // migrates a new database, as a start would: the key is then valid for every instance
+      store = await PgStore.open({ url: database });
+    } catch (e) {
+      if (e instanceof DatabaseUnavailable) throw databaseUnavailable(e, databaseSource);
+      throw e;
+    }
+    return issueWith(store, name);
+  }
   const dir = resolve(dataDir);
   const db = databasePath(dir);
   if (!existsSync(db)) {
@@ -23,7 +39,10 @@ export async function issueOperatorKey(dataDir: string, name: string) {
       details: { dataDir: dir },
     });
   }
-  const store = new SqliteStore({ path: db });
+  return issueWith(new SqliteStore({ path: db }), name);
+}
+
+async function issueWith(store: Store, name: string) {
   try {
     const ctx = { store, clock: systemClock, ids: randomIds };
     const issued = await store.tx(async (r) => {

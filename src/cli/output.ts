@@ -3,7 +3,12 @@
  * (scripts, pipes, CI), aligned text tables on a terminal. JSON keeps the gateway's exact
  * minor-unit strings; tables show amounts with `moneyText`. Notes for people go to
  * stderr so that stdout stays parseable.
+ *
+ * Tables are aligned by display width (string-width: a CJK character or an emoji takes two
+ * columns, a combining mark none), not by UTF-16 length, so a capability named
+ * `天気予報 ☀️ forecast` does not push the columns after it.
  */
+import stringWidth from 'string-width';
 import { CURRENCY_DECIMALS, minorToDecimal } from '../core/money.js';
 
 export interface Column<T> {
@@ -22,6 +27,30 @@ export function moneyText(amountMinor: string, currency: string): string {
   return decimal === undefined ? `${amountMinor} ${currency} minor units` : `${decimal} ${currency}`;
 }
 
+/** How many terminal columns `s` takes. */
+export function displayWidth(s: string): number {
+  return stringWidth(s);
+}
+
+/** `s` followed by spaces up to `width` display columns. */
+export function padDisplay(s: string, width: number): string {
+  return s + ' '.repeat(Math.max(0, width - stringWidth(s)));
+}
+
+/**
+ * Control characters (a newline, a tab, an escape sequence in a seller's capability name)
+ * would break a row or drive the terminal: a table cell shows them escaped, as `\n`, `\t`,
+ * `\x1b`; a `label: value` line keeps a value's line breaks.
+ */
+function visible(s: string, keepNewlines = false): string {
+  return s.replace(keepNewlines ? /[^\P{Cc}\n]/gu : /\p{Cc}/gu, (c) => {
+    if (c === '\n') return '\\n';
+    if (c === '\t') return '\\t';
+    if (c === '\r') return '\\r';
+    return `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
+}
+
 function cell(v: unknown): string {
   if (v === null || v === undefined || v === '') return '-';
   if (Array.isArray(v)) return v.length ? v.map(cell).join(',') : '-';
@@ -29,18 +58,18 @@ function cell(v: unknown): string {
   return String(v);
 }
 
-/** A plain aligned table; the last column is not padded. */
+/** A plain aligned table, columns aligned by display width; the last column is not padded. */
 export function renderTable<T>(rows: readonly T[], columns: readonly Column<T>[], empty = '(none)'): string {
   if (rows.length === 0) return empty;
-  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => cell(c.get(r))))];
-  const widths = columns.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
-  return cells.map((line) => line.map((s, i) => (i === line.length - 1 ? s : s.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => visible(cell(c.get(r)))))];
+  const widths = columns.map((_, i) => Math.max(...cells.map((line) => stringWidth(line[i]!))));
+  return cells.map((line) => line.map((s, i) => (i === line.length - 1 ? s : padDisplay(s, widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
 /** Label/value lines, labels aligned. */
 export function renderFields(fields: ReadonlyArray<readonly [string, unknown]>): string {
-  const width = Math.max(...fields.map(([k]) => k.length));
-  return fields.map(([k, v]) => `${(k + ':').padEnd(width + 1)}  ${cell(v)}`).join('\n');
+  const width = Math.max(...fields.map(([k]) => stringWidth(k)));
+  return fields.map(([k, v]) => `${padDisplay(k + ':', width + 1)}  ${visible(cell(v), true)}`).join('\n');
 }
 
 export class Output {

@@ -31,6 +31,9 @@ export const ID_PREFIX = {
   railEvent: 'evt',
   reconciliation: 'rec',
   sandboxRef: 'sbx',
+  // webhooks (src/domain/webhooks): endpoints and deliveries
+  webhookEndpoint: 'whe',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -10,7 +10,8 @@
  *   reconciliation.recovered    (operator) covered again; payouts resumed
  *   approval.requested          (the workspace) a policy rule held a purchase for a person
  *   wallet_provider.paused      (the workspace) the breaker paused a seller for one of its wallets
- * Recorded in the same transaction as the change they announce.
+ * Recorded in the same transaction as the change they announce, with a delivery queued for each
+ * webhook endpoint of the tenant that wants the type (src/domain/webhooks).
  */
 import { AppError } from '../core/errors.js';
 import { iso } from '../core/clock.js';
@@ -18,6 +19,7 @@ import type { Repos } from '../store/store.js';
 import type { RailEvent } from '../store/repos/rails.js';
 import type { DomainContext } from './context.js';
 import type { Principal } from './api-keys.js';
+import { enqueueDeliveries } from './webhooks/endpoints.js';
 
 export const EVENT_TYPES = [
   'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'reconciliation.shortfall', 'reconciliation.recovered',
@@ -25,9 +27,12 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
+export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids' | 'observer'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
   const e: RailEvent = { id: ctx.ids.next('railEvent'), tenantId, type, data, createdAt: ctx.clock.now() };
   await r.railEvents.insert(e);
+  ctx.observer?.event?.(type);
+  // queued for the tenant's webhook endpoints in the same transaction (docs/api/webhooks.md)
+  await enqueueDeliveries(r, ctx, e);
   return e;
 }
 

@@ -3,7 +3,8 @@
  * stand in for them when an address's state must not show in an answer, reach people
  * through a `Mailer`. A local gateway has no mail server, so its default mailer appends
  * each message as one JSON line to DATA_DIR/outbox.jsonl (mode 0600: the lines carry
- * secrets). A deployment injects a mailer that really sends. No mailer logs tokens.
+ * secrets). A gateway given an SMTP server sends through MailSpool (src/gateway/mail/),
+ * another Mailer. No mailer logs tokens.
  */
 import { appendFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';

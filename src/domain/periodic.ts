@@ -10,12 +10,17 @@ export class Periodic {
 
   constructor(private readonly run: (onError: (e: unknown) => void) => Promise<unknown>) {}
 
-  /** Starts the timer; a failed run is reported to `onError` and tried again next time. */
-  start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
+  /**
+   * Starts the timer; a failed run is reported to `onError` and tried again next time. With
+   * `when`, each tick runs only if it resolves true (a fleet duty this instance holds: see
+   * Store.claimDuty); a failed `when` counts as false.
+   */
+  start(intervalMs: number, onError: (e: unknown) => void = () => {}, when?: () => Promise<boolean>): void {
     if (this.timer || intervalMs <= 0) return;
     this.timer = setInterval(() => {
       if (this.running) return;
-      this.running = this.run(onError)
+      const go = when ? when().catch(() => false) : Promise.resolve(true);
+      this.running = go.then((ok) => (ok ? this.run(onError) : undefined))
         .catch(onError)
         .finally(() => {
           this.running = undefined;

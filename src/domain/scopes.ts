@@ -15,6 +15,9 @@ export const SCOPES = [
   'capabilities:read',
   'capabilities:write',
   'payments:write',
+  // agentpay's own: webhook endpoints and their deliveries
+  'webhooks:read',
+  'webhooks:write',
   // agentpay's own: managing keys, and the operator's platform powers
   'keys:read',
   'keys:write',
@@ -31,11 +34,12 @@ export const DEFAULT_SCOPES: Record<'workspace' | 'provider' | 'operator', reado
   workspace: [
     'policies:read', 'policies:write', 'approvals:read', 'approvals:write', 'wallets:read', 'wallets:write',
     'providers:read', 'ratings:write', 'rail:read', 'receipts:read', 'discovery:read', 'capabilities:read',
-    'keys:read', 'keys:write',
+    'keys:read', 'keys:write', 'webhooks:read', 'webhooks:write',
   ],
   provider: [
     'wallets:read', 'wallets:write', 'providers:read', 'payouts:write', 'rail:read', 'receipts:read',
     'discovery:read', 'capabilities:read', 'capabilities:write', 'payments:write', 'keys:read', 'keys:write',
+    'webhooks:read', 'webhooks:write',
   ],
   operator: SCOPES,
 };

@@ -3,7 +3,7 @@
  * transport, rate limit, auth), then one route plugin per resource. `server.ts`
  * only starts it; tests build the same app.
  */
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { randomId } from '../core/ids.js';
 import { maxHeaderSize } from 'node:http';
@@ -16,7 +16,11 @@ import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
 import responses from './plugins/responses.js';
 import openapi from './plugins/openapi.js';
+import requestLog, { type RequestLogSink } from './request-log.js';
 import type { Services } from './services.js';
+import type { RateCounter } from './rate-counter.js';
+import { GatewayMetrics } from './metrics.js';
+import metricsRoutes from './routes/metrics.js';
 import healthRoutes from './routes/health.js';
 import platformRoutes from './routes/platform.js';
 import walletRoutes from './routes/wallets.js';
@@ -35,16 +39,26 @@ import approvalRoutes from './routes/approvals.js';
 import railRoutes from './routes/rails.js';
 import payoutRoutes from './routes/payouts.js';
 import sandboxRoutes from './routes/sandbox.js';
+import dashboardRoutes from './routes/dashboard.js';
+import webhookEndpointRoutes from './routes/webhooks.js';
 
 export interface BuildAppOptions {
   services: Services;
   logger?: FastifyServerOptions['logger'] | false;
   serverFactory?: FastifyServerOptions['serverFactory'];
+  /** where the rate limits count (Redis for a fleet); default: in this process */
+  rateCounter?: RateCounter;
+  /** this gateway's metrics (src/gateway/metrics.ts); default: a registry of its own, with no store gauges */
+  metrics?: GatewayMetrics;
+  /** where each request's line also goes (DATA_DIR/logs/requests.jsonl); the logger gets it anyway */
+  requestLog?: RequestLogSink;
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** this gateway's metrics: other parts count on them, e.g. `app.metrics.webhookDeliveryFailures.inc()` */
+    metrics: GatewayMetrics;
   }
 }
 
@@ -86,6 +100,8 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   const { services } = opts;
   const app = Fastify({
     logger: withSerializers(opts.logger),
+    // one line per request, at response time (request-log.ts), instead of fastify's two
+    logController: new LogController({ disableRequestLogging: true }),
     // only the proxy itself (the peer of the socket, hop 0) is trusted: the client is the address
     // it appended to x-forwarded-for, and entries a client wrote itself come before that and are
     // ignored, so a client cannot pick the IP the per-IP limits count. (`true` would trust every
@@ -107,10 +123,17 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   } as FastifyServerOptions);
 
   app.decorate('services', services);
+  const metrics = opts.metrics ?? new GatewayMetrics({ now: () => services.ctx.clock.now() });
+  app.decorate('metrics', metrics);
+  await app.register(requestLog, { clock: services.ctx.clock, redactUrl, sink: opts.requestLog });
   await app.register(errors);
   await app.register(validation);
   await app.register(transport);
-  await app.register(limits, { config: services.config });
+  await app.register(limits, {
+    config: services.config,
+    ...(opts.rateCounter ? { counter: opts.rateCounter } : {}),
+    onLimited: (limit) => metrics.rateLimited.inc({ limit }),
+  });
   await app.register(auth, { ctx: services.ctx });
   await app.register(strictInputs);
   await app.register(responses, { validate: services.config.validateResponses });
@@ -118,6 +141,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(openapi);
 
   await app.register(healthRoutes);
+  await app.register(metricsRoutes, { metrics });
   await app.register(platformRoutes);
   await app.register(walletRoutes);
   await app.register(capabilityRoutes);
@@ -135,5 +159,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(railRoutes);
   await app.register(payoutRoutes);
   await app.register(sandboxRoutes);
+  await app.register(dashboardRoutes);
+  await app.register(webhookEndpointRoutes);
   return app;
 }

@@ -1,5 +1,6 @@
 /** Gateway configuration, validated once at boot. */
 import type { RailsConfig } from '../domain/rails/config.js';
+import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -16,7 +17,26 @@ export interface GatewayConfig {
     /** signup and password-recovery routes, per IP */
     signupMax: number;
     signupWindowMs: number;
+    /**
+     * payment operations (challenge, authorize, complete, fail): per key and per operation, each
+     * with a counter of its own, apart from `max`, so that a busy seller's purchases do not spend
+     * its general budget (a purchase costs the seller three gateway requests). Optional only for
+     * the callers' sake: resolveConfig sets both (1000 per 1000 ms).
+     */
+    paymentMax?: number;
+    paymentWindowMs?: number;
   };
+  /**
+   * Redis shared by every instance of a fleet: the rate limits count there, across instances.
+   * Without it each gateway counts in its own process.
+   */
+  redis?: { url: string; /** default "agentpay:rl:" */ keyPrefix?: string };
+  /**
+   * GET /metrics (Prometheus text, docs/metrics.md): off (default; the route does not exist),
+   * loopback (only connections from this machine that no proxy forwarded), or token (a request
+   * with `authorization: Bearer TOKEN`, from anywhere)
+   */
+  metrics?: { mode: 'off' | 'loopback' | 'token'; token?: string };
   /** how long a signup or password-reset token stays valid */
   tokenTtlMs: number;
   /** how long a signed price challenge can be paid */
@@ -29,14 +49,32 @@ export interface GatewayConfig {
   validateResponses: boolean;
   /** rail adapters and their settings (src/domain/rails/config.ts); default: sandbox adapters in sandbox mode, none in production */
   rails?: RailsConfig;
+  /** mail over SMTP (src/gateway/mail/); without it, mail is appended to DATA_DIR/outbox.jsonl */
+  mail?: MailConfig;
+  /** webhook deliveries (docs/api/webhooks.md) */
+  webhooks?: WebhooksConfig;
 }
 
-export const DEFAULT_CONFIG: GatewayConfig = {
+export interface WebhooksConfig {
+  /**
+   * the key endpoint secrets are encrypted with: 32 bytes as hex or base64 (AGENTPAY_WEBHOOK_KEY);
+   * startGateway fills it from the environment or DATA_DIR/webhooks/secret-box.key
+   */
+  secretKey?: string;
+  /** how often the delivery duty looks for due deliveries (ms; default 2000, 0 never) */
+  deliveryIntervalMs?: number;
+  /** how long one attempt waits for an answer (ms; default 10000) */
+  timeoutMs?: number;
+  /** extra CA certificates (PEM) trusted for https endpoints, beside the system's */
+  ca?: string;
+}
+
+export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig['rateLimit']> } = {
   mode: 'sandbox',
   feeBps: 300,
   trustProxy: false,
   devEchoTokens: false,
-  rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000 },
+  rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000, paymentMax: 1000, paymentWindowMs: 1000 },
   tokenTtlMs: 24 * 60 * 60 * 1000,
   challengeTtlMs: 5 * 60 * 1000,
   inFlightTtlMs: 15 * 60 * 1000,
@@ -45,6 +83,8 @@ export const DEFAULT_CONFIG: GatewayConfig = {
 };
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** a metrics token shorter than this is refused: it is the only thing guarding the endpoint */
+export const MIN_METRICS_TOKEN = 16;
 
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
   const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...partial, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...partial.rateLimit } };
@@ -59,6 +99,30 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   if (cfg.sweepIntervalMs > MAX_TIMER_MS) throw new Error(`sweepIntervalMs must be at most ${MAX_TIMER_MS}`);
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
     if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
+  }
+  if (cfg.redis !== undefined) {
+    const { url, keyPrefix } = cfg.redis;
+    if (typeof url !== 'string' || !/^rediss?:\/\/./.test(url)) throw new Error('redis.url must be a redis:// or rediss:// URL');
+    if (keyPrefix !== undefined && typeof keyPrefix !== 'string') throw new Error('redis.keyPrefix must be a string');
+  }
+  if (cfg.metrics !== undefined) {
+    const { mode, token } = cfg.metrics;
+    if (mode !== 'off' && mode !== 'loopback' && mode !== 'token') throw new Error(`metrics.mode must be off, loopback or token, got ${JSON.stringify(mode)}`);
+    if (mode === 'token' && (typeof token !== 'string' || token.length < MIN_METRICS_TOKEN)) throw new Error(`metrics.token must be at least ${MIN_METRICS_TOKEN} characters when metrics.mode is token`);
+  }
+  if (cfg.mail) {
+    // the URL is never quoted: it may hold a password
+    const url = smtpUrlProblem(cfg.mail.smtpUrl);
+    if (url) throw new Error(`mail.smtpUrl ${url}`);
+    const from = mailFromProblem(cfg.mail.from);
+    if (from) throw new Error(`mail.from ${from}`);
+  }
+  const w = cfg.webhooks;
+  if (w?.deliveryIntervalMs !== undefined && (!Number.isSafeInteger(w.deliveryIntervalMs) || w.deliveryIntervalMs < 0 || w.deliveryIntervalMs > MAX_TIMER_MS)) {
+    throw new Error(`webhooks.deliveryIntervalMs must be an integer of milliseconds from 0 (never) to ${MAX_TIMER_MS}`);
+  }
+  if (w?.timeoutMs !== undefined && (!Number.isSafeInteger(w.timeoutMs) || w.timeoutMs <= 0 || w.timeoutMs > MAX_TIMER_MS)) {
+    throw new Error('webhooks.timeoutMs must be a positive integer of milliseconds');
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;

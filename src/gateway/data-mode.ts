@@ -7,7 +7,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
 import { AppError } from '../core/errors.js';
 import { readTextFile, writeFileAtomic } from '../core/files.js';
 import { credentialsPath } from '../dev/bootstrap.js';
@@ -16,12 +15,12 @@ import type { GatewayConfig } from './config.js';
 export const modeMarkerPath = (dataDir: string) => join(dataDir, 'mode');
 
 /** Records the directory's mode on its first start; refuses a start in the other mode. */
-export function claimDataDirMode(dataDir: string, mode: GatewayConfig['mode'], db: Database.Database): void {
+export async function claimDataDirMode(dataDir: string, mode: GatewayConfig['mode'], hasSandboxMoney: () => Promise<boolean>): Promise<void> {
   const path = modeMarkerPath(dataDir);
   let recorded = existsSync(path) ? readTextFile(path).trim() : undefined;
   if (recorded === undefined) {
     // once per directory: a scan for sandbox credit, the only way `fund` entries are made
-    const sandboxMoney = db.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
+    const sandboxMoney = await hasSandboxMoney();
     recorded = existsSync(credentialsPath(dataDir)) || sandboxMoney ? 'sandbox' : mode;
     writeFileAtomic(path, `${recorded}\n`);
   }

@@ -16,12 +16,20 @@ import { databasePath, refuseLostDatabase } from './lost-database.js';
 import { OutboxMailer, outboxPath } from '../domain/mailer.js';
 import { ensurePlatform } from '../domain/tenants.js';
 import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
+import { ensureWebhookKey } from '../domain/webhooks/secrets.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { PgStore } from '../store/pg/pg-store.js';
 import { buildApp } from './app.js';
 import { plainClientErrorHandler } from './plugins/errors.js';
+import { GatewayMetrics, instrumentServices } from './metrics.js';
+import { openSharedCounter, redactRedisUrl, type RateCounter } from './rate-counter.js';
 import { claimDataDirMode } from './data-mode.js';
 import { resolveConfig, type GatewayConfig } from './config.js';
 import { buildServices, type Services } from './services.js';
+import { RequestLogFile, requestLogPath } from './request-log.js';
+import { MailSpool, mailSpoolDir, type SpoolLog } from './mail/spool.js';
+import { SmtpTransport } from './mail/smtp.js';
+import { redactSmtpUrl, scrubSecret } from './mail/settings.js';
 import { ensureTls, serverTlsOptions, TlsRenewal, type TlsMaterial } from './tls.js';
 
 export interface StartGatewayOptions {
@@ -37,7 +45,12 @@ export interface StartGatewayOptions {
   ids?: IdGenerator;
   /** pino options or false */
   logger?: boolean | object;
-  /** how commits reach the disk (SqliteStoreOptions.durability; default 'background') */
+  /**
+   * A PostgreSQL URL (postgres://user:password@host:5432/db): the database of a fleet of
+   * instances (docs/deploy.md). Without it, SQLite in the data directory.
+   */
+  database?: string;
+  /** how commits reach the disk (SqliteStoreOptions.durability; default 'background'; SQLite only) */
   durability?: 'background' | 'in-commit';
   /** how often the server certificate is checked and renewed while running (ms; default one hour, 0 never) */
   tlsCheckIntervalMs?: number;
@@ -49,16 +62,22 @@ export interface StartGatewayOptions {
    * TLS socket) would hold the close forever.
    */
   closeGraceMs?: number;
+  /** append each request's log entry to DATA_DIR/logs/requests.jsonl, rotated by size (default off) */
+  requestLog?: boolean;
 }
 
 export interface RunningGateway {
   app: FastifyInstance;
   services: Services;
-  store: SqliteStore;
+  store: SqliteStore | PgStore;
+  /** this gateway's metrics (GET /metrics when config.metrics allows it); others count on them, e.g. webhookDeliveryFailures.inc() */
+  metrics: GatewayMetrics;
   /** what the HTTPS server serves now (renewals included); null without TLS */
   tls: TlsMaterial | null;
   /** the running certificate check; null without TLS */
   tlsRenewal: TlsRenewal | null;
+  /** the SMTP mail spool when mail is configured; null when mail goes to DATA_DIR/outbox.jsonl */
+  mail: MailSpool | null;
   baseUrl: string;
   httpUrl: string | null;
   dataDir: string;
@@ -75,24 +94,69 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   if (config.mode === 'sandbox' && (config.rails?.adapters ?? 'sandbox') === 'sandbox' && !config.rails?.webhookSecret) {
     config.rails = { ...config.rails, webhookSecret: ensureWebhookSecret(dataDir) };
   }
+  // endpoint secrets are encrypted with this key (AGENTPAY_WEBHOOK_KEY, else one kept in the data directory)
+  if (!config.webhooks?.secretKey) config.webhooks = { ...config.webhooks, secretKey: ensureWebhookKey(dataDir).toString('base64') };
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
 
-  refuseLostDatabase(dataDir);
-  const store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
+  let requestLog: RequestLogFile | undefined;
+  let rateCounter: RateCounter | undefined;
+  let store: SqliteStore | PgStore;
+  if (opts.database) {
+    store = await PgStore.open({ url: opts.database });
+  } else {
+    refuseLostDatabase(dataDir);
+    store = new SqliteStore({ path: databasePath(dataDir), ...(opts.durability ? { durability: opts.durability } : {}) });
+  }
+  let mail: MailSpool | null = null;
   try {
-    claimDataDirMode(dataDir, config.mode, store.raw);
-    const ctx = { store, clock, ids };
+    await claimDataDirMode(dataDir, config.mode, () => hasSandboxMoney(store));
+    const metrics = new GatewayMetrics({
+      now: () => clock.now(),
+      holdsOutstanding: () => store.holdsOutstanding(),
+      processMetrics: (config.metrics?.mode ?? 'off') !== 'off',
+    });
+    // both stores report commit times (SQLite also its log syncs) and answer the holds gauges
+    store.observer = metrics.storeObserver();
+    const ctx = { store, clock, ids, observer: metrics.domainObserver() };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keyDir = tightenPrivateKeyDir(dataDir); // before a private key is read from it; logged once the app has a logger
-    const services = await buildServices(ctx, config, privateKeyDir(dataDir), new OutboxMailer(outboxPath(dataDir), clock));
+    // mail over SMTP goes through a spool in the data dir; its log is the app's once there is one
+    let mailLog: SpoolLog | undefined;
+    const smtp = config.mail;
+    if (smtp) {
+      mail = new MailSpool({
+        dir: mailSpoolDir(dataDir),
+        transport: new SmtpTransport(smtp.smtpUrl),
+        from: smtp.from,
+        clock,
+        log: { info: (o, m) => mailLog?.info(o, m), warn: (o, m) => mailLog?.warn(o, m), error: (o, m) => mailLog?.error(o, m) },
+        describe: (err) => scrubSecret(String((err as Error)?.message ?? err), smtp.smtpUrl),
+      });
+    }
+    const services = await buildServices(ctx, config, privateKeyDir(dataDir), mail ?? new OutboxMailer(outboxPath(dataDir), clock));
+    instrumentServices(services, metrics);
     const tls = useTls ? await ensureTls(dataDir) : null;
+    let log: FastifyInstance['log'] | undefined;
+    rateCounter = config.redis ? await openSharedCounter({
+      url: config.redis.url,
+      keyPrefix: config.redis.keyPrefix ?? 'agentpay:rl:',
+      clock,
+      events: {
+        down: (err) => log?.warn({ redis: redactRedisUrl(config.redis!.url), cause: err.message }, 'Redis does not answer: the rate limits count in this process until it does (each instance up to the limit)'),
+        up: () => log?.info({ redis: redactRedisUrl(config.redis!.url) }, 'Redis answers again: the rate limits count across the fleet again'),
+      },
+    }) : undefined;
 
     let plain: http.Server | null = null;
+    if (opts.requestLog) requestLog = new RequestLogFile(requestLogPath(dataDir));
     const app = await buildApp({
       services,
       logger: opts.logger ?? false,
+      ...(rateCounter ? { rateCounter } : {}),
+      metrics,
+      ...(requestLog ? { requestLog } : {}),
       serverFactory: (handler) => {
         // a request without Host reaches the app, which refuses it in the envelope (plugins/errors.ts)
         const main = tls ? https.createServer({ ...serverTlsOptions(tls), requireHostHeader: false }, handler) : http.createServer({ requireHostHeader: false }, handler);
@@ -107,10 +171,16 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         return main;
       },
     });
+    log = app.log;
     if (keyDir) {
       const found = { dir: keyDir.dir, previousMode: keyDir.previousMode.toString(8).padStart(4, '0') };
       if (keyDir.tightened) app.log.warn(found, 'the signing keys directory was open to other users; made it 0700 (owner only)');
       else app.log.warn({ ...found, cause: keyDir.error }, 'the signing keys directory is open to other users and could not be made 0700; make it owner-only (chmod 700)');
+    }
+    if (mail && smtp) {
+      mailLog = app.log;
+      app.log.info({ smtp: redactSmtpUrl(smtp.smtpUrl), from: smtp.from, spool: mailSpoolDir(dataDir) }, 'mail goes out over SMTP');
+      mail.start(); // what a previous run left in the spool
     }
     await app.listen({
       host,
@@ -128,8 +198,10 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       });
       httpUrl = `http://${host}:${(p.address() as AddressInfo).port}`;
     }
-    services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'));
-    services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'));
+    // fleet duties: on PostgreSQL one instance at a time runs each (Store.claimDuty); on SQLite this one
+    services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'), dutyOf(store, 'sweeper', app.log));
+    services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'), dutyOf(store, 'rail-jobs', app.log));
+    services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'), dutyOf(store, 'webhooks', app.log));
     const tlsRenewal = tls ? new TlsRenewal(dataDir, app.server as https.Server, tls, app.log) : null;
     tlsRenewal?.start(opts.tlsCheckIntervalMs ?? 60 * 60 * 1000, (err) =>
       app.log.error({ err }, 'TLS certificate check failed; the current certificate stays in use, tried again at the next check'),
@@ -142,16 +214,19 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       app,
       services,
       store,
+      metrics,
       get tls() {
         return tlsRenewal?.current ?? null;
       },
       tlsRenewal,
+      mail,
       baseUrl,
       httpUrl,
       dataDir,
       async close() {
         await services.sweeper.stop();
         await services.rails.jobs.stop();
+        await services.webhookDeliverer.stop();
         await tlsRenewal?.stop();
         await services.signingKeys.stopRefresh();
         if (plain) {
@@ -165,11 +240,34 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         } finally {
           clearTimeout(cut);
         }
+        await rateCounter?.close();
+        await requestLog?.close();
+        await mail?.close();
         await store.close();
       },
     };
   } catch (e) {
+    await rateCounter?.close();
+    await requestLog?.close();
+    await mail?.close();
     await store.close();
     throw e;
   }
+}
+
+/** Once per data directory: whether its database holds simulated money (a `fund` entry). */
+async function hasSandboxMoney(store: SqliteStore | PgStore): Promise<boolean> {
+  if (store instanceof SqliteStore) return store.raw.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
+  return ((await store.pool.query("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1")).rowCount ?? 0) > 0;
+}
+
+/** A duty's gate for Periodic: whether this instance holds it now, logged when that changes. */
+function dutyOf(store: SqliteStore | PgStore, name: string, log: FastifyInstance['log']): () => Promise<boolean> {
+  let held = false;
+  return async () => {
+    const now = await store.claimDuty(name);
+    if (now !== held && store instanceof PgStore) log.info({ duty: name }, now ? 'took the fleet duty; this instance runs it' : 'lost the fleet duty; another instance runs it');
+    held = now;
+    return now;
+  };
 }

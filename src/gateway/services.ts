@@ -16,6 +16,8 @@ import { PolicyEngine } from '../domain/policy-engine.js';
 import { PolicyService } from '../domain/policies.js';
 import { ApprovalService } from '../domain/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
+import { randomBytes } from 'node:crypto';
+import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender } from '../domain/webhooks/index.js';
 import type { GatewayConfig } from './config.js';
 
 export interface Services {
@@ -38,6 +40,9 @@ export interface Services {
   policies: PolicyService;
   approvals: ApprovalService;
   rails: RailServices;
+  webhooks: WebhookService;
+  /** the delivery duty; `webhookDeliverer.onDeliveryFailed` is where a failure is counted */
+  webhookDeliverer: WebhookDeliverer;
 }
 
 export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
@@ -45,6 +50,8 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
   await signingKeys.init();
   const wallets = new WalletService(ctx, { sandbox: simulatedCredits(config) });
   const policyEngine = new PolicyEngine(ctx);
+  // without a configured key (a gateway built outside startGateway) secrets last as long as the process
+  const box = new SecretBox(config.webhooks?.secretKey ? parseWebhookKey(config.webhooks.secretKey, 'webhooks.secretKey') : randomBytes(32));
   return {
     ctx,
     config,
@@ -61,5 +68,10 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     policies: new PolicyService(ctx, policyEngine),
     approvals: new ApprovalService(ctx),
     rails: railServices(ctx, config, wallets),
+    webhooks: new WebhookService(ctx, { box, mode: config.mode }),
+    webhookDeliverer: new WebhookDeliverer({
+      ctx, box, send: httpSender(config.webhooks?.ca ? { ca: config.webhooks.ca } : {}),
+      ...(config.webhooks?.timeoutMs ? { timeoutMs: config.webhooks.timeoutMs } : {}),
+    }),
   };
 }

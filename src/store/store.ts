@@ -21,6 +21,7 @@ import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, Verif
 import type { DiscoveryRepo } from './repos/discovery.js';
 import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
+import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
 import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
 
 export interface Repos {
@@ -50,6 +51,8 @@ export interface Repos {
   railEvents: RailEventRepo;
   reconciliations: ReconciliationRepo;
   sandboxObjects: SandboxObjectRepo;
+  webhookEndpoints: WebhookEndpointRepo;
+  webhookDeliveries: WebhookDeliveryRepo;
 }
 
 export interface ReadOptions {
@@ -60,5 +63,11 @@ export interface ReadOptions {
 export interface Store {
   tx<T>(fn: (r: Repos) => Promise<T>): Promise<T>;
   read<T>(fn: (r: Repos) => Promise<T>, opts?: ReadOptions): Promise<T>;
+  /**
+   * Whether this process runs the fleet duty `name` (the expiry sweeper, the rail job) now. On
+   * SQLite always (one process per database file); on PostgreSQL one instance of the fleet
+   * holds each duty (an advisory lock) until it stops or dies, then another takes it.
+   */
+  claimDuty(name: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -6,7 +6,9 @@
  * refused with CHALLENGE_MISMATCH before anything is signed. An npx package capability stays
  * NOT_CALLABLE, with a next step that works. Money is checked after every purchase.
  */
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +102,25 @@ describe('agentpay buy of an MCP capability', () => {
     expect(human).toContain('4 words');
     expect(human).toContain('MCP tool text_stats: result');
     expect(human).toContain('receipt (signature and response hash verified)');
+  });
+
+  it('--output FILE writes the canonical JSON of the result, the bytes the receipt covers, and receipts verify --response checks it', async () => {
+    const a = await agent('1000');
+    const file = join(cli.dir, 'stats.json');
+    const r = await cli.run(buyArgs(a, caps.stats, '--data', '{"text":"agents pay per call"}', '--output', file));
+    expect(r.exitCode, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as BuyResult;
+    expect(readFileSync(file, 'utf8')).toBe('{"content":[{"text":"4 words","type":"text"}],"structuredContent":{"words":4}}');
+    expect(out.output).toEqual({ path: file, bytes: statSync(file).size });
+    expect(await balance(a.walletId)).toMatchObject({ balanceMinor: '900' });
+    await expectLedgerConsistent(t.workspace, a.walletId);
+    const purchase = cli.file('stats-purchase.json', r.stdout);
+    const ok = await cli.run(['receipts', 'verify', purchase, '--response', file]);
+    expect(ok.exitCode, ok.stdout).toBe(0);
+    writeFileSync(file, readFileSync(file, 'utf8').replace('4 words', '5 words'));
+    const bad = await cli.run(['receipts', 'verify', purchase, '--response', file]);
+    expect(bad.exitCode).toBe(1);
+    expect(JSON.parse(bad.stdout).checks.responseHash).toBe('mismatch');
   });
 
   it('a tool error after payment: printed with its failed receipt, exit 1, the hold refunded', async () => {

@@ -56,6 +56,9 @@ export function errorOf(r: CliResult): { code: string; message: string; details:
   return (JSON.parse(r.stdout) as { error: { code: string; message: string; details: Record<string, unknown> } }).error;
 }
 
+/** What a CliSeller's GET /bytes answers: every byte value, invalid UTF-8, a CR LF and a NUL, no trailing newline. */
+export const BINARY_BODY: Uint8Array = Uint8Array.from([0xff, 0xfe, 0x00, 0x0d, 0x0a, 0xc3, 0x28, ...Array.from({ length: 256 }, (_, i) => i), 0x80]);
+
 export interface CliSeller {
   /** https://127.0.0.1:PORT */
   url: string;
@@ -74,6 +77,7 @@ export interface CliSeller {
  * to the fastify router once `sell` has declared the paid routes.
  *   POST /forecast  paid, echoes the city it was sent
  *   GET  /broken    paid, answers 503 (a provider error: refunded, counts toward the breaker)
+ *   GET  /bytes     paid, answers BINARY_BODY (application/octet-stream, not UTF-8)
  */
 export async function startCliSeller(t: TestGateway): Promise<CliSeller> {
   const handled: Record<string, number> = {};
@@ -97,6 +101,10 @@ export async function startCliSeller(t: TestGateway): Promise<CliSeller> {
       app.post<{ Body: { city?: string } }>('/forecast', async (request) => {
         count('forecast');
         return { city: request.body?.city ?? 'Lisbon', sunny: true };
+      });
+      app.get('/bytes', async (_request, reply) => {
+        count('bytes');
+        return reply.type('application/octet-stream').send(Buffer.from(BINARY_BODY));
       });
       app.get('/broken', async (_request, reply) => {
         count('broken');

@@ -118,7 +118,8 @@ describe('agentpay dev --json', () => {
     const r = await cli(['dev', '--mode', 'production', '--dev-echo-tokens', '--port', '0', '--http-port', '0', '--data-dir', other], { configDir });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/^error USAGE: --dev-echo-tokens is refused in production mode/);
-    expect(r.stdout).toBe('');
+    // stdout is a pipe: the failure is also the error envelope there (and no ready line)
+    expect(json(r)).toEqual({ error: { code: 'USAGE', message: expect.stringMatching(/^--dev-echo-tokens is refused in production mode/), details: expect.any(Object) } });
     expect(existsSync(other)).toBe(false);
   });
 });

@@ -67,7 +67,7 @@ describe('agentpay gateway start', () => {
     expect(gatewayStartOptions({ config: file, rails: 'sandbox' }, dir).config.rails).toEqual({ adapters: 'sandbox' });
     expect(gatewayStartOptions({ mode: 'sandbox' }, dir).config.rails).toBeUndefined(); // the mode's default
     writeFileSync(file, JSON.stringify({ rails: 'stripe' }));
-    expect(() => gatewayStartOptions({ config: file }, dir)).toThrow(`${file}: rails must be "sandbox" or "none"`);
+    expect(() => gatewayStartOptions({ config: file }, dir)).toThrow(`${file}: rails must be "sandbox", "none", or an object naming the adapters (stripe, screening)`);
     const r = await cli(['gateway', 'start', '--rails', 'sandbox', '--port', '0', '--data-dir', join(dir, 'data')], { configDir, cwd: dir });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('the sandbox rails');

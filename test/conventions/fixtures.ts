@@ -6,6 +6,7 @@
  */
 import { issueKey } from '../../src/domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../../src/domain/scopes.js';
+import { recordEvent } from '../../src/domain/events.js';
 import type { AgentpayClient } from '../../src/sdk/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { purchaseReceipt } from '../payments/helpers.js';
@@ -111,6 +112,17 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
     async create(t, owner) {
       const { walletId } = await t.newAgentWallet(owner.client, 'matrix-topup');
       return { id: (await owner.client.rail.topUp(walletId, { amountMinor: '500' })).transactionId };
+    },
+  },
+  // a webhook endpoint with one delivery queued (an event recorded through the domain)
+  '/v1/webhook-endpoints/:id': {
+    owner: 'workspace',
+    async create(t, owner) {
+      const { endpoint } = await owner.client.webhooks.create({ url: 'http://127.0.0.1:9/matrix' });
+      const ctx = t.gw.services.ctx;
+      await t.gw.store.tx((r) => recordEvent(r, ctx, owner.id, 'payout.returned', { matrix: true }));
+      const { deliveries } = await owner.client.webhooks.deliveries(endpoint.id);
+      return { id: endpoint.id, deliveryId: deliveries[0]!.id };
     },
   },
   '/v1/wallets/:id': {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { credentialsPath, ensureDevCredentials, readDevCredentials } from '../../src/dev/bootstrap.js';
 import { hashKey } from '../../src/domain/api-keys.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, type TestGateway, sqliteOf } from '../helpers/gateway.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -30,7 +30,7 @@ async function restart(dataDir: string): Promise<TestGateway> {
   return t;
 }
 
-const keyCount = (t: TestGateway) => Number((t.gw.store.raw.prepare('SELECT count(*) AS n FROM api_keys').get() as { n: bigint }).n);
+const keyCount = (t: TestGateway) => Number((sqliteOf(t.gw).prepare('SELECT count(*) AS n FROM api_keys').get() as { n: bigint }).n);
 
 describe('ensureDevCredentials on a later start', () => {
   it('replaces a revoked workspace key with a new one of the same workspace, rewrites the file 0600, keeps the other keys', async () => {
@@ -55,7 +55,7 @@ describe('ensureDevCredentials on a later start', () => {
   it('replaces an expired operator key and a revoked provider key', async () => {
     const { dataDir, first } = await dataDirWithCredentials();
     const before = first.creds;
-    const raw = first.gw.store.raw;
+    const raw = sqliteOf(first.gw);
     raw.prepare('UPDATE api_keys SET expires_at = 1 WHERE key_hash = ?').run(hashKey(before.operatorKey));
     raw.prepare('UPDATE api_keys SET revoked_at = 1 WHERE key_hash = ?').run(hashKey(before.provider.apiKey));
     await first.close();

@@ -176,12 +176,13 @@ describe('request logs', () => {
     running.splice(0);
 
     expect(lines.join('\n')).not.toContain(secret);
-    const reqs = lines.map((l) => JSON.parse(l) as { req?: Record<string, unknown> }).filter((l) => l.req);
-    expect(reqs.length).toBeGreaterThan(0);
-    for (const { req } of reqs) {
-      expect(Object.keys(req!).sort()).toEqual(['id', 'method', 'remoteAddress', 'url']);
-      expect(req).toMatchObject({ method: 'GET', url: '/v1/whoami?api_key=[redacted]&verbose=[redacted]', remoteAddress: '127.0.0.1' });
-      expect(req!.id).toMatch(/^req_/);
+    // one line per request, at response time (request-log.ts)
+    const reqs = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+    expect(reqs).toHaveLength(1);
+    for (const req of reqs) {
+      expect(Object.keys(req).sort()).toEqual(['code', 'hostname', 'ip', 'level', 'method', 'ms', 'msg', 'pid', 'reqId', 'status', 'time', 'url']);
+      expect(req).toMatchObject({ method: 'GET', url: '/v1/whoami?api_key=[redacted]&verbose=[redacted]', ip: '127.0.0.1', status: 401, code: 'UNAUTHORIZED' });
+      expect(req.reqId).toMatch(/^req_/);
     }
   });
 });

@@ -14,6 +14,7 @@ import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstr
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
 import { createCapability } from '../payments/helpers.js';
+import { sqliteOf } from '../helpers/gateway.js';
 
 const lines: Record<string, unknown>[] = [];
 let gw: RunningGateway;
@@ -70,7 +71,7 @@ describe("an AppError('INTERNAL') from a route (a provider without a settlement 
     const seller = creds.provider.id;
     const capabilityId = await createCapability({ gw } as Parameters<typeof createCapability>[0], seller);
     // an invariant broken behind the gateway's back
-    gw.store.raw.prepare('UPDATE tenants SET settlement_wallet_id = NULL WHERE id = ?').run(seller);
+    sqliteOf(gw).prepare('UPDATE tenants SET settlement_wallet_id = NULL WHERE id = ?').run(seller);
 
     const res = await client(creds.provider.apiKey).http.raw('POST', '/v1/x402/challenge', { body: { capabilityId } });
     expect(res.status).toBe(500);

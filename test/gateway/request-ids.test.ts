@@ -55,7 +55,7 @@ describe('the gateway app', () => {
       const res = await app.inject({ method: 'GET', url: '/health', headers: { 'x-forwarded-proto': 'https' } });
       expect(res.statusCode).toBe(200);
     }
-    const ids = [...new Set(lines.filter((l) => (l.req as { url?: string } | undefined)?.url === '/health').map((l) => l.reqId))];
+    const ids = [...new Set(lines.filter((l) => l.msg === 'request' && l.url === '/health').map((l) => l.reqId))];
     expect(ids).toHaveLength(3);
     for (const id of ids) expect(id).toMatch(REQ_ID);
   });

@@ -14,6 +14,9 @@ import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstr
 import type { GatewayConfig } from '../../src/gateway/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { createTestDatabase, type TestDatabase } from './pg.js';
+import { SyncPg } from './db-sync.js';
 
 export interface TestGateway {
   gw: RunningGateway;
@@ -41,7 +44,16 @@ export interface TestGatewayOptions {
   clock?: Clock;
   dataDir?: string;
   keepDataDir?: boolean;
+  /**
+   * 'sqlite' or 'postgres' (a fresh database of its own, dropped at close). Default: the
+   * environment's AGENTPAY_TEST_BACKEND, else sqlite; so every gateway test can run on
+   * PostgreSQL with AGENTPAY_TEST_BACKEND=postgres (tests that read SQLite directly cannot).
+   */
+  backend?: 'sqlite' | 'postgres';
 }
+
+/** The backend startTestGateway uses when a test does not choose one. */
+export const testBackend = (): 'sqlite' | 'postgres' => (process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite');
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-test-'));
@@ -50,9 +62,25 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     validateResponses: true,
     ...opts.config,
     // tests fire many requests; the limits have their own test
-    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, ...opts.config?.rateLimit },
+    rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000, ...opts.config?.rateLimit },
+    // webhook deliveries go out when a test runs the duty (services.webhookDeliverer.runOnce), not on a timer
+    webhooks: { deliveryIntervalMs: 0, ...opts.config?.webhooks },
   };
-  const gw = await startGateway({ dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false, ...(opts.clock ? { clock: opts.clock } : {}) });
+  // a data dir the caller owns may be served again (a restart): its database goes with it
+  const kept = opts.dataDir ? keptDatabases.get(opts.dataDir) : undefined;
+  if (opts.dataDir) keptDatabases.delete(opts.dataDir);
+  const pgDb = kept ?? ((opts.backend ?? testBackend()) === 'postgres' ? await createTestDatabase() : undefined);
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway({
+      dataDir, port: 0, httpPort: 0, config, logger: process.env.AGENTPAY_TEST_LOG ? { level: 'error' } : false,
+      ...(opts.clock ? { clock: opts.clock } : {}), ...(pgDb ? { database: pgDb.url } : {}),
+    });
+  } catch (e) {
+    await pgDb?.drop();
+    throw e;
+  }
+  if (pgDb) databaseOfDataDir.set(dataDir, pgDb.url);
   const ctx = gw.services.ctx;
   const creds = await ensureDevCredentials(ctx, dataDir);
   const ca = gw.tls!.ca;
@@ -92,9 +120,35 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     },
     async close() {
       await gw.close();
+      await syncByStore.get(gw.store)?.close();
+      databaseOfDataDir.delete(dataDir);
+      if (pgDb && opts.dataDir) keepDatabase(opts.dataDir, pgDb);
+      else await pgDb?.drop();
       if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
 
 export { ManualClock };
+
+/**
+ * The database of a gateway with better-sqlite3's synchronous API, for tests that read or tamper
+ * with it directly: the SQLite connection, or on PostgreSQL a synchronous stand-in (db-sync.ts).
+ */
+export function sqliteOf(gw: RunningGateway): SqliteStore['raw'] {
+  if (gw.store instanceof SqliteStore) return gw.store.raw;
+  // PostgreSQL: prepare(sql).get/all/run answered synchronously (db-sync.ts); SQLite-only SQL fails there
+  let sync = syncByStore.get(gw.store);
+  if (!sync) syncByStore.set(gw.store, (sync = new SyncPg(gw.store.url)));
+  return sync as unknown as SqliteStore['raw'];
+}
+
+const syncByStore = new WeakMap<object, SyncPg>();
+/** databases of closed gateways whose data dir the test owns, for a restart on it; dropped when the process is done */
+const keptDatabases = new Map<string, TestDatabase>();
+function keepDatabase(dataDir: string, db: TestDatabase): void {
+  if (keptDatabases.size === 0) process.once('beforeExit', () => void Promise.all([...keptDatabases.values()].map((d) => d.drop().catch(() => undefined))));
+  keptDatabases.set(dataDir, db);
+}
+/** The PostgreSQL URL of the gateway serving a data dir (snapshotDb reads it). */
+export const databaseOfDataDir = new Map<string, string>();

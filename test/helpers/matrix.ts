@@ -12,7 +12,8 @@ import { AgentpayClient, type RawResponse } from '../../src/sdk/client/index.js'
 import { issueKey } from '../../src/domain/api-keys.js';
 import { DEFAULT_SCOPES, type Scope } from '../../src/domain/scopes.js';
 import { OPERATOR_TENANT_ID } from '../../src/domain/tenants.js';
-import type { TestGateway } from './gateway.js';
+import { databaseOfDataDir, type TestGateway } from './gateway.js';
+import { SyncPg } from './db-sync.js';
 
 export type { RouteEntry };
 export type JsonSchema = Record<string, unknown>;
@@ -219,6 +220,8 @@ const VOLATILE_COLUMNS: Record<string, readonly string[]> = { api_keys: ['last_u
  * read-only connection, ordered by rowid (by every column for WITHOUT ROWID tables).
  */
 export function snapshotDb(dataDir: string): DbSnapshot {
+  const pgUrl = databaseOfDataDir.get(dataDir);
+  if (pgUrl) return snapshotPg(pgUrl);
   const db = new Database(join(dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
   try {
     db.defaultSafeIntegers(true);
@@ -235,6 +238,25 @@ export function snapshotDb(dataDir: string): DbSnapshot {
     return snap;
   } finally {
     db.close();
+  }
+}
+
+/** snapshotDb on PostgreSQL: every table of the public schema, rows in the order of all their columns. */
+function snapshotPg(url: string): DbSnapshot {
+  const db = new SyncPg(url);
+  try {
+    const tables = db.query("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name").rows as { name: string }[];
+    const snap: DbSnapshot = {};
+    for (const { name } of tables) {
+      const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+      const cols = (db.query('SELECT column_name AS c FROM information_schema.columns WHERE table_schema = \'public\' AND table_name = $1 ORDER BY ordinal_position', [name]).rows as { c: string }[]).map((r) => r.c);
+      const rows = db.query(`SELECT * FROM ${q(name)} ORDER BY ${cols.map((c) => `${q(c)}::text`).join(', ')}`).rows;
+      const volatile = VOLATILE_COLUMNS[name] ?? [];
+      snap[name] = volatile.length ? rows.map((row) => Object.fromEntries(Object.entries(row).filter(([c]) => !volatile.includes(c)))) : rows;
+    }
+    return snap;
+  } finally {
+    void db.close();
   }
 }
 

@@ -9,6 +9,7 @@ import { signObject, verifyObject } from '../../src/core/ed25519.js';
 import type { Capability } from '../../src/store/repos/market.js';
 import type { AgentpayClient, Challenge, PaymentProof, Receipt } from '../../src/sdk/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
+import { sqliteOf } from '../helpers/gateway.js';
 
 export async function createCapability(
   t: TestGateway,
@@ -106,7 +107,7 @@ interface LedgerRow {
 }
 
 export function ledgerRows(t: TestGateway, filter: { walletId?: string; transactionId?: string } = {}): LedgerRow[] {
-  const db = t.gw.store.raw;
+  const db = sqliteOf(t.gw);
   if (filter.transactionId) return db.prepare('SELECT * FROM ledger_entries WHERE transaction_id = ? ORDER BY rowid').all(filter.transactionId) as LedgerRow[];
   if (filter.walletId) return db.prepare('SELECT * FROM ledger_entries WHERE wallet_id = ? ORDER BY seq').all(filter.walletId) as LedgerRow[];
   return db.prepare('SELECT * FROM ledger_entries ORDER BY rowid').all() as LedgerRow[];
@@ -129,7 +130,8 @@ export function ledgerBalance(t: TestGateway, walletId: string): { balance: bigi
  * and the held total is exactly what open transactions hold.
  */
 export function expectLedgerConsistent(t: TestGateway): void {
-  const rows = ledgerRows(t);
+  // each wallet's entries in seq order (on PostgreSQL the table's physical order interleaves concurrent inserts)
+  const rows = ledgerRows(t).sort((a, b) => (a.wallet_id === b.wallet_id ? Number(a.seq - b.seq) : a.wallet_id < b.wallet_id ? -1 : 1));
   const perWallet = new Map<string, { balance: bigint; held: bigint; seq: bigint }>();
   let funded = 0n;
   for (const e of rows) {
@@ -147,12 +149,12 @@ export function expectLedgerConsistent(t: TestGateway): void {
   const total = [...perWallet.values()].reduce((s, w) => s + w.balance, 0n);
   expect(total, 'all balances together equal everything funded').toBe(funded);
   const held = [...perWallet.values()].reduce((s, w) => s + w.held, 0n);
-  const open = t.gw.store.raw.prepare("SELECT coalesce(sum(amount_minor), 0) AS s FROM transactions WHERE status = 'authorized'").get() as { s: bigint };
+  const open = sqliteOf(t.gw).prepare("SELECT coalesce(sum(amount_minor), 0) AS s FROM transactions WHERE status = 'authorized'").get() as { s: bigint };
   expect(held, 'held total equals what open transactions hold').toBe(BigInt(open.s));
 }
 
 export function transactionRow(t: TestGateway, id: string): { status: string; failure_reason: string | null; fee_minor: bigint | null } {
-  return t.gw.store.raw.prepare('SELECT * FROM transactions WHERE id = ?').get(id) as never;
+  return sqliteOf(t.gw).prepare('SELECT * FROM transactions WHERE id = ?').get(id) as never;
 }
 
 /** A completed purchase by a wallet of the workspace from a fresh seller: for fixtures that need a receipt. */

@@ -7,7 +7,7 @@
  * hand-moved clock; every case checks the buyer's ledger afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ManualClock, startTestGateway, type TestGateway, sqliteOf } from '../helpers/gateway.js';
 import { authorizeCall, expectLedgerConsistent, hashOf, ledgerBalance, type Buyer } from '../payments/helpers.js';
 import { buy, newSeller, policyFixture, refusal, workspaceWithAgent, type Seller } from './helpers.js';
 
@@ -39,7 +39,7 @@ async function approvalOf(ws: Awaited<ReturnType<typeof workspaceWithAgent>>, id
 
 /** The transaction an approval is used by, read from the database (the API does not show it). */
 function usedBy(approvalId: string): string | null {
-  const row = t.gw.store.raw.prepare('SELECT used_by_transaction_id AS txn FROM approvals WHERE id = ?').get(approvalId) as { txn: string | null };
+  const row = sqliteOf(t.gw).prepare('SELECT used_by_transaction_id AS txn FROM approvals WHERE id = ?').get(approvalId) as { txn: string | null };
   return row.txn;
 }
 

@@ -10,6 +10,7 @@ import type { PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Payout, PayoutListOptions } from '../../src/sdk/client/index.js';
 import { ledgerRows } from '../payments/helpers.js';
 import { HOUR, entries, expectConserved, payee, railGateway, refusedWith, runJobs } from './helpers.js';
+import { sqliteOf, testBackend } from '../helpers/gateway.js';
 
 const t = await railGateway();
 const bank = () => t.gw.services.rails.registry.find('sandbox-bank')!.payouts!;
@@ -118,7 +119,8 @@ describe('GET /v1/payouts with the operator key', () => {
     }
   });
 
-  it('reads through the rail_tx_state index, without sorting every payout, for each filter and with a cursor', async () => {
+  // SQLite's query plans; PostgreSQL has rail_tx_state_order (drizzle-pg/0001) for the same reads
+  it.skipIf(testBackend() === 'postgres')('reads through the rail_tx_state index, without sorting every payout, for each filter and with a cursor', async () => {
     const plans = await planOf(() => list({ status: 'submitted', submittedBefore: dayAgo, after: c1.id }));
     expect(plans.join('\n')).toContain('USING INDEX rail_tx_state (kind=? AND state=? AND rowid<?)');
     for (const q of [{}, { status: 'submitted' as const }, { submittedBefore: dayAgo }, { limit: 2, after: a2.id }]) {
@@ -194,7 +196,7 @@ describe('the ledger around the listed payouts', () => {
 
 /** The query plans of every read of rail_transactions that `fn` makes through the gateway. */
 async function planOf(fn: () => Promise<unknown>): Promise<string[]> {
-  const raw = t.gw.store.raw;
+  const raw = sqliteOf(t.gw);
   const prepare = raw.prepare;
   const seen: { sql: string; params: unknown[] }[] = [];
   raw.prepare = ((sql: string) => {

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Discrepancy } from '../../src/domain/rails/reconciliation.js';
 import { DAY, entries, expectConserved, MINUTE, payee, railGateway, runJobs } from './helpers.js';
+import { sqliteOf } from '../helpers/gateway.js';
 
 const t = await railGateway();
 afterAll(() => t.close());
@@ -182,7 +183,7 @@ describe('the rail job submitting a payout again', () => {
         const post = rawPayout(s.apiKey, { walletId: s.walletId, amountMinor: '3000', rail: 'ach' });
         await first.reached;
         // what another instance's rail job records before it submits the payout again
-        t.gw.store.raw.prepare("UPDATE rail_transactions SET resubmitted_at = 1 WHERE kind = 'payout' AND wallet_id = ?").run(s.walletId);
+        sqliteOf(t.gw).prepare("UPDATE rail_transactions SET resubmitted_at = 1 WHERE kind = 'payout' AND wallet_id = ?").run(s.walletId);
         first.release();
         return post;
       },
@@ -202,7 +203,7 @@ describe('the rail job submitting a payout again', () => {
 describe('the rail job following submitted payouts', () => {
   it('pages through all of them: payouts a rail never resolves do not keep newer ones from being confirmed', async () => {
     // 501 payouts a rail never resolves (references it does not know), older than a real one
-    const insert = t.gw.store.raw.prepare(`INSERT INTO rail_transactions (id, kind, tenant_id, wallet_id, treasury_provider_id, rail, state,
+    const insert = sqliteOf(t.gw).prepare(`INSERT INTO rail_transactions (id, kind, tenant_id, wallet_id, treasury_provider_id, rail, state,
       rail_amount_minor, rail_currency, usd_amount_minor, external_ref, counterparty, created_at, updated_at)
       VALUES (?, 'payout', 'prv_stuck', 'wal_stuck', 'sandbox-chain', 'usdc_base', 'submitted', 1, 'USDC', 1, ?, '0xstuck', 0, 0)`);
     for (let i = 0; i < 501; i++) insert.run(`pay_000000000${String(i).padStart(4, '0')}`, `unknown-ref-${i}`);
@@ -213,7 +214,7 @@ describe('the rail job following submitted payouts', () => {
       await runJobs(t);
       expect((await s.client.payouts.get(p.id)).status).toBe('confirmed');
     } finally {
-      t.gw.store.raw.prepare("DELETE FROM rail_transactions WHERE tenant_id = 'prv_stuck'").run();
+      sqliteOf(t.gw).prepare("DELETE FROM rail_transactions WHERE tenant_id = 'prv_stuck'").run();
     }
   });
 });

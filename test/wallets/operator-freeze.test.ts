@@ -4,7 +4,7 @@
  * owner's own freeze stays the owner's to lift, and an operator can lift either.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../helpers/gateway.js';
+import { startTestGateway, sqliteOf } from '../helpers/gateway.js';
 import { call, changedTables, snapshotDb } from '../helpers/matrix.js';
 import { expectLedger } from './ledger-checks.js';
 
@@ -13,7 +13,7 @@ afterAll(() => t.close());
 
 /** The stored flag and who set it (the store reads integers as bigint). */
 const frozenBy = (walletId: string) => {
-  const row = t.gw.store.raw.prepare('SELECT frozen, frozen_by AS frozenBy FROM wallets WHERE id = ?').get(walletId) as { frozen: bigint; frozenBy: string | null };
+  const row = sqliteOf(t.gw).prepare('SELECT frozen, frozen_by AS frozenBy FROM wallets WHERE id = ?').get(walletId) as { frozen: bigint; frozenBy: string | null };
   return { frozen: Number(row.frozen), frozenBy: row.frozenBy };
 };
 
@@ -89,7 +89,7 @@ describe('a wallet frozen by its owner', () => {
 
   it('frozen before who froze it was recorded (frozen_by NULL) counts as frozen by its owner', async () => {
     const { walletId } = await t.newAgentWallet(t.workspace, 'legacy-frozen');
-    t.gw.store.raw.prepare('UPDATE wallets SET frozen = 1, frozen_by = NULL WHERE id = ?').run(walletId);
+    sqliteOf(t.gw).prepare('UPDATE wallets SET frozen = (1 = 1), frozen_by = NULL WHERE id = ? -- (1 = 1): 1 on SQLite, true on PostgreSQL').run(walletId);
     expect((await t.workspace.wallets.unfreeze(walletId)).frozen).toBe(false);
   });
 });

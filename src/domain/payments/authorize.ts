@@ -9,6 +9,7 @@ import { AppError, forbidden, isAppError, notFound, validationError } from '../.
 import { verifyObject } from '../../core/ed25519.js';
 import { iso } from '../../core/clock.js';
 import type { Transaction } from '../../store/repos/payments.js';
+import { isUniqueViolation } from '../../store/errors.js';
 import type { Principal } from '../api-keys.js';
 import { balanceFrom, post } from '../ledger.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
@@ -38,13 +39,6 @@ function replay(nonce: string): AppError {
   return new AppError('REPLAY_DETECTED', 'this payment proof was already used; the first use counted. Do not resend it: request a new challenge for another call', { nonce });
 }
 
-/** A unique-index violation from SQLite or PostgreSQL, possibly wrapped by the ORM. */
-function isUniqueViolation(e: unknown): boolean {
-  for (let cur = e as { code?: unknown; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
-    if (cur.code === 'SQLITE_CONSTRAINT_UNIQUE' || cur.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cur.code === '23505') return true;
-  }
-  return false;
-}
 
 export async function authorizePayment(
   deps: PaymentDeps, keys: VerificationKeys, p: Principal, input: AuthorizeInput, issued?: IssuedChallenges,

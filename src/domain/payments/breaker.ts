@@ -18,7 +18,7 @@ export async function isPaused(r: Repos, walletId: string, providerId: string): 
 }
 
 /** Counts a provider error; the one that pauses the seller is announced to the wallet's workspace (wallet_provider.paused). */
-export async function recordProviderFailure(r: Repos, ctx: Pick<DomainContext, 'ids' | 'clock'>, walletId: string, providerId: string): Promise<Breaker> {
+export async function recordProviderFailure(r: Repos, ctx: Pick<DomainContext, 'ids' | 'clock' | 'observer'>, walletId: string, providerId: string): Promise<Breaker> {
   const b = await r.breakers.get(walletId, providerId);
   const consecutiveFailures = (b?.consecutiveFailures ?? 0) + 1;
   const next: Breaker = { walletId, providerId, consecutiveFailures, paused: (b?.paused ?? false) || consecutiveFailures >= BREAKER_THRESHOLD, updatedAt: ctx.clock.now() };

@@ -32,8 +32,8 @@ export class ExpirySweeper {
   }
 
   /** Sweeps every `intervalMs`; a failed sweep is reported to `onError` and retried next time. */
-  start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
-    this.periodic.start(intervalMs, onError);
+  start(intervalMs: number, onError: (e: unknown) => void = () => {}, when?: () => Promise<boolean>): void {
+    this.periodic.start(intervalMs, onError, when);
   }
 
   /** Stops the timer and waits for a sweep in progress, so the store can close after. */

@@ -10,6 +10,7 @@
  * transaction. Amounts are bigint minor units of the asset named next to them: USD
  * cents, or USDC base units (6 decimals: 1_000_000 = 1 USDC).
  */
+import type { Store } from '../../store/store.js';
 import type { SandboxWorld } from './sandbox/world.js';
 
 export const RAILS = ['bank_transfer', 'ach', 'usdc_base'] as const;
@@ -47,6 +48,12 @@ export interface RailAdapter {
   payouts?: PayoutRail;
   /** what the adapter holds for the platform, for reconciliation */
   treasury?: TreasuryView;
+  /**
+   * Called once with the gateway's store before anything is asked of the adapter: an adapter
+   * that must remember things across restarts and instances (a chain adapter's transactions
+   * and scan position) keeps them there (the generic object records of `Repos.sandboxObjects`, under kinds of its own).
+   */
+  attach?(store: Store): void;
 }
 
 // ---- funding: top-ups through a processor ----
@@ -154,6 +161,8 @@ export interface TreasuryView {
 export interface ScreeningService {
   /** sanctions screening of a payout destination; throws RailUnavailable when down */
   screen(destination: string): Promise<'clear' | 'sanctioned'>;
+  /** optional: how the service is, with a line for an operator (e.g. the list's size and age) */
+  health?(): Promise<{ status: AdapterStatus; detail: string }>;
 }
 
 export interface PricingService {

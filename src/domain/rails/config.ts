@@ -61,6 +61,12 @@ export function resolveRails(partial: RailsConfig | undefined, mode: 'sandbox' |
   if (s.adapters === 'sandbox' && mode === 'production') {
     throw new Error('rails.adapters "sandbox" is refused in production mode: the sandbox moves no real money; configure real adapters or "none"');
   }
+  if (typeof s.adapters === 'object' && mode === 'production') {
+    const simulated = s.adapters.providers.filter((a) => a.info.adapterType.startsWith('sandbox'));
+    if (s.adapters.sandbox || simulated.length > 0) {
+      throw new Error(`rails.adapters: the sandbox adapter${simulated.length === 1 ? '' : 's'} ${simulated.map((a) => a.info.id).join(', ') || '(sandbox world)'} ${simulated.length === 1 ? 'is' : 'are'} refused in production mode: the sandbox moves no real money`);
+    }
+  }
   for (const k of ['webhookToleranceMs', 'pollIntervalMs', 'reconcileIntervalMs', 'destinationCooldownMs'] as const) {
     if (!Number.isInteger(s[k]) || s[k] < 0) throw new Error(`rails.${k} must be a non-negative integer of milliseconds`);
   }

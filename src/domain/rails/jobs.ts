@@ -50,8 +50,9 @@ export class RailJobs {
     return result;
   }
 
-  start(intervalMs: number, onError: (e: unknown) => void = () => {}): void {
-    this.periodic.start(intervalMs, onError);
+  /** `when`: run a tick only while this instance holds the rail duty (Store.claimDuty) */
+  start(intervalMs: number, onError: (e: unknown) => void = () => {}, when?: () => Promise<boolean>): void {
+    this.periodic.start(intervalMs, onError, when);
   }
 
   stop(): Promise<void> {

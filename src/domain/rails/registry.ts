@@ -72,6 +72,22 @@ export class RailRegistry {
     return this.choose('payouts', (a) => (a.payouts as PayoutRail).rails.includes(rail), `payouts on ${rail}`, id);
   }
 
+  /**
+   * The screening service's health for GET /v1/rail/providers: its own `health()` when it has
+   * one, else a screening of the zero address (down when it throws RailUnavailable).
+   */
+  async screeningView(): Promise<{ status: 'operational' | 'degraded' | 'down'; detail?: string } | undefined> {
+    const s = this.screening;
+    if (!s) return undefined;
+    if (s.health) return s.health().catch((e: unknown) => ({ status: 'down' as const, detail: (e as Error).message }));
+    try {
+      await s.screen('0x0000000000000000000000000000000000000000');
+      return { status: 'operational' };
+    } catch (e) {
+      return { status: 'down', detail: (e as Error).message };
+    }
+  }
+
   /** The provider records of GET /v1/rail/providers. */
   async views() {
     return Promise.all(this.providers.map(async (a) => ({ ...a.info, status: await a.status().catch(() => 'down' as const) })));

@@ -59,6 +59,7 @@ export function railServices(ctx: DomainContext, config: { mode: 'sandbox' | 'pr
     });
   } else if (settings.adapters !== 'none') {
     adapters = settings.adapters;
+    for (const a of adapters.providers) a.attach?.(ctx.store);
   }
   const registry = new RailRegistry(adapters);
   const topUps = new TopUpService(ctx, registry, wallets);

@@ -12,7 +12,7 @@ import type { Principal } from '../api-keys.js';
 import type { DomainContext } from '../context.js';
 import { post } from '../ledger.js';
 import type { WalletService } from '../wallets.js';
-import type { ProcessorEvent, RailAsset } from './adapters.js';
+import { RailUnavailable, type ProcessorEvent, type RailAsset } from './adapters.js';
 import type { RailRegistry } from './registry.js';
 import { intentView, railTransactionView } from './views.js';
 
@@ -34,7 +34,14 @@ export class TopUpService {
     const id = this.ctx.ids.next('topup');
     const currency = input.asset ?? 'USD';
     // the processor is outside: never inside a store transaction
-    const intent = await adapter.topUps.createIntent({ transactionId: id, walletId: wallet.id, amountMinor: amount, currency });
+    let intent: Awaited<ReturnType<typeof adapter.topUps.createIntent>>;
+    try {
+      intent = await adapter.topUps.createIntent({ transactionId: id, walletId: wallet.id, amountMinor: amount, currency });
+    } catch (e) {
+      // the processor is down or refused: nothing was recorded, the caller retries later
+      if (e instanceof RailUnavailable) throw new AppError('TREASURY_UNAVAILABLE', `${e.message}; no top-up was created, retry later`, { service: e.service });
+      throw e;
+    }
     const now = this.ctx.clock.now();
     const row: RailTransaction = {
       id, kind: 'topup', tenantId: wallet.tenantId, walletId: wallet.id, treasuryProviderId: adapter.info.id, rail: null,

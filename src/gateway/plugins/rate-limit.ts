@@ -3,15 +3,32 @@
  * budget on signup and password recovery. Keys are hashed before they become
  * counters, so no secret sits in the limiter's memory. A key the gateway does not know
  * counts as no key: otherwise a new made-up key per request would escape the per-IP limit.
+ *
+ * The payment operations a seller's middleware calls on every purchase (challenge, authorize,
+ * complete, fail) have a limit of their own per key and per operation (`paymentMax`), apart
+ * from the general one: see `PaymentLimits`.
+ *
+ * With a shared counter (Redis, `config.redis`) every limit counts across all gateways of a
+ * fleet; what happens when Redis is down is in src/gateway/rate-counter.ts.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import rateLimit from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { AppError } from '../../core/errors.js';
 import { notFoundHandler } from './errors.js';
 import { hashKey } from '../../domain/api-keys.js';
 import type { DomainContext } from '../../domain/context.js';
-import type { GatewayConfig } from '../config.js';
+import { DEFAULT_CONFIG, type GatewayConfig } from '../config.js';
+import { LocalCounter, type RateCounter } from '../rate-counter.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    paymentLimits: PaymentLimits;
+  }
+}
+
+export const PAYMENT_OPERATIONS = ['challenge', 'authorize', 'complete', 'fail'] as const;
+export type PaymentOperation = (typeof PAYMENT_OPERATIONS)[number];
 
 const KNOWN_KEYS_CACHED = 10_000;
 
@@ -32,7 +49,7 @@ function rateLimitedError(windowMs: number) {
   };
 }
 
-function limiterKey(ctx: DomainContext) {
+function limiterKey(ctx: DomainContext): (request: FastifyRequest) => Promise<string> {
   // hashes of keys seen in the database; revocation does not matter here (auth answers 401)
   const known = new Map<string, true>();
   return async (request: FastifyRequest): Promise<string> => {
@@ -49,21 +66,134 @@ function limiterKey(ctx: DomainContext) {
   };
 }
 
-export default fp(async function limits(app: FastifyInstance, opts: { config: GatewayConfig }) {
+export interface LimitsOptions {
+  config: GatewayConfig;
+  /** where the limits count; default: in this process */
+  counter?: RateCounter;
+  /** told of every request a limit refuses (metrics) */
+  onLimited?: (limit: 'general' | 'signup' | 'payment') => void;
+}
+
+export default fp(async function limits(app: FastifyInstance, opts: LimitsOptions) {
   const { rateLimit: rl } = opts.config;
+  const keyOf = limiterKey(app.services.ctx);
   await app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
     max: rl.max,
     timeWindow: rl.windowMs,
-    keyGenerator: limiterKey(app.services.ctx),
+    keyGenerator: keyOf,
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: rateLimitedError(rl.windowMs),
+    ...(opts.onLimited ? { onExceeded: (request: FastifyRequest) => opts.onLimited!(request.routeOptions.config && (request.routeOptions.config as { rateLimit?: { keyGenerator?: unknown } }).rateLimit ? 'signup' : 'general') } : {}),
+    // without a counter the library's own in-process store, as before
+    ...(opts.counter ? { store: counterStore(opts.counter) } : {}),
   });
   // requests no route serves count too: otherwise probing unknown paths would be unlimited
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
+  app.decorate('paymentLimits', new PaymentLimits(opts.counter ?? new LocalCounter(app.services.ctx.clock), keyOf, { ...DEFAULT_CONFIG.rateLimit, ...rl }, opts.onLimited));
 });
+
+/**
+ * The library's store on a RateCounter (the Redis one, for a fleet). A route with a limit of
+ * its own (signup) counts under its method and path, as the library's stores do.
+ */
+function counterStore(counter: RateCounter, prefix = 'g:'): FastifyRateLimitStoreCtor {
+  return class CounterStore {
+    incr(key: string, cb: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow?: number): void {
+      counter.incr(prefix + key, timeWindow ?? 1000).then(
+        (r) => cb(null, { current: r.current, ttl: r.ttlMs }),
+        (e: Error) => cb(e),
+      );
+    }
+    child(routeOptions: { routeInfo?: { method?: string; url?: string } }) {
+      const Child = counterStore(counter, `${prefix}${routeOptions.routeInfo?.method ?? ''}${routeOptions.routeInfo?.url ?? ''}:`);
+      return new Child({});
+    }
+  } as unknown as FastifyRateLimitStoreCtor;
+}
+
+/**
+ * Challenge, authorize, complete and fail: `paymentMax` per `paymentWindowMs` per key, each
+ * operation on a counter of its own, none on the general budget. A purchase costs its seller a
+ * challenge, an authorize and a complete (one each of their own budgets), so the general limit
+ * (50/s by default) no longer holds a seller key to about 16 paid calls a second: it gets
+ * `paymentMax` purchases a window. In a batch (one request on the general budget) each of these
+ * operations counts on its own counter too, all of the batch or none of it.
+ */
+export class PaymentLimits {
+  constructor(
+    private readonly counter: RateCounter,
+    private readonly keyOf: (request: FastifyRequest) => Promise<string>,
+    private readonly rl: Required<GatewayConfig['rateLimit']>,
+    private readonly onLimited?: (limit: 'payment') => void,
+  ) {}
+
+  /** the counter of an operation for this caller; the caller's counters share a Redis Cluster hash tag */
+  private key(op: PaymentOperation, caller: string) {
+    return `pay:${op}:{${caller}}`;
+  }
+
+  private window() {
+    const w = this.rl.paymentWindowMs;
+    return `${w / 1000} second${w === 1000 ? '' : 's'}`;
+  }
+
+  /** onRequest hook of the route of `op` (its route config turns the general limit off) */
+  hook(op: PaymentOperation) {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const { allowed, counts } = await this.counter.take([{ key: this.key(op, await this.keyOf(request)), n: 1 }], this.rl.paymentMax, this.rl.paymentWindowMs);
+      const c = counts[0]!;
+      const reset = Math.ceil(c.ttlMs / 1000);
+      reply.header('x-ratelimit-limit', this.rl.paymentMax);
+      reply.header('x-ratelimit-remaining', Math.max(0, this.rl.paymentMax - c.current));
+      reply.header('x-ratelimit-reset', reset);
+      if (allowed) return;
+      this.onLimited?.('payment');
+      reply.header('retry-after', reset);
+      throw new AppError('RATE_LIMITED', `too many ${op} requests: at most ${this.rl.paymentMax} per ${this.window()} for each payment operation; retry after ${reset}s`, {
+        limit: this.rl.paymentMax,
+        operation: op,
+        retryAfterSeconds: reset,
+      });
+    };
+  }
+
+  /**
+   * Counts a batch's operations (challenge, authorize, complete, fail) on their counters, all
+   * or none; RATE_LIMITED (nothing counted) when one does not fit.
+   */
+  async takeBatch(request: FastifyRequest, reply: FastifyReply, operations: Partial<Record<string, number>>): Promise<void> {
+    const { paymentMax: max, paymentWindowMs } = this.rl;
+    const ops = PAYMENT_OPERATIONS.filter((op) => (operations[op] ?? 0) > 0);
+    if (ops.length === 0) return;
+    const tooMany = ops.find((op) => operations[op]! > max);
+    if (tooMany) {
+      this.onLimited?.('payment');
+      throw new AppError('RATE_LIMITED', `too many ${tooMany} operations: this gateway allows ${max} per ${this.window()} for each payment operation; send at most ${max} ${tooMany} operations per batch`, {
+        limit: max,
+        operation: tooMany,
+        operations: operations[tooMany],
+      });
+    }
+    const caller = await this.keyOf(request);
+    const { allowed, counts } = await this.counter.take(ops.map((op) => ({ key: this.key(op, caller), n: operations[op]! })), max, paymentWindowMs);
+    if (allowed) return;
+    this.onLimited?.('payment');
+    const i = ops.findIndex((op, j) => counts[j]!.current + operations[op]! > max);
+    const op = ops[i]!;
+    const retryAfterSeconds = Math.ceil(counts[i]!.ttlMs / 1000);
+    reply.header('retry-after', String(retryAfterSeconds));
+    throw new AppError('RATE_LIMITED', `too many ${op} operations: ${Math.max(0, max - counts[i]!.current)} of ${max} per ${this.window()} were left for ${operations[op]}; nothing was run, retry after ${retryAfterSeconds}s or with fewer operations`, {
+      limit: max,
+      operation: op,
+      operations: operations[op],
+      remaining: Math.max(0, max - counts[i]!.current),
+      retryAfterSeconds,
+    });
+  }
+}
 
 /**
  * Route config for signup and password recovery:

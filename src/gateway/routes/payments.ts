@@ -5,11 +5,12 @@
  * one request, each answered with the status and body its own route would give.
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
+import { AppError, type ErrorCode } from '../../core/errors.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Principal } from '../../domain/api-keys.js';
 import type { PaymentService } from '../../domain/payments/service.js';
 import { principal } from '../plugins/auth.js';
+import type { PaymentOperation } from '../plugins/rate-limit.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
@@ -96,73 +97,40 @@ function operationRunner(payments: PaymentService) {
   };
 }
 
-/**
- * A batch costs the rate limit as many requests as it has operations: the global limit
- * counted the request once, this counts the other operations on the same key's budget.
- * A batch that does not fit what is left of the window is refused whole, before any of its
- * operations is counted or run, so a refused batch neither spends the key's budget nor
- * changes anything: the client may resend it, smaller or later.
- */
-function operationLimit(app: FastifyInstance, windowMs: number) {
-  const count = app.createRateLimit(); // no options: the global limiter, its store and key
-  return async (request: FastifyRequest, reply: FastifyReply, operations: number): Promise<void> => {
-    // what the global limiter left after counting this request (it sets the header on every request it counts)
-    const remaining = Number(reply.getHeader('x-ratelimit-remaining'));
-    const max = Number(reply.getHeader('x-ratelimit-limit'));
-    if (Number.isInteger(remaining) && Number.isInteger(max) && operations - 1 > remaining) {
-      const never = operations > max;
-      const retryAfterSeconds = never ? 0 : Math.ceil(Number(reply.getHeader('x-ratelimit-reset')) || windowMs / 1000);
-      if (!never) reply.header('retry-after', String(retryAfterSeconds));
-      throw new AppError('RATE_LIMITED', never
-        ? `too many operations: a batch counts one request per operation, and this gateway allows ${max} per ${windowMs} ms; send at most ${max} operations per batch`
-        : `too many requests: a batch counts one request per operation, and ${remaining + 1} of ${max} per ${windowMs} ms were left for ${operations}; nothing was run, retry after ${retryAfterSeconds}s or with fewer operations`, {
-        limit: max,
-        operations,
-        remaining: remaining + 1,
-        ...(never ? {} : { retryAfterSeconds }),
-      });
-    }
-    for (let i = 1; i < operations; i++) {
-      const r = await count(request);
-      if (r.isAllowed) continue;
-      if (r.isExceeded) {
-        reply.header('retry-after', String(r.ttlInSeconds));
-        throw new AppError('RATE_LIMITED', `too many requests: a batch counts one request per operation, at most ${r.max} per ${r.timeWindow} ms; retry after ${r.ttlInSeconds}s with fewer operations`, {
-          limit: r.max,
-          operations,
-          retryAfterSeconds: r.ttlInSeconds,
-        });
-      }
-    }
-  };
-}
-
 export default async function paymentRoutes(app: FastifyInstance) {
   const { payments } = app.services;
   const config = { scope: 'payments:write' } as const;
 
-  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { config: { ...config, errors: ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'CONFLICT'] }, schema: { summary: 'A signed price challenge for a capability (the seller)', body: ChallengeBody, response: { 200: Closed({ challenge: Challenge }) } } }, async (request) => ({
+  // a payment operation counts on its own limit (per key and operation), not on the general one
+  const paymentOp = (op: PaymentOperation, errors: readonly ErrorCode[]) => ({ config: { ...config, rateLimit: false as const, errors }, onRequest: app.paymentLimits.hook(op) });
+
+  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { ...paymentOp('challenge', ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'CONFLICT']), schema: { summary: 'A signed price challenge for a capability (the seller)', body: ChallengeBody, response: { 200: Closed({ challenge: Challenge }) } } }, async (request) => ({
     challenge: await payments.challenge(principal(request), request.body.capabilityId),
   }));
 
-  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { config: { ...config, errors: BUYING }, schema: { summary: "Authorize a buyer's signed payment: holds the price", body: AuthorizeBody, response: { 200: Authorization } } }, async (request) =>
+  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { ...paymentOp('authorize', BUYING), schema: { summary: "Authorize a buyer's signed payment: holds the price", body: AuthorizeBody, response: { 200: Authorization } } }, async (request) =>
     payments.authorize(principal(request), request.body),
   );
 
-  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { config: { ...config, errors: RESOLVING }, schema: { summary: 'Complete a paid call: settles and signs the receipt', body: CompleteBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
+  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { ...paymentOp('complete', RESOLVING), schema: { summary: 'Complete a paid call: settles and signs the receipt', body: CompleteBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.complete(principal(request), request.body),
   }));
 
-  app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { config: { ...config, errors: RESOLVING }, schema: { summary: 'Fail a paid call: the hold is released to the buyer', body: FailBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
+  app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { ...paymentOp('fail', RESOLVING), schema: { summary: 'Fail a paid call: the hold is released to the buyer', body: FailBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.fail(principal(request), request.body),
   }));
 
   const run = operationRunner(payments);
   // All operations start at once: their database transactions share commits (group commit),
   // and the request's TLS, parsing and authentication are paid once for all of them.
-  const limit = operationLimit(app, app.services.config.rateLimit.windowMs);
+  // The batch is one request on the general limit; each of its operations counts on that
+  // operation's payment limit. One that does not fit what is left of a window is refused whole,
+  // before any operation is counted or run, so a refused batch changes nothing: the client may
+  // resend it, smaller or later.
   app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config: { ...config, errors: [...BUYING, ...RESOLVING] }, schema: { summary: 'Several payment operations in one request, each answered as its route would', body: BatchBody, response: { 200: Closed({ results: Type.Array(Closed({ status: Type.Integer(), body: Type.Union([Closed({ challenge: Challenge }), Closed({ receipt: Receipt }), ErrorEnvelope, Authorization]) })) }) } } }, async (request, reply) => {
-    await limit(request, reply, request.body.operations.length);
+    const count: Record<string, number> = {};
+    for (const op of request.body.operations) count[op.op] = (count[op.op] ?? 0) + 1;
+    await app.paymentLimits.takeBatch(request, reply, count);
     return { results: await Promise.all(request.body.operations.map((op) => run(principal(request), op, request.log))) };
   });
 }

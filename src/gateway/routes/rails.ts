@@ -25,10 +25,10 @@ const EventsQuery = Type.Object({ type: Type.Optional(StringEnum(EVENT_TYPES)), 
 export default async function railRoutes(app: FastifyInstance) {
   const { rails } = app.services;
 
-  app.get('/v1/rail/providers', { config: { scope: 'rail:read', errors: RAIL_ERRORS } }, async () => ({
-    sandbox: rails.simulatedCredits,
-    providers: await rails.registry.views(),
-  }));
+  app.get('/v1/rail/providers', { config: { scope: 'rail:read', errors: RAIL_ERRORS } }, async () => {
+    const screening = await rails.registry.screeningView();
+    return { sandbox: rails.simulatedCredits, providers: await rails.registry.views(), ...(screening ? { screening } : {}) };
+  });
 
   app.get<{ Querystring: Static<typeof TransactionsQuery> }>(
     '/v1/rail/transactions',

@@ -21,6 +21,7 @@ import { PoliciesApi } from './policies.js';
 import { ApprovalsApi } from './approvals.js';
 import { RailApi, SandboxApi } from './rails.js';
 import { PayoutsApi } from './payouts.js';
+import { WebhooksApi } from './webhooks.js';
 
 export class AgentpayClient {
   readonly http: HttpClient;
@@ -41,6 +42,7 @@ export class AgentpayClient {
   readonly rail: RailApi;
   readonly sandbox: SandboxApi;
   readonly payouts: PayoutsApi;
+  readonly webhooks: WebhooksApi;
 
   constructor(opts: ClientOptions) {
     this.http = new HttpClient(opts);
@@ -61,6 +63,7 @@ export class AgentpayClient {
     this.rail = new RailApi(this.http);
     this.sandbox = new SandboxApi(this.http);
     this.payouts = new PayoutsApi(this.http);
+    this.webhooks = new WebhooksApi(this.http);
   }
 }
 
@@ -69,3 +72,4 @@ export { AgentpayError } from '../errors.js';
 export type * from '../types.js';
 export type * from './rails.js';
 export type * from './payouts.js';
+export type * from './webhooks.js';

@@ -94,7 +94,8 @@ const w = (id: string) => `/v1/wallets/${encodeURIComponent(id)}`;
 export class RailApi {
   constructor(private http: HttpClient) {}
 
-  providers(): Promise<{ sandbox: boolean; providers: RailProvider[] }> {
+  /** `screening`: the sanctions screening's health, present when the gateway runs rails */
+  providers(): Promise<{ sandbox: boolean; providers: RailProvider[]; screening?: { status: 'operational' | 'degraded' | 'down'; detail?: string } }> {
     return this.http.request('GET', '/v1/rail/providers');
   }
   /** Every deposit, top-up and payout on the caller's wallets, newest first. */

@@ -5,3 +5,4 @@ export * from './market.js';
 export * from './payments.js';
 export * from './policies.js';
 export * from './rails.js';
+export * from './webhooks.js';

@@ -2,6 +2,7 @@ import { and, asc, desc, eq, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { transactions, receipts, breakers } from '../schema/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo } from '../repos/payments.js';
+import { storeError } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -9,7 +10,14 @@ type Db = BetterSQLite3Database;
 export class SqliteTransactions implements TransactionRepo {
   private readonly s: TableStatements<typeof transactions>;
   constructor(private db: Db) { this.s = statementsFor(db, transactions); }
-  async insert(t: Transaction) { this.s.insert(t); }
+  async insert(t: Transaction) {
+    try {
+      this.s.insert(t);
+    } catch (e) {
+      // a reused nonce: the domain tells it apart as a replay (src/store/errors.ts)
+      throw storeError(e);
+    }
+  }
   async get(id: string) { return this.s.first({ id }); }
   async byNonce(nonce: string) { return this.s.first({ nonce }); }
   async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {

@@ -11,7 +11,9 @@ import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, S
 import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
+import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
 import { WalSync } from './wal-sync.js';
+import type { StoreObserver } from '../observer.js';
 import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
 
 export interface SqliteStoreOptions {
@@ -28,6 +30,8 @@ export interface SqliteStoreOptions {
   datasync?: ConstructorParameters<typeof WalSync>[1];
   /** most transactions per commit (group commit); 1 turns batching off */
   maxBatch?: number;
+  /** told how long commits and log syncs take (metrics); settable later as `store.observer` */
+  observer?: StoreObserver;
 }
 
 interface PendingTx {
@@ -53,9 +57,12 @@ export class SqliteStore implements Store {
   private readonly savepoint: Record<'open' | 'release' | 'rollback', Database.Statement>;
   /** syncs the log off the event loop; absent in 'in-commit' mode and for ':memory:' */
   private readonly wal: WalSync | undefined;
+  /** told how long commits and log syncs take; none by default */
+  observer: StoreObserver | undefined;
 
   constructor(opts: SqliteStoreOptions) {
     this.maxBatch = opts.maxBatch ?? 64;
+    this.observer = opts.observer;
     if (opts.path !== ':memory:' && opts.path !== '') {
       // password hashes and emails: owner only. SQLite gives the -wal and -shm files it creates
       // the database file's mode, so the file is made 0600 before SQLite opens it; files an
@@ -104,6 +111,8 @@ export class SqliteStore implements Store {
       railEvents: new SqliteRailEvents(this.db),
       reconciliations: new SqliteReconciliations(this.db),
       sandboxObjects: new SqliteSandboxObjects(this.db),
+      webhookEndpoints: new SqliteWebhookEndpoints(this.db),
+      webhookDeliveries: new SqliteWebhookDeliveries(this.db),
     };
   }
 
@@ -143,6 +152,8 @@ export class SqliteStore implements Store {
     }
     if (batch.length === 0) return;
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const observer = this.observer;
+    const began = observer ? performance.now() : 0;
     try {
       this.raw.exec('BEGIN IMMEDIATE');
     } catch (error) {
@@ -168,6 +179,8 @@ export class SqliteStore implements Store {
       for (const job of batch) job.reject(error);
       return;
     }
+    const committedAt = observer ? performance.now() : 0;
+    observer?.committed?.((committedAt - began) / 1000, batch.length);
     const settle = () => batch.forEach((job, i) => {
       const o = outcomes[i]!;
       if (o.ok) job.resolve(o.value);
@@ -175,7 +188,10 @@ export class SqliteStore implements Store {
     });
     if (!this.wal) return settle();
     // the next batch may run while this one's log sync is under way; none is acknowledged before it
-    this.wal.committed().then(settle, (error: unknown) => {
+    this.wal.committed().then(() => {
+      observer?.synced?.((performance.now() - committedAt) / 1000);
+      settle();
+    }, (error: unknown) => {
       for (const job of batch) job.reject(error);
     });
   }
@@ -189,6 +205,25 @@ export class SqliteStore implements Store {
     const { value, durable } = await this.exclusive(async () => ({ value: await fn(this.repos), durable: this.wal?.durable() }));
     if (durable) await durable;
     return value;
+  }
+
+  /** Authorized transactions not yet resolved, and what they hold by currency (for metrics; durable reads). */
+  holdsOutstanding(): Promise<{ count: number; amounts: { currency: string; amountMinor: bigint }[] }> {
+    return this.read(async () => {
+      const rows = this.raw
+        .prepare("SELECT currency, count(*) AS n, coalesce(sum(amount_minor), 0) AS amount FROM transactions WHERE status = 'authorized' GROUP BY currency")
+        .safeIntegers(true)
+        .all() as { currency: string; n: bigint; amount: bigint }[];
+      return {
+        count: rows.reduce((s, r) => s + Number(r.n), 0),
+        amounts: rows.map((r) => ({ currency: r.currency, amountMinor: r.amount })),
+      };
+    });
+  }
+
+  /** one gateway process per database file (gateway.lock): it runs every duty */
+  async claimDuty(): Promise<boolean> {
+    return true;
   }
 
   async close(): Promise<void> {

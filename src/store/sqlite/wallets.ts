@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gt } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { wallets, ledgerEntries } from '../schema/index.js';
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry } from '../repos/wallets.js';
+import { storeError, UniqueViolation } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -19,7 +20,18 @@ export class SqliteLedger implements LedgerRepo {
   private readonly s: TableStatements<typeof ledgerEntries>;
   constructor(private db: Db) { this.s = statementsFor(db, ledgerEntries); }
   async last(walletId: string) { return this.s.first({ walletId }, 'ORDER BY "seq" DESC'); }
-  async append(e: LedgerEntry) { this.s.insert(e); }
+  async append(e: LedgerEntry) {
+    try {
+      this.s.insert(e);
+    } catch (err) {
+      // the no-replace trigger (drizzle/0004) fires before the unique index: the same refusal
+      const m = err as { code?: string; message?: string };
+      if (m.code === 'SQLITE_CONSTRAINT_TRIGGER' && m.message?.includes('with this id or wallet seq exists')) {
+        throw new UniqueViolation(m.message, 'ledger_wallet_seq', { cause: err });
+      }
+      throw storeError(err);
+    }
+  }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
     const q = this.db.select().from(ledgerEntries).where(where).orderBy(asc(ledgerEntries.seq));

@@ -1,0 +1,116 @@
+/**
+ * What the page computes from the API's lists, since the API has no aggregate endpoints:
+ * spend per day and per capability from a workspace's receipts, calls, revenue and failure
+ * rate from a provider's, and transactions from wallet ledgers. Sums are bigint minor units.
+ */
+import type { LedgerEntry, Receipt } from './types.js';
+
+export interface Bucket {
+  label: string;
+  value: bigint;
+}
+
+/** The UTC day of an ISO time, `YYYY-MM-DD`. */
+export const dayOf = (iso: string): string => iso.slice(0, 10);
+
+/** The `days` UTC days ending with the day of `nowIso`, oldest first. */
+export function lastDays(nowIso: string, days: number): string[] {
+  const end = Date.parse(dayOf(nowIso) + 'T00:00:00Z');
+  return Array.from({ length: days }, (_, i) => new Date(end - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+}
+
+/** Only successful receipts are spend: a failed paid call is not charged (docs/protocol.md). */
+const charged = (r: Receipt) => r.status === 'success';
+
+/** Spend per UTC day over the given days, in one currency. */
+export function spendPerDay(receipts: readonly Receipt[], days: readonly string[], currency: string): Bucket[] {
+  const sums = new Map(days.map((d) => [d, 0n]));
+  for (const r of receipts) {
+    if (!charged(r) || r.amount.currency !== currency) continue;
+    const d = dayOf(r.timestamp);
+    if (sums.has(d)) sums.set(d, sums.get(d)! + BigInt(r.amount.amountMinor));
+  }
+  return days.map((d) => ({ label: d, value: sums.get(d)! }));
+}
+
+/** Spend per capability, largest first, in one currency. */
+export function spendPerCapability(receipts: readonly Receipt[], currency: string): Bucket[] {
+  const sums = new Map<string, bigint>();
+  for (const r of receipts) {
+    if (!charged(r) || r.amount.currency !== currency) continue;
+    sums.set(r.capabilityId, (sums.get(r.capabilityId) ?? 0n) + BigInt(r.amount.amountMinor));
+  }
+  return [...sums].map(([label, value]) => ({ label, value })).sort((a, b) => (b.value > a.value ? 1 : b.value < a.value ? -1 : a.label.localeCompare(b.label)));
+}
+
+/** The currencies the receipts are in, most used first (USD if none). */
+export function currenciesOf(receipts: readonly Receipt[]): string[] {
+  const counts = new Map<string, number>();
+  for (const r of receipts) counts.set(r.amount.currency, (counts.get(r.amount.currency) ?? 0) + 1);
+  const list = [...counts].sort((a, b) => b[1] - a[1]).map(([c]) => c);
+  return list.length ? list : ['USD'];
+}
+
+export interface CapabilityStats {
+  capabilityId: string;
+  calls: number;
+  failures: number;
+  /** successful calls' amounts, per currency */
+  revenue: Map<string, bigint>;
+}
+
+/** Calls, failures and gross revenue (the amounts buyers paid) per capability, from a provider's receipts. */
+export function capabilityStats(receipts: readonly Receipt[]): Map<string, CapabilityStats> {
+  const out = new Map<string, CapabilityStats>();
+  for (const r of receipts) {
+    let s = out.get(r.capabilityId);
+    if (!s) out.set(r.capabilityId, (s = { capabilityId: r.capabilityId, calls: 0, failures: 0, revenue: new Map() }));
+    s.calls += 1;
+    if (r.status === 'failed') s.failures += 1;
+    else s.revenue.set(r.amount.currency, (s.revenue.get(r.amount.currency) ?? 0n) + BigInt(r.amount.amountMinor));
+  }
+  return out;
+}
+
+/** Calls and failures per UTC day over the given days. */
+export function callsPerDay(receipts: readonly Receipt[], days: readonly string[]): { day: string; calls: number; failures: number }[] {
+  const m = new Map(days.map((d) => [d, { day: d, calls: 0, failures: 0 }]));
+  for (const r of receipts) {
+    const b = m.get(dayOf(r.timestamp));
+    if (!b) continue;
+    b.calls += 1;
+    if (r.status === 'failed') b.failures += 1;
+  }
+  return days.map((d) => m.get(d)!);
+}
+
+/** A failure rate as a percentage with one decimal, by integer arithmetic. */
+export function percent(part: number, whole: number): string {
+  if (whole === 0) return '-';
+  const tenths = Math.round((part * 1000) / whole);
+  return `${Math.floor(tenths / 10)}.${tenths % 10}%`;
+}
+
+export interface Transaction {
+  id: string;
+  /** the newest entry's time */
+  at: string;
+  entries: LedgerEntry[];
+}
+
+/** Ledger entries grouped by the transaction they belong to, newest first; entries of no transaction are left out. */
+export function transactionsOf(entries: readonly LedgerEntry[]): Transaction[] {
+  const m = new Map<string, LedgerEntry[]>();
+  for (const e of entries) {
+    if (!e.transactionId) continue;
+    const list = m.get(e.transactionId) ?? [];
+    list.push(e);
+    m.set(e.transactionId, list);
+  }
+  return [...m]
+    .map(([id, list]) => {
+      const sorted = [...list].sort((a, b) => (a.walletId === b.walletId ? a.seq - b.seq : a.createdAt.localeCompare(b.createdAt)));
+      return { id, at: sorted.reduce((t, e) => (e.createdAt > t ? e.createdAt : t), ''), entries: sorted };
+    })
+    .sort((a, b) => b.at.localeCompare(a.at) || b.id.localeCompare(a.id));
+}

@@ -1,0 +1,33 @@
+/** Loads a view's data, again on `reload()` and when `version` changes; keeps the last data while reloading. */
+import { useCallback, useEffect, useRef, useState } from 'react';
+
+export function useLoad<T>(load: () => Promise<T>, version: number): { data: T | undefined; error: unknown; loading: boolean; reload: () => void } {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    loadRef.current().then(
+      (d) => {
+        if (!live) return;
+        setData(d);
+        setError(undefined);
+        setLoading(false);
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setError(e);
+        setLoading(false);
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [version, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload };
+}

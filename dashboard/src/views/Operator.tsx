@@ -1,0 +1,74 @@
+/**
+ * The operator: providers waiting for a verification decision (decide here), and payouts
+ * stuck in `submitted` for more than a day by the gateway's clock (as `agentpay payouts list
+ * --stuck --as operator`), to resolve once the rail has been asked out of band.
+ */
+import { useState } from 'react';
+import type { Api } from '../api.js';
+import { Problem, Section, Table } from '../components/common.js';
+import { when } from '../money.js';
+import { useLoad } from '../useLoad.js';
+import { PayoutTable } from './Provider.js';
+import type { Payout, Provider } from '../types.js';
+
+/** The CLI's `--stuck` (src/cli/payouts.ts STUCK_AFTER_MS). */
+const STUCK_AFTER_MS = 24 * 60 * 60 * 1000;
+
+export function OperatorView({ client, version, onChanged }: { client: Api; version: number; onChanged: () => void }) {
+  const requests = useLoad(() => client.get<{ providers: Provider[] }>('/v1/providers?verification=requested'), version);
+  const stuck = useLoad(async () => {
+    const { time } = await client.get<{ time: string }>('/health');
+    const before = new Date(Date.parse(time) - STUCK_AFTER_MS).toISOString();
+    return client.get<{ payouts: Payout[] }>(`/v1/payouts?status=submitted&submittedBefore=${encodeURIComponent(before)}&limit=200`);
+  }, version);
+  const [busy, setBusy] = useState<string>();
+  const [actionError, setActionError] = useState<unknown>();
+  const decide = async (p: Provider, decision: 'approved' | 'denied') => {
+    setBusy(p.id);
+    setActionError(undefined);
+    try {
+      await client.post(`/v1/providers/${encodeURIComponent(p.id)}/verify`, { decision });
+      onChanged();
+    } catch (e) {
+      setActionError(e);
+    } finally {
+      setBusy(undefined);
+    }
+  };
+  const providers = requests.data?.providers ?? [];
+  return (
+    <>
+      <Section id="verification" title="Verification requests">
+        <Problem error={requests.error ?? actionError} />
+        {requests.data ? (
+          <Table label="Verification requests" head={['Provider', 'Website', 'Note', 'Contact', 'Requested', 'Decision']} count={providers.length} empty="No provider is waiting for verification.">
+            {providers.map((p) => (
+              <tr key={p.id}>
+                <td>
+                  <span id={`${p.id}-name`}>{p.name}</span> <code>{p.id}</code>
+                </td>
+                <td>{p.website ?? '-'}</td>
+                <td>{p.verification?.note ?? '-'}</td>
+                <td>{p.verification?.contact ?? '-'}</td>
+                <td>{when(p.verification?.requestedAt)}</td>
+                <td className="actions">
+                  <button type="button" className="primary" disabled={busy === p.id} aria-describedby={`${p.id}-name`} onClick={() => void decide(p, 'approved')}>
+                    Verify
+                  </button>
+                  <button type="button" disabled={busy === p.id} aria-describedby={`${p.id}-name`} onClick={() => void decide(p, 'denied')}>
+                    Deny
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </Table>
+        ) : null}
+      </Section>
+      <Section id="stuck-payouts" title="Stuck payouts">
+        <Problem error={stuck.error} />
+        <p className="muted">Submitted more than a day ago and still not settled by the rail. Ask the rail, then: agentpay payouts resolve ID --outcome paid|failed --reason "…".</p>
+        {stuck.data ? <PayoutTable payouts={stuck.data.payouts} empty="No stuck payout." showProvider /> : null}
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,278 @@
+/**
+ * The work of `agentpay webhooks …`, `agentpay listen` and `agentpay trigger`: webhook endpoints
+ * as a person sees them; following the caller's events and forwarding each, signed the way the
+ * gateway signs deliveries, to a local URL (Stripe's `listen`); and making a sandbox event happen.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { EVENT_TYPES, type EventType } from '../domain/events.js';
+import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
+import { SIGNATURE_HEADER, signWebhookPayload } from '../sdk/webhooks.js';
+import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from '../sdk/client/index.js';
+import { CliError, usageError } from './errors.js';
+import { configDir } from './profile.js';
+import { generateEd25519, signObject } from '../core/ed25519.js';
+import { AgentpayError } from '../sdk/errors.js';
+import { renderFields, renderTable } from './output.js';
+
+/** "a,b" → event types, each checked; the flag is named in the error. */
+export function parseEventTypes(value: string, flag = '--events'): EventType[] {
+  const types = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (types.length === 0) throw usageError(`${flag}: list at least one event type, e.g. ${flag} approval.requested,payout.returned`, undefined, { flag });
+  const unknown = types.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown.length) throw usageError(`${flag}: ${unknown.join(', ')} is not an event type; use ${EVENT_TYPES.join(', ')}`, undefined, { flag });
+  return [...new Set(types)] as EventType[];
+}
+
+/** A forward-to or endpoint URL: absolute http(s). */
+export function parseHttpUrl(value: string, flag: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError(`${flag}: ${JSON.stringify(value)} is not a URL; give an absolute one such as http://localhost:3000/hook`, undefined, { flag });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw usageError(`${flag}: must be http(s), got ${url.protocol}`, undefined, { flag });
+  return url.toString();
+}
+
+export function endpointTable(endpoints: readonly WebhookEndpoint[]): string {
+  return renderTable(endpoints, [
+    { header: 'ID', get: (e) => e.id },
+    { header: 'URL', get: (e) => e.url },
+    { header: 'EVENTS', get: (e) => (e.eventTypes ? e.eventTypes.join(',') : 'all') },
+    { header: 'DESCRIPTION', get: (e) => e.description ?? '' },
+    { header: 'CREATED', get: (e) => e.createdAt },
+  ], '(no webhook endpoints; add one with agentpay webhooks create --url URL)');
+}
+
+export function endpointFields(e: WebhookEndpoint, secret?: string): string {
+  return renderFields([
+    ['id', e.id],
+    ['url', e.url],
+    ['events', e.eventTypes ? e.eventTypes.join(', ') : 'all'],
+    ...(e.description ? [['description', e.description] as const] : []),
+    ['created', e.createdAt],
+    ...(secret ? [['secret', `${secret}  (shown this once: keep it where your receiver can read it)`] as const] : []),
+  ]);
+}
+
+export function deliveryTable(deliveries: readonly WebhookEndpointDelivery[]): string {
+  return renderTable(deliveries, [
+    { header: 'ID', get: (d) => d.id },
+    { header: 'EVENT', get: (d) => `${d.eventType} ${d.eventId}` },
+    { header: 'STATE', get: (d) => d.state },
+    { header: 'ATTEMPTS', get: (d) => String(d.attempts.length) },
+    { header: 'LAST', get: (d) => (d.attempts.length ? (d.attempts.at(-1)!.status !== null ? String(d.attempts.at(-1)!.status) : d.attempts.at(-1)!.error ?? '') : '-') },
+    { header: 'NEXT', get: (d) => d.nextAttemptAt ?? (d.replayOf ? `replay of ${d.replayOf}` : '-') },
+  ], '(no deliveries yet)');
+}
+
+// ---- listen ----
+
+/**
+ * The secret `listen` signs with: made once and kept in the CLI's config directory (0600), so a
+ * local receiver configured with it keeps working across runs.
+ */
+export function listenSecret(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = configDir(env);
+  const path = join(dir, 'listen-secret');
+  if (existsSync(path)) {
+    const s = readTextFile(path).trim();
+    if (s.startsWith('whsec_') && s.length >= 40) return s;
+  }
+  ensurePrivateDir(dir);
+  const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+  writeFileAtomic(path, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+export interface Forwarded {
+  event: RailEvent;
+  /** the local server's status, when it answered */
+  status?: number;
+  error?: string;
+}
+
+/** POSTs one event to `url`, signed as the gateway signs deliveries. Never throws. */
+export async function forwardEvent(url: string, event: RailEvent, secret: string, opts: { timeoutMs?: number; now?: number } = {}): Promise<Forwarded> {
+  const body = JSON.stringify(event);
+  const header = await signWebhookPayload(body, secret, Math.floor((opts.now ?? Date.now()) / 1000));
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'agentpay-cli-listen/1',
+        [SIGNATURE_HEADER]: header,
+        'agentpay-event-id': event.id,
+        'agentpay-event-type': event.type,
+      },
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
+      redirect: 'manual',
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    return { event, status: res.status, ...(res.status < 200 || res.status > 299 ? { error: `answered ${res.status}` } : {}) };
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    return { event, error: cause?.code ?? cause?.message ?? (e as Error).message };
+  }
+}
+
+export const forwardedLine = (f: Forwarded, url: string): string =>
+  `${f.event.createdAt}  ${f.event.type}  ${f.event.id}  -> POST ${url} [${f.status ?? f.error}]${f.status !== undefined && f.error ? ' (failed)' : ''}`;
+
+// ---- trigger ----
+
+export interface TriggerResult {
+  type: EventType;
+  /** what was done to make it happen */
+  steps: string[];
+  /** the event, as GET /v1/events shows it */
+  event: RailEvent | null;
+}
+
+export interface TriggerOptions {
+  amountMinor: string;
+  /** a verified provider's client, for the events that need a seller (approval.requested) */
+  seller?: AgentpayClient | undefined;
+}
+
+const TRIGGER_CATEGORY = 'agentpay-trigger';
+/** apart from TRIGGER_CATEGORY, so that its approval policy does not hold these purchases */
+const BREAKER_CATEGORY = 'agentpay-trigger-breaker';
+
+/** The workspace key check and the seller, for the triggers that buy something. */
+async function buyingSetup(client: AgentpayClient, o: TriggerOptions, type: string): Promise<AgentpayClient> {
+  const me = await client.auth.whoami();
+  if (me.tenant.kind !== 'workspace') {
+    throw new CliError('FORBIDDEN', `${type} happens to a workspace's purchase; this key is a ${me.tenant.kind}'s`, { tryNext: `use a workspace key, e.g. agentpay trigger ${type} --as workspace` });
+  }
+  if (!o.seller) {
+    throw usageError(`${type} needs a seller to buy from: pass --seller-key with a verified provider's key (a local dev gateway's is used when there is one)`, undefined, { flag: '--seller-key' });
+  }
+  return o.seller;
+}
+
+/** The seller's capability of this category, published on first use. */
+async function triggerCapability(seller: AgentpayClient, category: string, priceMinor: string, steps: string[]): Promise<string> {
+  const me = await seller.auth.whoami();
+  const found = await seller.discovery.search({ category, limit: 100 });
+  const existing = found.find((r) => r.provider.id === me.tenant.id)?.capability.id;
+  if (existing) return existing;
+  const { capability } = await seller.capabilities.publish({
+    name: `agentpay trigger (${category})`, description: 'made by agentpay trigger to cause events in the sandbox', protocol: 'rest',
+    priceMinor, category, endpoint: 'https://example.invalid/agentpay-trigger',
+  });
+  steps.push(`the seller published ${capability.id} (category ${category})`);
+  return capability.id;
+}
+
+interface TriggerBuyer {
+  walletId: string;
+  privateKeyPem: string;
+}
+
+/** A fresh agent wallet with a new key, funded (sandbox) for a few purchases. */
+async function triggerWallet(client: AgentpayClient, priceMinor: string, steps: string[]): Promise<TriggerBuyer> {
+  const pair = generateEd25519();
+  const wallet = await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: pair.publicKeyPem });
+  const fund = (BigInt(priceMinor) * 3n).toString();
+  await client.wallets.fund(wallet.id, fund);
+  steps.push(`created the agent wallet ${wallet.id} and funded it with ${fund} (sandbox)`);
+  return { walletId: wallet.id, privateKeyPem: pair.privateKeyPem };
+}
+
+/** What the seller middleware and the buyer do together: a challenge, the agent's signed proof, authorize. */
+async function authorizeAs(seller: AgentpayClient, capabilityId: string, buyer: TriggerBuyer) {
+  const challenge = await seller.payments.challenge(capabilityId);
+  const unsigned = { version: 1 as const, challenge, walletId: buyer.walletId, signedAt: new Date().toISOString() };
+  const payment = { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
+  return seller.payments.authorize({ capabilityId, payment: payment as never });
+}
+
+/** The event types `agentpay trigger` can make happen, and how (docs/cli.md). */
+export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: TriggerOptions) => Promise<string[]>>> = {
+  /**
+   * a workspace: a purchase of the seller's "agentpay trigger" capability (published once, category
+   * agentpay-trigger) by a fresh agent wallet, held by an approval policy that covers only that category
+   */
+  'approval.requested': async (client, o) => {
+    const seller = await buyingSetup(client, o, 'approval.requested');
+    const steps: string[] = [];
+    const capabilityId = await triggerCapability(seller, TRIGGER_CATEGORY, o.amountMinor, steps);
+    const policies = (await client.policies.list()).policies;
+    if (!policies.some((p) => p.name === 'agentpay trigger' && p.enabled)) {
+      await client.policies.apply(`approval "agentpay trigger":\n  category == "${TRIGGER_CATEGORY}"\n`);
+      steps.push(`applied the policy "agentpay trigger": purchases in category ${TRIGGER_CATEGORY} wait for approval`);
+    }
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
+    try {
+      await authorizeAs(seller, capabilityId, buyer);
+    } catch (e) {
+      if (e instanceof AgentpayError && e.code === 'APPROVAL_REQUIRED') {
+        steps.push(`the purchase was held for approval${typeof e.body.approvalId === 'string' ? ` (${e.body.approvalId})` : ''}`);
+        return steps;
+      }
+      throw e;
+    }
+    throw new CliError('NOT_HELD', 'the purchase went through instead of being held: another policy of this workspace decided first', { tryNext: 'agentpay policies list, and disable the rule that allowed it' });
+  },
+  // a workspace: three provider errors in a row from one seller for a fresh agent wallet (each call refunded)
+  'wallet_provider.paused': async (client, o) => {
+    const seller = await buyingSetup(client, o, 'wallet_provider.paused');
+    const steps: string[] = [];
+    const capabilityId = await triggerCapability(seller, BREAKER_CATEGORY, o.amountMinor, steps);
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
+    for (let i = 1; i <= 3; i++) {
+      const auth = await authorizeAs(seller, capabilityId, buyer);
+      await seller.payments.fail({ transactionId: auth.transactionId, reason: 'provider_error', statusCode: 502 });
+      steps.push(`call ${i}: the seller failed (provider_error); the hold was released`);
+    }
+    return steps;
+  },
+  // a provider: fund the settlement wallet, pay it out by bank transfer, and have the sandbox bank return it
+  'payout.returned': async (client, o) => {
+    const me = await client.auth.whoami();
+    if (me.tenant.kind !== 'provider' || !me.tenant.walletId) {
+      throw new CliError('FORBIDDEN', 'payout.returned happens to a provider\'s payout; this key is a ' + me.tenant.kind + '\'s', { tryNext: 'use a provider key, e.g. agentpay trigger payout.returned --as provider' });
+    }
+    const walletId = me.tenant.walletId;
+    const steps: string[] = [];
+    await client.wallets.fund(walletId, o.amountMinor);
+    steps.push(`funded ${walletId} with ${o.amountMinor} (sandbox)`);
+    const bank = (await client.payouts.destinations(me.tenant.id)).find((d) => d.asset === 'USD');
+    if (!bank) {
+      await client.payouts.setDestination(me.tenant.id, { destination: 'ext_trigger_bank' });
+      steps.push('registered the payout destination ext_trigger_bank (the first one: no cooldown)');
+    }
+    const payout = await client.payouts.create({ walletId, amountMinor: o.amountMinor, rail: 'bank_transfer' });
+    steps.push(`paid out ${payout.id}`);
+    await client.sandbox.returnPayout(payout.id, 'agentpay trigger');
+    steps.push(`the sandbox bank returned ${payout.id}; the wallet is re-credited`);
+    return steps;
+  },
+};
+
+export const NOT_YET: Partial<Record<EventType, string>> = {
+  'deposit.held': 'needs the operator to move the sandbox USDC price out of band (agentpay sandbox price) before a deposit',
+  'payout_destination.changed': 'would start the 24-hour payout cooldown; change it with agentpay payouts destination set',
+  'payout.resolved': 'needs the operator to close a stuck payout (agentpay payouts resolve)',
+  'reconciliation.shortfall': 'operator only: agentpay sandbox outage / a treasury shortfall setting',
+  'reconciliation.recovered': 'operator only: follows a shortfall',
+};
+
+export async function trigger(client: AgentpayClient, type: string, o: TriggerOptions): Promise<TriggerResult> {
+  if (!(EVENT_TYPES as readonly string[]).includes(type)) throw usageError(`${type} is not an event type; agentpay trigger knows ${Object.keys(TRIGGERS).join(', ')}`);
+  const make = TRIGGERS[type as EventType];
+  if (!make) {
+    throw new CliError('NOT_SUPPORTED', `agentpay trigger cannot make ${type} happen yet: ${NOT_YET[type as EventType] ?? 'not implemented'}`, {
+      tryNext: `agentpay trigger ${Object.keys(TRIGGERS).join(' | ')}`,
+    });
+  }
+  const steps = await make(client, o);
+  const { events } = await client.rail.events({ type, limit: 1 });
+  return { type: type as EventType, steps, event: events[0] ?? null };
+}

@@ -1,0 +1,57 @@
+/**
+ * Typed store errors: what the domain may need to tell apart, whichever backend raised it. The
+ * stores translate their driver's codes into these (src/domain never sees a driver code).
+ */
+
+/** A unique index refused a row: another row holds that key (often a concurrent writer's). */
+export class UniqueViolation extends Error {
+  override readonly name = 'UniqueViolation';
+  constructor(message: string, readonly constraint: string | undefined, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A transaction kept colliding with concurrent ones after every retry the store makes. */
+export class TransactionConflict extends Error {
+  override readonly name = 'TransactionConflict';
+  constructor(message: string, readonly attempts: number, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The driver's error as a typed store error when it is one, else the error itself. */
+export function storeError(e: unknown): unknown {
+  if (e instanceof UniqueViolation) return e;
+  for (let cur = e as { code?: unknown; cause?: unknown; constraint?: unknown; message?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
+    if (cur.code === 'SQLITE_CONSTRAINT_UNIQUE' || cur.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cur.code === '23505') {
+      return new UniqueViolation(String(cur.message ?? 'unique constraint violated'), typeof cur.constraint === 'string' ? cur.constraint : undefined, { cause: e });
+    }
+  }
+  return e;
+}
+
+export const isUniqueViolation = (e: unknown): e is UniqueViolation => e instanceof UniqueViolation;
+
+/**
+ * The database could not be used: a malformed URL, a refused or failed connection, or a
+ * schema newer than this code. `reason` says which; the message never holds a password.
+ */
+export class DatabaseUnavailable extends Error {
+  override readonly name = 'DatabaseUnavailable';
+  constructor(message: string, readonly reason: 'url' | 'connect' | 'newer' | 'migrate', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A database URL fit for a log line: the password replaced by `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    for (const k of [...u.searchParams.keys()]) if (/pass|secret|key/i.test(k)) u.searchParams.set(k, '***');
+    return u.toString();
+  } catch {
+    // not a URL: keep the scheme at most
+    return url.replace(/:\/\/.*$/, '://***');
+  }
+}

@@ -1,0 +1,56 @@
+import { pgTable, text, index, uniqueIndex, primaryKey } from 'drizzle-orm/pg-core';
+import { bool, int, minor } from './columns.js';
+
+/**
+ * A paid call from authorization to its one resolution. The unique nonce is the
+ * replay guard: a challenge pays for at most one transaction.
+ */
+export const transactions = pgTable('transactions', {
+  id: text('id').primaryKey(),
+  nonce: text('nonce').notNull(),
+  capabilityId: text('capability_id').notNull(),
+  providerId: text('provider_id').notNull(),
+  walletId: text('wallet_id').notNull(),
+  workspaceId: text('workspace_id').notNull(),
+  amountMinor: minor('amount_minor').notNull(),
+  feeMinor: minor('fee_minor'),
+  currency: text('currency').notNull(),
+  status: text('status', { enum: ['authorized', 'succeeded', 'failed', 'expired'] }).notNull(),
+  failureReason: text('failure_reason'),
+  authorizedAt: int('authorized_at').notNull(),
+  expiresAt: int('expires_at').notNull(),
+  resolvedAt: int('resolved_at'),
+}, (t) => [
+  uniqueIndex('transactions_nonce').on(t.nonce),
+  // the sweeper's query; no index on wallet_id: no query selects transactions by wallet
+  index('transactions_open').on(t.status, t.expiresAt),
+]);
+
+export const receipts = pgTable('receipts', {
+  id: text('id').primaryKey(),
+  transactionId: text('transaction_id').notNull(),
+  providerId: text('provider_id').notNull(),
+  consumerId: text('consumer_id').notNull(),
+  workspaceId: text('workspace_id').notNull(),
+  capabilityId: text('capability_id').notNull(),
+  amountMinor: minor('amount_minor').notNull(),
+  currency: text('currency').notNull(),
+  responseHash: text('response_hash'),
+  status: text('status', { enum: ['success', 'failed'] }).notNull(),
+  timestamp: int('timestamp').notNull(),
+  signature: text('signature').notNull(),
+  signingKeyId: text('signing_key_id').notNull(),
+}, (t) => [
+  index('receipts_transaction').on(t.transactionId),
+  index('receipts_workspace').on(t.workspaceId, t.timestamp),
+  index('receipts_provider').on(t.providerId, t.timestamp),
+]);
+
+/** Seller-for-wallet breaker: consecutive provider failures, paused at three. */
+export const breakers = pgTable('breakers', {
+  walletId: text('wallet_id').notNull(),
+  providerId: text('provider_id').notNull(),
+  consecutiveFailures: int('consecutive_failures').notNull(),
+  paused: bool('paused').notNull(),
+  updatedAt: int('updated_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.walletId, t.providerId] })]);

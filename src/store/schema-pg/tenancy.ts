@@ -1,0 +1,68 @@
+import { pgTable, text, uniqueIndex, index } from 'drizzle-orm/pg-core';
+import { bool, int, json } from './columns.js';
+
+/** A workspace (buyer), a provider (seller) or the platform operator. */
+export const tenants = pgTable('tenants', {
+  id: text('id').primaryKey(),
+  kind: text('kind', { enum: ['workspace', 'provider', 'operator'] }).notNull(),
+  name: text('name').notNull(),
+  email: text('email'),
+  website: text('website'),
+  /** providers: pending_verification | active | suspended; workspaces and the operator: active */
+  status: text('status').notNull(),
+  verified: bool('verified').notNull(),
+  settlementWalletId: text('settlement_wallet_id'),
+  createdAt: int('created_at').notNull(),
+  updatedAt: int('updated_at').notNull(),
+});
+
+/** A pending signup: becomes a tenant, an account and a first key once its email token is verified. */
+export const signups = pgTable('signups', {
+  id: text('id').primaryKey(),
+  kind: text('kind', { enum: ['workspace', 'provider'] }).notNull(),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+  website: text('website'),
+  passwordHash: text('password_hash').notNull(),
+  status: text('status', { enum: ['pending', 'verified'] }).notNull(),
+  tokenHash: text('token_hash').notNull(),
+  tokenExpiresAt: int('token_expires_at').notNull(),
+  resendCount: int('resend_count').notNull(),
+  tenantId: text('tenant_id'),
+  createdAt: int('created_at').notNull(),
+  verifiedAt: int('verified_at'),
+}, (t) => [index('signups_email').on(t.email)]);
+
+/** A person who can log in to a tenant. */
+export const accounts = pgTable('accounts', {
+  id: text('id').primaryKey(),
+  tenantId: text('tenant_id').notNull().references(() => tenants.id),
+  email: text('email').notNull(),
+  passwordHash: text('password_hash').notNull(),
+  createdAt: int('created_at').notNull(),
+  updatedAt: int('updated_at').notNull(),
+}, (t) => [uniqueIndex('accounts_email').on(t.email)]);
+
+export const passwordResets = pgTable('password_resets', {
+  id: text('id').primaryKey(),
+  accountId: text('account_id').notNull().references(() => accounts.id),
+  tokenHash: text('token_hash').notNull(),
+  expiresAt: int('expires_at').notNull(),
+  usedAt: int('used_at'),
+  createdAt: int('created_at').notNull(),
+}, (t) => [uniqueIndex('password_resets_token').on(t.tokenHash)]);
+
+/** API keys: only a SHA-256 of the secret is kept; the key itself is shown once. */
+export const apiKeys = pgTable('api_keys', {
+  id: text('id').primaryKey(),
+  tenantId: text('tenant_id').notNull().references(() => tenants.id),
+  name: text('name').notNull(),
+  keyHash: text('key_hash').notNull(),
+  /** first characters of the key, to recognise it in lists */
+  prefix: text('prefix').notNull(),
+  scopes: json<string[]>()('scopes').notNull(),
+  expiresAt: int('expires_at'),
+  revokedAt: int('revoked_at'),
+  lastUsedAt: int('last_used_at'),
+  createdAt: int('created_at').notNull(),
+}, (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_tenant').on(t.tenantId)]);

@@ -1,0 +1,87 @@
+/**
+ * The figures the dashboard computes from the API's lists (dashboard/src/aggregate.ts): exact
+ * bigint sums per day and per capability, failures, and transactions from ledger entries.
+ */
+import { describe, expect, it } from 'vitest';
+import { callsPerDay, capabilityStats, currenciesOf, lastDays, percent, spendPerCapability, spendPerDay, transactionsOf } from '../../dashboard/src/aggregate.js';
+import type { LedgerEntry, Receipt } from '../../src/sdk/types.js';
+
+const receipt = (over: Partial<Receipt> & { amountMinor?: string; currency?: string }): Receipt => ({
+  id: `rcp_${Math.random().toString(36).slice(2)}`,
+  transactionId: 'txn_1',
+  providerId: 'prv_1',
+  consumerId: 'wal_1',
+  capabilityId: 'cap_a',
+  amount: { amountMinor: over.amountMinor ?? '100', currency: over.currency ?? 'USD' },
+  responseHash: null,
+  status: 'success',
+  timestamp: '2026-11-27T10:00:00.000Z',
+  signature: '',
+  signingKeyId: 'sk_1',
+  ...over,
+});
+
+describe('spend', () => {
+  const receipts = [
+    receipt({ amountMinor: '999999999999999' }),
+    receipt({ amountMinor: '1', capabilityId: 'cap_b' }),
+    receipt({ amountMinor: '50', timestamp: '2026-11-26T23:59:59.999Z' }),
+    receipt({ amountMinor: '7', status: 'failed' }),
+    receipt({ amountMinor: '5', currency: 'USDC' }),
+    receipt({ amountMinor: '3', timestamp: '2026-11-01T00:00:00.000Z' }),
+  ];
+
+  it('sums successful receipts per UTC day over the days asked, exactly', () => {
+    const days = lastDays('2026-11-27T18:00:00.000Z', 3);
+    expect(days).toEqual(['2026-11-25', '2026-11-26', '2026-11-27']);
+    expect(spendPerDay(receipts, days, 'USD')).toEqual([
+      { label: '2026-11-25', value: 0n },
+      { label: '2026-11-26', value: 50n },
+      { label: '2026-11-27', value: 1_000_000_000_000_000n },
+    ]);
+    expect(spendPerDay(receipts, days, 'USDC').map((b) => b.value)).toEqual([0n, 0n, 5n]);
+  });
+
+  it('sums per capability, largest first, failed receipts left out', () => {
+    expect(spendPerCapability(receipts, 'USD')).toEqual([
+      { label: 'cap_a', value: 999_999_999_999_999n + 50n + 3n },
+      { label: 'cap_b', value: 1n },
+    ]);
+    expect(currenciesOf(receipts)).toEqual(['USD', 'USDC']);
+    expect(currenciesOf([])).toEqual(['USD']);
+  });
+});
+
+describe('a provider\'s figures', () => {
+  it('counts calls, failures and gross revenue per capability and per day', () => {
+    const rs = [receipt({}), receipt({ status: 'failed' }), receipt({ capabilityId: 'cap_b', amountMinor: '1' }), receipt({ status: 'failed', timestamp: '2026-11-26T01:00:00.000Z' })];
+    const stats = capabilityStats(rs);
+    expect(stats.get('cap_a')).toEqual({ capabilityId: 'cap_a', calls: 3, failures: 2, revenue: new Map([['USD', 100n]]) });
+    expect(stats.get('cap_b')?.revenue.get('USD')).toBe(1n);
+    expect(callsPerDay(rs, ['2026-11-26', '2026-11-27'])).toEqual([
+      { day: '2026-11-26', calls: 1, failures: 1 },
+      { day: '2026-11-27', calls: 3, failures: 1 },
+    ]);
+    expect([percent(2, 3), percent(0, 5), percent(1, 1), percent(0, 0), percent(1, 8)]).toEqual(['66.7%', '0.0%', '100.0%', '-', '12.5%']);
+  });
+});
+
+describe('transactions', () => {
+  const entry = (over: Partial<LedgerEntry>): LedgerEntry => ({
+    id: `led_${Math.random().toString(36).slice(2)}`, walletId: 'wal_1', seq: 1, type: 'hold', amountMinor: '0', holdMinor: '100',
+    balanceAfterMinor: '1000', heldAfterMinor: '100', currency: 'USD', transactionId: 'txn_1', reference: null, memo: null,
+    createdAt: '2026-11-27T10:00:00.000Z', ...over,
+  });
+
+  it('groups ledger entries by transaction, newest first, and leaves out entries of none', () => {
+    const list = transactionsOf([
+      entry({ seq: 3, type: 'capture', transactionId: 'txn_1', createdAt: '2026-11-27T10:00:01.000Z' }),
+      entry({ seq: 2, transactionId: 'txn_1' }),
+      entry({ seq: 1, type: 'fund', transactionId: null }),
+      entry({ seq: 4, transactionId: 'txn_2', createdAt: '2026-11-27T11:00:00.000Z' }),
+    ]);
+    expect(list.map((t) => t.id)).toEqual(['txn_2', 'txn_1']);
+    expect(list[1]!.entries.map((e) => e.seq)).toEqual([2, 3]);
+    expect(list[1]!.at).toBe('2026-11-27T10:00:01.000Z');
+  });
+});

@@ -1,0 +1,389 @@
+/**
+ * The web dashboard (docs/dashboard.md) in a real headless Chromium against a real HTTPS
+ * gateway and a real fastify seller: a person signs in with the account they signed up with,
+ * sees a paid purchase appear with its receipt verified in the page, approves a held purchase
+ * with the keyboard on a phone-width screen and sees the agent's retry go through; the
+ * provider and operator keys get their own views. Screenshots go to test-artifacts/.
+ *
+ * Chromium is Debian's package (`apt-get install -y chromium`, which .ci/run does). Without
+ * /usr/bin/chromium the browser tests are skipped with a message, except under CI (env CI
+ * set), where a missing browser fails them. The checks of the served files need no browser.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBuyer } from '../../src/sdk/buyer/index.js';
+import type { AgentpayClient } from '../../src/sdk/client/index.js';
+import { dashboardUrl } from '../../src/cli/dev.js';
+import dashboardRoutes, { DASHBOARD_CSP, dashboardFile } from '../../src/gateway/routes/dashboard.js';
+import errors from '../../src/gateway/plugins/errors.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { expectLedgerConsistent, fetchTrusting, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
+import { expectLedgerConsistent as expectAllLedgersConsistent, ledgerBalance } from '../payments/helpers.js';
+import { signUp } from '../tenancy/helpers.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+const inCi = Boolean(process.env.CI);
+const skipBrowser = !haveChromium && !inCi;
+if (skipBrowser) {
+  process.stderr.write(`[dashboard test] SKIPPED the browser tests: ${CHROMIUM} is missing (install it: apt-get install -y chromium). Under CI (env CI set) they fail instead.\n`);
+}
+
+let t: TestGateway;
+
+beforeAll(async () => {
+  // the page as the sources are now (npm run build does the same)
+  const vite = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', join(ROOT, 'dashboard/vite.config.ts')], { cwd: ROOT, encoding: 'utf8' });
+  if (vite.status !== 0) throw new Error(`vite build failed:\n${vite.stdout}${vite.stderr}`);
+  t = await startTestGateway({ config: { devEchoTokens: true } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A raw HTTPS GET of a path exactly as written (no URL normalisation of `..`). */
+function rawGet(path: string, base = t.baseUrl): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: u.hostname, port: u.port, path, method: 'GET', ca: t.ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the dashboard files the gateway serves', () => {
+  it('serves the page at /dashboard and /dashboard/ with its CSP, and each asset with its content type', async () => {
+    for (const path of ['/dashboard', '/dashboard/']) {
+      const res = await rawGet(path);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['cache-control']).toBe('no-cache');
+      expect(res.body).toContain('<div id="root">');
+      // no inline script: every script is a file of this origin
+      expect(res.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    }
+    const index = readFileSync(join(ROOT, 'dist/dashboard/index.html'), 'utf8');
+    const js = /src="(\/dashboard\/assets\/[^"]+\.js)"/.exec(index)![1]!;
+    const css = /href="(\/dashboard\/assets\/[^"]+\.css)"/.exec(index)![1]!;
+    const script = await rawGet(js);
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(script.body.length).toBeGreaterThan(1000);
+    const style = await rawGet(css);
+    expect(style.headers['content-type']).toBe('text/css; charset=utf-8');
+  });
+
+  it('serves nothing outside its folder, however the path is written', async () => {
+    for (const path of [
+      '/dashboard/%2e%2e/%2e%2e/package.json',
+      '/dashboard/..%2f..%2fpackage.json',
+      '/dashboard/assets/..%2F..%2F..%2Fpackage.json',
+      '/dashboard/..%5c..%5cpackage.json',
+      '/dashboard/%2fetc%2fpasswd',
+      '/dashboard//etc/passwd',
+      '/dashboard/index.html%00.js',
+      '/dashboard/assets',
+      '/dashboard/no-such-file.js',
+    ]) {
+      const res = await rawGet(path);
+      expect(res.status, path).toBe(404);
+      expect(JSON.parse(res.body).error.code, path).toBe('NOT_FOUND');
+      expect(res.body).not.toContain('"name": "agentpay"');
+      expect(res.body).not.toContain('root:');
+    }
+  });
+
+  it('resolves a path only to a file inside the folder', () => {
+    const root = '/srv/dash';
+    expect(dashboardFile(root, '')).toBe('/srv/dash/index.html');
+    expect(dashboardFile(root, 'assets/index-abc.js')).toBe('/srv/dash/assets/index-abc.js');
+    for (const bad of ['..', '../x', 'a/../../x', './x', 'a//b', '/etc/passwd', 'a\\..\\b', 'x\0y', 'a/', 'a/.']) {
+      expect(dashboardFile(root, bad), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+
+  it('answers 503 naming npm run build where the page is not built, and follows no link out of its folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentpay-dashboard-'));
+    try {
+      const unbuilt = Fastify();
+      await unbuilt.register(errors);
+      await unbuilt.register(dashboardRoutes, { root: join(dir, 'not-built') });
+      const res = await unbuilt.inject({ method: 'GET', url: '/dashboard/' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json().error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('npm run build') });
+      await unbuilt.close();
+
+      const root = join(dir, 'built');
+      mkdirSync(root);
+      writeFileSync(join(root, 'index.html'), '<!doctype html><title>x</title>');
+      writeFileSync(join(dir, 'secret.txt'), 'outside');
+      symlinkSync(join(dir, 'secret.txt'), join(root, 'leak.txt'));
+      const app = Fastify();
+      await app.register(errors);
+      await app.register(dashboardRoutes, { root });
+      expect((await app.inject({ method: 'GET', url: '/dashboard/index.html' })).statusCode).toBe(200);
+      const leak = await app.inject({ method: 'GET', url: '/dashboard/leak.txt' });
+      expect(leak.statusCode).toBe(404);
+      expect(leak.body).not.toContain('outside');
+      await app.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses plain HTTP like every route', async () => {
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const u = new URL(t.httpUrl);
+      import('node:http').then(({ request }) => {
+        const req = request({ host: u.hostname, port: u.port, path: '/dashboard/', method: 'GET' }, (r) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        });
+        req.on('error', reject);
+        req.end();
+      }, reject);
+    });
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body).error.code).toBe('INSECURE_TRANSPORT');
+  });
+
+  it('agentpay dev prints a URL that carries the key in the fragment only', () => {
+    const url = new URL(dashboardUrl('https://127.0.0.1:4402', 'ap_ws_secret'));
+    expect(url.pathname).toBe('/dashboard/');
+    expect(url.search).toBe('');
+    expect(url.hash).toBe('#key=ap_ws_secret');
+    expect(dashboardUrl('https://127.0.0.1:4402/')).toBe('https://127.0.0.1:4402/dashboard/');
+  });
+});
+
+describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
+  let context: BrowserContext;
+  let profile: string;
+  let seller: RunningSeller;
+  let ws: { email: string; password: string; id: string; key: string; client: AgentpayClient };
+  let agent: AgentpayClient;
+  let wallet: { walletId: string; privateKeyPem: string };
+  let capabilities: { price100: string; price1: string };
+  let pageErrors: string[];
+
+  beforeAll(async () => {
+    if (!haveChromium) throw new Error(`${CHROMIUM} is missing and CI is set: install the Debian package chromium (apt-get install -y chromium) before the tests, as .ci/run does`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    capabilities = { price100: await publish(t, '100'), price1: await publish(t, '1') };
+    seller = await startFastifySeller(t, capabilities);
+    const signed = await signUp(t, { kind: 'workspace', name: 'Dashboard Buyers' });
+    ws = { email: signed.email, password: signed.password, id: signed.tenant.id, key: signed.apiKey.key, client: t.client(signed.apiKey.key) };
+    await ws.client.policies.apply('approval "over 50":\n  price > 50\n');
+    agent = t.client((await ws.client.keys.create({ preset: 'agent' })).apiKey.key);
+    const a = await t.newAgentWallet(ws.client, 'dashboard-agent');
+    await ws.client.wallets.fund(a.walletId, '1000');
+    wallet = a;
+    profile = mkdtempSync(join(tmpdir(), 'agentpay-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      // the test gateway's certificate is signed by the test's own CA
+      ignoreHTTPSErrors: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    pageErrors = [];
+    context.on('weberror', (e) => pageErrors.push(String(e.error())));
+    // a Content-Security-Policy violation, a failed script or a missing file is a console error
+    context.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(`${m.text()} (${m.location().url})`);
+    });
+  });
+  afterAll(async () => {
+    await context?.close();
+    await seller?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  const buyer = () => createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: wallet.walletId, privateKeyPem: wallet.privateKeyPem, fetch: fetchTrusting(t.ca) });
+
+  async function refreshUntil(page: Page, selector: string, text: string): Promise<void> {
+    // the page reloads every 30 s by itself; the test presses Refresh instead of waiting
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout: 20_000 });
+  }
+
+  it('signs in with the account, shows a purchase with its receipt verified, and a held purchase approved with the keyboard goes through', async () => {
+    // a purchase no rule holds
+    const cheap = await buyer().fetch(`${seller.url}/cheap`);
+    expect(cheap.status).toBe(200);
+    const firstReceipt = cheap.receipt!;
+    expect(firstReceipt.status).toBe('success');
+
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/dashboard/`);
+    await page.getByLabel('Email').fill(ws.email);
+    await page.getByLabel('Password').fill(ws.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('Dashboard Buyers').waitFor();
+
+    // the purchase, verified in the page against the platform's receipt key
+    const row = page.locator(`tr[data-receipt="${firstReceipt.id}"]`);
+    await row.filter({ hasText: 'verified' }).waitFor();
+    expect(await row.textContent()).toContain('0.01 USD');
+    expect(await page.locator('#wallets').textContent()).toContain('9.99 USD');
+    expect(await page.locator('#spend svg[role="img"]').count()).toBeGreaterThanOrEqual(2);
+    // per capability, by name (publish() names it `Forecast 1`)
+    expect(await page.locator('#spend').textContent()).toContain('Forecast 1');
+    expect(await page.locator('#policies').textContent()).toContain('price > 50');
+    // its transaction, with the ledger entries behind it
+    await page.locator('#transactions summary', { hasText: firstReceipt.transactionId }).click();
+    expect(await page.locator('#transactions').textContent()).toMatch(/-0\.01 USD|0\.01 USD/);
+
+    // a receipt changed on its way to the page fails the check in the page
+    await page.route('**/v1/receipts?**', async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { receipts: { id: string; amount: { amountMinor: string } }[] };
+      for (const r of body.receipts) if (r.id === firstReceipt.id) r.amount.amountMinor = '2';
+      await route.fulfill({ response, json: body });
+    });
+    await refreshUntil(page, `tr[data-receipt="${firstReceipt.id}"]`, 'signature invalid');
+    await page.unroute('**/v1/receipts?**');
+    await refreshUntil(page, `tr[data-receipt="${firstReceipt.id}"]`, 'verified');
+
+    // the agent buys what the policy holds for a person, and waits for the decision
+    let announce!: (id: string) => void;
+    const pending = new Promise<string>((resolve) => (announce = resolve));
+    const handled = seller.log.handled.forecast ?? 0;
+    const purchase = buyer().fetchWithApproval(`${seller.url}/forecast`, undefined, { approvals: agent, pollMs: 50, timeoutMs: 60_000, onPending: announce });
+    const approvalId = await pending;
+    expect(approvalId).toMatch(/^apr_/);
+
+    // on a phone-width screen: the held purchase is there, and nothing is wider than the screen
+    await page.setViewportSize({ width: 375, height: 812 });
+    await refreshUntil(page, '#approvals li', approvalId);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    const approve = page.getByRole('button', { name: 'Approve', exact: true });
+    const box = (await approve.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-phone-approval.png'), fullPage: true });
+
+    // with the keyboard only: Tab from the header's Refresh to Approve, then Enter
+    await page.getByRole('button', { name: 'Refresh' }).focus();
+    let focused = '';
+    for (let i = 0; i < 30 && focused !== 'Approve'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => (document.activeElement instanceof HTMLButtonElement ? document.activeElement.textContent ?? '' : ''));
+    }
+    expect(focused).toBe('Approve');
+    // a visible focus ring
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe('none');
+    await page.keyboard.press('Enter');
+    await page.getByText(`${approvalId} approved`).waitFor();
+
+    // the agent's retry goes through, paid once
+    const res = await purchase;
+    expect(res.status).toBe(200);
+    expect(res.receipt).toMatchObject({ status: 'success', consumerId: wallet.walletId, amount: { amountMinor: '100', currency: 'USD' } });
+    expect(seller.log.handled.forecast).toBe(handled + 1);
+    expect((await ws.client.approvals.get(approvalId)).approval).toMatchObject({ status: 'approved', usedAt: expect.any(String) });
+
+    // and the page shows it: the new receipt verified, the wallet down by both purchases
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await refreshUntil(page, `tr[data-receipt="${res.receipt!.id}"]`, 'verified');
+    expect(await page.locator(`tr[data-receipt="${res.receipt!.id}"]`).textContent()).toContain('1.00 USD');
+    expect(await page.locator('#wallets').textContent()).toContain('8.99 USD');
+    await page.locator('#approvals summary', { hasText: 'Decided' }).click();
+    expect(await page.locator('#approvals').textContent()).toContain('approved');
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-workspace.png'), fullPage: true });
+
+    expect(ledgerBalance(t, wallet.walletId)).toEqual({ balance: 899n, held: 0n });
+    await expectLedgerConsistent(ws.client, wallet.walletId);
+    expectAllLedgersConsistent(t);
+
+    // signing out revokes the key the login minted
+    const keysBefore = (await ws.client.keys.list()).keys.filter((k) => k.name.startsWith('login ') && !k.revokedAt);
+    expect(keysBefore).toHaveLength(1);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to the agentpay dashboard' }).waitFor();
+    expect((await ws.client.keys.list()).keys.filter((k) => k.name.startsWith('login ') && !k.revokedAt)).toHaveLength(0);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.close();
+    // no script error, no CSP violation, no missing file (the favicon included)
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a held purchase denied in the page is refused to the agent, nothing charged', async () => {
+    const before = ledgerBalance(t, wallet.walletId);
+    const handled = seller.log.handled.forecast ?? 0;
+    let announce!: (id: string) => void;
+    const pending = new Promise<string>((resolve) => (announce = resolve));
+    const purchase = buyer().fetchWithApproval(`${seller.url}/forecast`, undefined, { approvals: agent, pollMs: 50, timeoutMs: 60_000, onPending: announce }).then(
+      () => 'paid',
+      (e: { code?: string }) => e.code,
+    );
+    const approvalId = await pending;
+
+    const page = await context.newPage();
+    await page.goto(dashboardUrl(t.baseUrl, ws.key));
+    const item = page.locator('#approvals li', { hasText: approvalId });
+    await item.waitFor();
+    await item.getByRole('button', { name: 'Deny', exact: true }).click();
+    await page.getByText(`${approvalId} denied`).waitFor();
+
+    expect(await purchase).toBe('APPROVAL_DENIED');
+    expect(seller.log.handled.forecast ?? 0).toBe(handled);
+    expect((await ws.client.approvals.get(approvalId)).approval.status).toBe('denied');
+    expect(ledgerBalance(t, wallet.walletId)).toEqual(before);
+    await expectLedgerConsistent(ws.client, wallet.walletId);
+    await page.close();
+  });
+
+  it("agentpay dev's URL signs its key in and takes it out of the address bar; a provider sees its capabilities' calls, revenue and failure rate, its wallet and payouts", async () => {
+    const page = await context.newPage();
+    await page.goto(dashboardUrl(t.baseUrl, t.creds.provider.apiKey));
+    await page.getByRole('heading', { name: 'Capabilities' }).waitFor();
+    expect(await page.evaluate(() => window.location.hash)).toBe('');
+    expect(page.url()).not.toContain(t.creds.provider.apiKey);
+
+    const forecast = page.locator(`tr[data-capability="${capabilities.price100}"]`);
+    await forecast.waitFor();
+    // the held purchase paid once: one call, none failed, 1.00 USD
+    const cells = await forecast.locator('td').allTextContents();
+    expect(cells.slice(3)).toEqual(['1', '0', '0.0%', '1.00 USD']);
+    expect(await page.locator(`tr[data-capability="${capabilities.price1}"] td`).allTextContents()).toContain('0.01 USD');
+    await page.getByRole('heading', { name: 'Settlement wallet' }).waitFor();
+    expect(await page.locator('#wallet').textContent()).toContain(t.creds.provider.walletId);
+    await page.getByRole('heading', { name: 'Payouts' }).waitFor();
+    await page.locator('#payouts').getByText('No payout yet').waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-provider.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('the operator sees verification requests and stuck payouts', async () => {
+    const p = await t.newProvider({ name: 'Waiting Seller', verified: false });
+    await p.client.providers.requestVerification(p.id, { note: 'please verify us' });
+    const page = await context.newPage();
+    await page.goto(dashboardUrl(t.baseUrl, t.creds.operatorKey));
+    await page.getByRole('heading', { name: 'Verification requests' }).waitFor();
+    await page.locator('#verification tr', { hasText: p.id }).filter({ hasText: 'please verify us' }).waitFor();
+    await page.getByRole('heading', { name: 'Stuck payouts' }).waitFor();
+    await page.locator('#stuck-payouts').getByText('No stuck payout').waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'dashboard-operator.png'), fullPage: true });
+    await page.close();
+    expect(pageErrors).toEqual([]);
+  });
+});

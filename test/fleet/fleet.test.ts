@@ -1,0 +1,193 @@
+/**
+ * A fleet: three gateway processes on one PostgreSQL database (and one shared data directory:
+ * signing keys and the TLS CA), requests spread over them. Runs when AGENTPAY_TEST_DATABASE_URL
+ * is set. Proves what instances must not do twice: overdraw a wallet, charge one proof twice,
+ * run the sweeper or the rail job on two instances at once; and that a killed instance's
+ * duties are taken over by another.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateEd25519 } from '../../src/core/ed25519.js';
+import { systemClock } from '../../src/core/clock.js';
+import { randomIds } from '../../src/core/ids.js';
+import { issueKey } from '../../src/domain/api-keys.js';
+import { createTenant } from '../../src/domain/tenants.js';
+import type { DevCredentials } from '../../src/dev/bootstrap.js';
+import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { PgStore } from '../../src/store/pg/pg-store.js';
+import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
+import { signProof, type Buyer } from '../payments/helpers.js';
+
+const INSTANCE = join(dirname(fileURLToPath(import.meta.url)), 'instance.mjs');
+const TICK_MS = 150;
+
+interface Instance {
+  child: ChildProcess;
+  baseUrl: string;
+  pid: number;
+}
+
+let db: TestDatabase;
+let dataDir: string;
+let store: PgStore;
+let ca: string;
+let creds: DevCredentials;
+const instances: Instance[] = [];
+/** duty runs seen, in order: [duty, pid] */
+const dutyRuns: Array<[string, number]> = [];
+
+function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials; caCertPath: string }> {
+  const child = fork(INSTANCE, [dataDir, db.url, String(TICK_MS), withCreds ? '1' : '0'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.on('message', (m: { type: string; duty?: string; pid?: number; baseUrl?: string; caCertPath?: string; creds?: DevCredentials }) => {
+      if (m.type === 'duty') dutyRuns.push([m.duty!, m.pid!]);
+      if (m.type === 'ready') resolve({ child, baseUrl: m.baseUrl!, pid: child.pid!, caCertPath: m.caCertPath!, ...(m.creds ? { creds: m.creds } : {}) });
+    });
+    child.once('exit', (code) => reject(new Error(`instance exited with ${code} before it was ready`)));
+  });
+}
+
+const client = (i: number, apiKey: string) => new AgentpayClient({ baseUrl: instances[i % instances.length]!.baseUrl, ca, apiKey });
+
+/** Waits (polling, bounded) until `check` holds; the assertion is on what is seen, not on time. */
+async function until(check: () => boolean, what: string, limitMs = 30_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function newSeller(): Promise<{ id: string; apiKey: string; capabilityId: (price: bigint) => Promise<string> }> {
+  const ctx = { store, clock: systemClock, ids: randomIds };
+  const { id, key } = await store.tx(async (r) => {
+    const t = await createTenant(r, ctx, { kind: 'provider', name: 'Fleet Seller' });
+    await r.tenants.update(t.id, { status: 'active', verified: true, updatedAt: Date.now() });
+    return { id: t.id, key: (await issueKey(r, ctx, t)).key };
+  });
+  return {
+    id,
+    apiKey: key,
+    capabilityId: (price) => store.tx(async (r) => {
+      const capId = randomIds.next('capability');
+      const versionId = randomIds.next('capabilityVersion');
+      const now = Date.now();
+      await r.capabilities.insert({
+        id: capId, providerId: id, name: 'fleet capability', description: 'for fleet tests', protocol: 'rest', priceMinor: price, currency: 'USD', category: 'test',
+        tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
+      });
+      await r.capabilityVersions.insert({ id: versionId, capabilityId: capId, version: '1', endpoint: 'https://seller.example/x', address: { kind: 'url', url: 'https://seller.example/x' }, schema: null, hash: 'sha256:test', createdAt: now });
+      return capId;
+    }),
+  };
+}
+
+async function newBuyer(fundMinor: string): Promise<Buyer> {
+  const ws = client(0, creds.workspace.apiKey);
+  const pair = generateEd25519();
+  const w = await ws.wallets.create({ ownerType: 'agent', ownerId: `agent-${Math.random().toString(36).slice(2, 8)}`, publicKeyPem: pair.publicKeyPem });
+  await client(1, creds.workspace.apiKey).wallets.fund(w.id, fundMinor);
+  return { walletId: w.id, ...pair };
+}
+
+/** The wallet's ledger is gap-free and its running sums are the sums of its entries. */
+async function ledgerOf(walletId: string) {
+  const entries = await store.read((r) => r.ledger.list(walletId));
+  let balance = 0n;
+  let held = 0n;
+  entries.forEach((e, i) => {
+    balance += e.amountMinor;
+    held += e.holdMinor;
+    expect(e.seq).toBe(i + 1);
+    expect([e.balanceAfter, e.heldAfter]).toEqual([balance, held]);
+    expect(e.balanceAfter - e.heldAfter >= 0n).toBe(true);
+  });
+  return { entries, balance, held };
+}
+
+describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL database', () => {
+  beforeAll(async () => {
+    db = await createTestDatabase('agentpay_fleet');
+    dataDir = mkdtempSync(join(tmpdir(), 'agentpay-fleet-'));
+    // the first instance makes the schema, the signing key, the CA and the dev credentials; the others share them
+    const first = await start(true);
+    creds = first.creds!;
+    ca = readFileSync(first.caCertPath, 'utf8');
+    instances.push(first, ...(await Promise.all([start(false), start(false)])));
+    store = await PgStore.open({ url: db.url });
+  }, 120_000);
+
+  afterAll(async () => {
+    await store?.close();
+    await Promise.all(instances.map((i) => new Promise<void>((res) => {
+      if (i.child.exitCode !== null || i.child.signalCode !== null) return res();
+      i.child.once('exit', () => res());
+      i.child.send('stop');
+    })));
+    await db?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('200 concurrent authorizations over three instances on a wallet funded for 150: exactly 150 succeed', async () => {
+    const seller = await newSeller();
+    const capabilityId = await seller.capabilityId(1n);
+    const buyer = await newBuyer('150');
+    const proofs = await Promise.all(Array.from({ length: 200 }, async (_, i) => signProof(await client(i, seller.apiKey).payments.challenge(capabilityId), buyer)));
+    const results = await Promise.allSettled(proofs.map((payment, i) => client(i + 1, seller.apiKey).payments.authorize({ capabilityId, payment })));
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const refused = new Set(results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as { code: string }).code] : [])));
+    expect(ok).toHaveLength(150);
+    expect([...refused]).toEqual(['INSUFFICIENT_FUNDS']);
+    const ledger = await ledgerOf(buyer.walletId);
+    expect([ledger.balance, ledger.held]).toEqual([150n, 150n]);
+    expect(ledger.entries.filter((e) => e.type === 'hold')).toHaveLength(150);
+    // completed on one instance, its receipt read from another and verified with the platform key
+    const txnId = (ok[0] as PromiseFulfilledResult<{ transactionId: string }>).value.transactionId;
+    const { receipt } = await client(2, seller.apiKey).payments.complete({ transactionId: txnId, responseHash: `sha256:${'0'.repeat(64)}` });
+    const again = await client(0, creds.workspace.apiKey).receipts.get(receipt.id);
+    expect(again.id).toBe(receipt.id);
+  }, 120_000);
+
+  it('one proof sent to all three instances 50 times at once: one charge, every other answer 409 REPLAY_DETECTED', async () => {
+    const seller = await newSeller();
+    const capabilityId = await seller.capabilityId(10n);
+    const buyer = await newBuyer('1000');
+    const proof = signProof(await client(0, seller.apiKey).payments.challenge(capabilityId), buyer);
+    const results = await Promise.allSettled(Array.from({ length: 150 }, (_, i) => client(i, seller.apiKey).payments.authorize({ capabilityId, payment: proof })));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refusals = results.flatMap((r) => (r.status === 'rejected' ? [[(r.reason as { status: number }).status, (r.reason as { code: string }).code]] : []));
+    expect(refusals).toEqual(Array(149).fill([409, 'REPLAY_DETECTED']));
+    const ledger = await ledgerOf(buyer.walletId);
+    expect(ledger.entries.filter((e) => e.type === 'hold')).toHaveLength(1);
+    expect([ledger.balance, ledger.held]).toEqual([1000n, 10n]);
+  }, 120_000);
+
+  it('runs the sweeper and the rail job on one instance at a time, and another takes them over when it is killed', async () => {
+    const runsOf = (duty: string, from = 0) => dutyRuns.slice(from).filter(([d]) => d === duty).map(([, pid]) => pid);
+    await until(() => runsOf('sweeper').length >= 6 && runsOf('rail-jobs').length >= 6, 'six runs of each duty');
+    const sweepers = new Set(runsOf('sweeper'));
+    const railers = new Set(runsOf('rail-jobs'));
+    expect(sweepers.size).toBe(1);
+    expect(railers.size).toBe(1);
+    // kill -9 the sweeper's instance: its database session ends, and with it the duty's lock
+    const victim = instances.find((i) => sweepers.has(i.pid))!;
+    const exited = new Promise((res) => victim.child.once('exit', res));
+    victim.child.kill('SIGKILL');
+    await exited;
+    const mark = dutyRuns.length;
+    await until(() => runsOf('sweeper', mark).length >= 6 && runsOf('rail-jobs', mark).length >= 6, 'the duties to be taken over');
+    const after = new Set(runsOf('sweeper', mark));
+    expect(after.size).toBe(1);
+    expect(after.has(victim.pid)).toBe(false);
+    expect(new Set(runsOf('rail-jobs', mark)).size).toBe(1);
+    expect(runsOf('rail-jobs', mark)).not.toContain(victim.pid);
+    // the survivors still serve, and see what the killed one wrote
+    const alive = instances.filter((i) => i !== victim);
+    const wallets = await new AgentpayClient({ baseUrl: alive[0]!.baseUrl, ca, apiKey: creds.workspace.apiKey }).wallets.list();
+    expect(wallets.length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+});

@@ -1,0 +1,223 @@
+/**
+ * One contract for every Store backend: SQLite always, PostgreSQL too when
+ * AGENTPAY_TEST_DATABASE_URL is set (a fresh database per backend run, dropped afterwards).
+ * What the domain relies on: exact bigint money, the append-only gap-free ledger enforced by the
+ * database, typed unique violations, all-or-nothing transactions, list orders, search, spend
+ * and totals, and (PostgreSQL) fleet duties held by one store at a time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { randomIds } from '../../src/core/ids.js';
+import { balanceOf, post } from '../../src/domain/ledger.js';
+import { createTenant } from '../../src/domain/tenants.js';
+import type { Store } from '../../src/store/store.js';
+import { UniqueViolation } from '../../src/store/errors.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { PgStore } from '../../src/store/pg/pg-store.js';
+import type { Transaction } from '../../src/store/repos/payments.js';
+import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
+
+interface Backend {
+  name: string;
+  open(): Promise<Store>;
+  /** runs SQL outside the store, as an operator with a database shell would */
+  exec(store: Store, sql: string): Promise<void>;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+}
+
+let dir: string;
+let db: TestDatabase;
+const backends: Backend[] = [
+  {
+    name: 'sqlite',
+    setup: async () => { dir = mkdtempSync(join(tmpdir(), 'agentpay-contract-')); },
+    teardown: async () => rmSync(dir, { recursive: true, force: true }),
+    open: async () => new SqliteStore({ path: join(dir, 'test.db') }),
+    exec: async (s, sql) => { (s as SqliteStore).raw.prepare(sql).run(); },
+  },
+  ...(pgEnabled() ? [{
+    name: 'postgres',
+    setup: async () => { db = await createTestDatabase(); },
+    teardown: async () => db.drop(),
+    open: () => PgStore.open({ url: db.url }),
+    exec: async (s: Store, sql: string) => { await (s as PgStore).pool.query(sql); },
+  }] : []),
+];
+
+const clock = new ManualClock(Date.UTC(2026, 0, 1));
+const ctx = { clock, ids: randomIds };
+const BIG = 9_007_199_254_740_993n; // 2^53 + 1: not a double
+
+describe.each(backends)('Store contract on $name', (b) => {
+  let store: Store;
+  beforeAll(async () => {
+    await b.setup();
+    store = await b.open();
+  });
+  afterAll(async () => {
+    await store.close();
+    await b.teardown();
+  });
+
+  const newWallet = () => store.tx(async (r) => (await createTenant(r, ctx, { kind: 'provider', name: 'p' })).settlementWalletId!);
+  const fund = (w: string, amountMinor: bigint) => store.tx((r) => post(r, ctx, { walletId: w, type: 'fund', amountMinor, currency: 'USD' }));
+
+  it('keeps money exact beyond 2^53 and running sums per entry', async () => {
+    const w = await newWallet();
+    await fund(w, BIG);
+    await fund(w, 2n);
+    const entries = await store.read((r) => r.ledger.list(w));
+    expect(entries.map((e) => [e.seq, e.amountMinor, e.balanceAfter])).toEqual([[1, BIG, BIG], [2, 2n, BIG + 2n]]);
+    expect(typeof entries[0]!.createdAt).toBe('number');
+    expect((await store.read((r) => balanceOf(r, w))).balanceMinor).toBe(BIG + 2n);
+    const totals = await store.read((r) => r.reconciliations.ledgerTotals());
+    expect(totals.byType.fund).toBeGreaterThanOrEqual(BIG + 2n);
+  });
+
+  it('refuses to change or delete a ledger entry, in the database itself', async () => {
+    const w = await newWallet();
+    await fund(w, 5n);
+    await expect(b.exec(store, `UPDATE ledger_entries SET amount_minor = 9 WHERE wallet_id = '${w}'`)).rejects.toThrow(/append-only/);
+    await expect(b.exec(store, `DELETE FROM ledger_entries WHERE wallet_id = '${w}'`)).rejects.toThrow(/append-only/);
+    expect((await store.read((r) => r.ledger.list(w))).map((e) => e.amountMinor)).toEqual([5n]);
+  });
+
+  it('refuses a second entry with a wallet seq already taken, as a typed UniqueViolation, and keeps nothing of that transaction', async () => {
+    const w = await newWallet();
+    const first = await fund(w, 7n);
+    const dup = store.tx(async (r) => {
+      await r.tenants.insert({ id: `t_${w}`, kind: 'workspace', name: 'x', email: null, website: null, status: 'active', verified: false, settlementWalletId: null, createdAt: 1, updatedAt: 1 });
+      await r.ledger.append({ ...first, id: `${first.id}_dup`, amountMinor: 1n, balanceAfter: 8n });
+    });
+    await expect(dup).rejects.toBeInstanceOf(UniqueViolation);
+    expect(await store.read((r) => r.tenants.get(`t_${w}`))).toBeUndefined();
+    expect((await store.read((r) => r.ledger.list(w))).map((e) => e.seq)).toEqual([1]);
+  });
+
+  it('raises a reused nonce as UniqueViolation inside the transaction (the domain answers REPLAY_DETECTED)', async () => {
+    const txn: Transaction = {
+      id: 'txn_a', nonce: `n_${b.name}`, capabilityId: 'cap', providerId: 'prv', walletId: 'w', workspaceId: 'ws', amountMinor: 3n, feeMinor: null,
+      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+    };
+    await store.tx((r) => r.transactions.insert(txn));
+    const seen = await store.tx(async (r) => {
+      try {
+        await r.transactions.insert({ ...txn, id: 'txn_b' });
+        return 'inserted';
+      } catch (e) {
+        return e instanceof UniqueViolation ? 'unique' : String(e);
+      }
+    }).catch((e: unknown) => (e instanceof UniqueViolation ? 'unique' : String(e)));
+    expect(seen).toBe('unique');
+    expect((await store.read((r) => r.transactions.byNonce(txn.nonce)))?.id).toBe('txn_a');
+    expect((await store.read((r) => r.transactions.listExpired(5, 10))).map((t) => t.id)).toEqual(['txn_a']);
+  });
+
+  it('appends concurrent movements of one wallet gap-free, none lost (a store of its own per worker on PostgreSQL)', async () => {
+    const w = await newWallet();
+    const other = await b.open();
+    try {
+      await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? other : store).tx((r) => post(r, ctx, { walletId: w, type: 'fund', amountMinor: 1n, currency: 'USD' }))));
+      const entries = await store.read((r) => r.ledger.list(w));
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      expect(entries.at(-1)!.balanceAfter).toBe(60n);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('lists rail events newest first and pages by id', async () => {
+    const tenantId = `ten_${b.name}`;
+    await store.tx(async (r) => {
+      for (let i = 0; i < 5; i++) await r.railEvents.insert({ id: `ev_${i}`, tenantId, type: i % 2 ? 'odd' : 'even', data: { i }, createdAt: 100 });
+    });
+    const all = await store.read((r) => r.railEvents.list(tenantId, { limit: 10 }));
+    expect(all.map((e) => e.id)).toEqual(['ev_4', 'ev_3', 'ev_2', 'ev_1', 'ev_0']);
+    expect(all[0]!.data).toEqual({ i: 4 });
+    const page = await store.read((r) => r.railEvents.list(tenantId, { limit: 2, before: 'ev_3', type: 'even' }));
+    expect(page.map((e) => e.id)).toEqual(['ev_2', 'ev_0']);
+  });
+
+  it('applies policies in apply order: time, then insertion order within one time', async () => {
+    const workspaceId = `ws_${b.name}`;
+    await store.tx(async (r) => {
+      for (const [id, createdAt] of [['pol_z', 10], ['pol_a', 10], ['pol_m', 5]] as const) {
+        await r.policies.insert({ id, workspaceId, policyType: 'deny', name: null, enabled: true, source: 's', rules: ['r'], ordinal: 0, createdAt, updatedAt: createdAt });
+      }
+    });
+    await store.tx((r) => r.policies.update('pol_a', { enabled: false, updatedAt: 11 }));
+    expect((await store.read((r) => r.policies.listByWorkspace(workspaceId))).map((p) => p.id)).toEqual(['pol_m', 'pol_z', 'pol_a']);
+    expect((await store.read((r) => r.policies.listEnabled(workspaceId))).map((p) => [p.id, p.enabled])).toEqual([['pol_m', true], ['pol_z', true]]);
+  });
+
+  it('finds listings by words of their name, description and tags, best first', async () => {
+    await store.tx(async (r) => {
+      const seller = await createTenant(r, ctx, { kind: 'provider', name: 'search seller' });
+      await r.tenants.update(seller.id, { status: 'active', verified: true, updatedAt: 1 });
+      const docs = [
+        { id: 'cap_weather', name: 'Weather forecast', description: 'hourly forecasts for a city', tags: ['weather'], category: 'data' },
+        { id: 'cap_translate', name: 'Translate', description: 'translates text; mentions weather once', tags: ['language'], category: 'text' },
+      ];
+      for (const d of docs) {
+        await r.capabilities.insert({
+          id: d.id, providerId: seller.id, name: d.name, description: d.description, protocol: 'rest', priceMinor: 5n, currency: 'USD', category: d.category,
+          tags: d.tags, schema: null, latencyP50Ms: 12.5, toolName: null, status: 'active', currentVersionId: `${d.id}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null,
+        });
+        await r.capabilitySearch.upsert({ capabilityId: d.id, name: d.name, description: d.description, tags: d.tags, category: d.category });
+      }
+    });
+    const hits = await store.read((r) => r.capabilitySearch.match('weather forecasts', 10));
+    expect(hits.map((h) => h.capabilityId)).toEqual(['cap_weather', 'cap_translate']);
+    expect(hits[0]!.rank).toBeLessThan(hits[1]!.rank);
+    expect(await store.read((r) => r.capabilitySearch.match('forec', 10))).toHaveLength(1);
+    const stats = await store.read((r) => r.discovery.stats({ maxLatencyMs: 20 }));
+    expect(stats).toMatchObject({ count: 2, cheapestMinor: 5n, fastestMs: 12.5 });
+    await store.tx((r) => r.capabilitySearch.remove('cap_translate'));
+    expect((await store.read((r) => r.capabilitySearch.match('weather', 10))).map((h) => h.capabilityId)).toEqual(['cap_weather']);
+  });
+
+  it('sums a day of holds as spend, less what was given back', async () => {
+    const w = await newWallet();
+    await fund(w, 100n);
+    await store.tx(async (r) => {
+      await post(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 30n, currency: 'USD', transactionId: 'txn_s1' });
+      await post(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 20n, currency: 'USD', transactionId: 'txn_s2' });
+      await post(r, ctx, { walletId: w, type: 'release', amountMinor: 0n, holdMinor: -20n, currency: 'USD', transactionId: 'txn_s2' });
+    });
+    const now = clock.now();
+    expect(await store.read((r) => r.spend.byWallet(w, now - 1000, now + 1000, now))).toBe(30n);
+    expect(await store.read((r) => r.spend.byWallet(w, now + 1, now + 1000, now))).toBe(0n);
+  });
+
+  it('numbers sandbox objects per kind and replaces in place', async () => {
+    const a = await store.tx((r) => r.sandboxObjects.put('k', 'a', { v: 1 }, 1));
+    const b2 = await store.tx((r) => r.sandboxObjects.put('k', 'b', { v: 2 }, 2));
+    await store.tx((r) => r.sandboxObjects.put('k', 'a', { v: 3 }, 3));
+    expect([a.seq, b2.seq]).toEqual([1, 2]);
+    expect((await store.read((r) => r.sandboxObjects.list('k'))).map((o) => [o.id, o.seq, o.data])).toEqual([['a', 1, { v: 3 }], ['b', 2, { v: 2 }]]);
+  });
+
+  it('gives each fleet duty to one store at a time, and to another when the holder closes', async () => {
+    const second = await b.open();
+    try {
+      const first = await store.claimDuty('contract-duty');
+      const other = await second.claimDuty('contract-duty');
+      if (b.name === 'sqlite') {
+        expect([first, other]).toEqual([true, true]); // one process per file: every duty is its own
+        return;
+      }
+      expect([first, other]).toEqual([true, false]);
+      expect(await store.claimDuty('contract-duty')).toBe(true); // still held: no flapping
+      expect(await second.claimDuty('another-duty')).toBe(true); // duties are independent
+      const third = await b.open();
+      expect(await third.claimDuty('contract-duty')).toBe(false);
+      await third.close();
+    } finally {
+      await second.close();
+    }
+  });
+});
