@@ -172,3 +172,38 @@ export const Rating = Closed({
 
 /** Objects documented by their main fields only (rails, payouts, sandbox, signup): they may carry more. */
 export const OpenRecord = (description: string) => Open({}, { description });
+
+/** A webhook endpoint (docs/api/webhooks.md); its secret is shown once, on creation and rotation. */
+export const WebhookEndpoint = Closed({
+  id: Id('whe'),
+  url: Type.String({ description: 'where deliveries are POSTed' }),
+  description: Nullable(Type.String()),
+  eventTypes: Nullable(Type.Array(Type.String(), { description: 'the event types it receives; null: every type' })),
+  previousSecretExpiresAt: Nullable(Timestamp({ description: 'after a rotation, until when the previous secret still signs too' })),
+  createdAt: Timestamp(),
+});
+
+export const WebhookEndpointWithSecret = Closed({
+  endpoint: WebhookEndpoint,
+  secret: Type.String({ description: 'the signing secret (whsec_…), shown only in this answer' }),
+});
+
+/** One delivery of an event to an endpoint, with its attempts. */
+export const WebhookDelivery = Closed({
+  id: Id('whd'),
+  endpointId: Id('whe'),
+  eventId: Type.String(),
+  eventType: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  nextAttemptAt: Nullable(Timestamp({ description: 'when the next attempt is due; null once delivered or given up' })),
+  attempts: Type.Array(Closed({
+    at: Timestamp(),
+    status: Nullable(Type.Integer({ description: "the endpoint's HTTP status; null when none came" })),
+    error: Nullable(Type.String()),
+    durationMs: Type.Number(),
+  })),
+  lastStatus: Nullable(Type.Integer()),
+  replayOf: Nullable(Type.String({ description: 'the delivery this one replays' })),
+  createdAt: Timestamp(),
+  finishedAt: Nullable(Timestamp()),
+});
