@@ -98,3 +98,17 @@ export function wrongKeyKind(
 ): AppError {
   return forbidden(message, { keyKinds: [...keyKinds], ...(opts.ownerId ? { ownerId: opts.ownerId } : {}) });
 }
+
+/**
+ * Text an error shows a person, made safe for a terminal: control characters (C0, DEL, C1),
+ * bidirectional overrides and isolates (U+202E turns the rest of a line around) and other
+ * invisible format characters are written as `\uXXXX`, so an id a client sent that the message
+ * echoes cannot move the cursor, colour a terminal or reorder what it shows. The gateway's
+ * error envelope passes every message and detail through it (src/gateway/plugins/errors.ts).
+ */
+export function displaySafe(text: string): string {
+  return text.replace(UNSAFE_FOR_DISPLAY, (c) => `\\u${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
+}
+
+// eslint-disable-next-line no-control-regex
+const UNSAFE_FOR_DISPLAY = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;

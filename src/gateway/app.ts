@@ -6,13 +6,16 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import pino from 'pino';
 import { randomId } from '../core/ids.js';
-import errors, { BODY_LIMIT_BYTES, clientErrorHandler } from './plugins/errors.js';
+import { maxHeaderSize } from 'node:http';
+import errors, { BODY_LIMIT_BYTES, clientErrorHandler, frameworkErrors, rewriteUrl } from './plugins/errors.js';
 import validation from './plugins/validation.js';
 import transport from './plugins/transport.js';
 import limits from './plugins/rate-limit.js';
 import auth from './plugins/auth.js';
 import routeTable from './plugins/route-table.js';
 import strictInputs from './plugins/strict-inputs.js';
+import responses from './plugins/responses.js';
+import openapi from './plugins/openapi.js';
 import requestLog, { type RequestLogSink } from './request-log.js';
 import type { Services } from './services.js';
 import type { RateCounter } from './rate-counter.js';
@@ -108,6 +111,12 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
     bodyLimit: BODY_LIMIT_BYTES,
     // unparsable requests and requests while closing are answered in the envelope (plugins/errors.ts)
     clientErrorHandler,
+    // what the router would refuse outside the envelope and every hook is refused in them (plugins/errors.ts):
+    // bad URLs and a missing Host are marked by rewriteUrl; a path parameter may be as long as a URL can
+    // be, and the route's params schema refuses one over 100 characters, naming it
+    rewriteUrl,
+    frameworkErrors,
+    routerOptions: { maxParamLength: maxHeaderSize },
     return503OnClosing: false,
     ...(opts.serverFactory ? { serverFactory: opts.serverFactory } : {}),
     ajv: { customOptions: { coerceTypes: false } },
@@ -127,7 +136,9 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   });
   await app.register(auth, { ctx: services.ctx });
   await app.register(strictInputs);
+  await app.register(responses, { validate: services.config.validateResponses });
   await app.register(routeTable);
+  await app.register(openapi);
 
   await app.register(healthRoutes);
   await app.register(metricsRoutes, { metrics });

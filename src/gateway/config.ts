@@ -45,6 +45,8 @@ export interface GatewayConfig {
   inFlightTtlMs: number;
   /** how often the expiry sweeper looks for such transactions */
   sweepIntervalMs: number;
+  /** check every JSON answer against its route's response schema and fail one that differs (tests; plugins/responses.ts) */
+  validateResponses: boolean;
   /** rail adapters and their settings (src/domain/rails/config.ts); default: sandbox adapters in sandbox mode, none in production */
   rails?: RailsConfig;
   /** mail over SMTP (src/gateway/mail/); without it, mail is appended to DATA_DIR/outbox.jsonl */
@@ -77,6 +79,7 @@ export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig
   challengeTtlMs: 5 * 60 * 1000,
   inFlightTtlMs: 15 * 60 * 1000,
   sweepIntervalMs: 30 * 1000,
+  validateResponses: false,
 };
 
 const MAX_TIMER_MS = 2 ** 31 - 1;

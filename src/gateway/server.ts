@@ -20,6 +20,7 @@ import { ensureWebhookKey } from '../domain/webhooks/secrets.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { buildApp } from './app.js';
+import { plainClientErrorHandler } from './plugins/errors.js';
 import { GatewayMetrics, instrumentServices } from './metrics.js';
 import { openSharedCounter, redactRedisUrl, type RateCounter } from './rate-counter.js';
 import { claimDataDirMode } from './data-mode.js';
@@ -157,13 +158,15 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       metrics,
       ...(requestLog ? { requestLog } : {}),
       serverFactory: (handler) => {
-        const main = tls ? https.createServer(serverTlsOptions(tls), handler) : http.createServer(handler);
+        // a request without Host reaches the app, which refuses it in the envelope (plugins/errors.ts)
+        const main = tls ? https.createServer({ ...serverTlsOptions(tls), requireHostHeader: false }, handler) : http.createServer({ requireHostHeader: false }, handler);
         // the refuse-only listener: with trustProxy a forged x-forwarded-proto must not open it
         if (opts.httpPort !== null && tls) {
-          plain = http.createServer((req, res) => {
+          plain = http.createServer({ requireHostHeader: false }, (req, res) => {
             delete req.headers['x-forwarded-proto'];
             handler(req, res);
           });
+          plain.on('clientError', plainClientErrorHandler);
         }
         return main;
       },

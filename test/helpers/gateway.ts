@@ -58,6 +58,8 @@ export const testBackend = (): 'sqlite' | 'postgres' => (process.env.AGENTPAY_TE
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-test-'));
   const config: Partial<GatewayConfig> = {
+    // every answer is checked against its route's response schema (src/gateway/plugins/responses.ts)
+    validateResponses: true,
     ...opts.config,
     // tests fire many requests; the limits have their own test
     rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000, ...opts.config?.rateLimit },

@@ -9,7 +9,8 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError, httpStatusFor } from '../../core/errors.js';
+import type { IncomingMessage } from 'node:http';
+import { AppError, displaySafe, httpStatusFor } from '../../core/errors.js';
 import { randomId } from '../../core/ids.js';
 
 interface AjvError {
@@ -85,10 +86,27 @@ function fastifyClientError(err: FastifyError): AppError | undefined {
 export function errorResponse(err: unknown, log: { error(obj: object, msg: string): void }): { status: number; body: Record<string, unknown> } {
   const e = toAppError(err);
   // an AppError('INTERNAL') is a broken invariant too: its message is for the log, not the client
-  if (e && e.code !== 'INTERNAL') return { status: httpStatusFor(e.code), body: { ...e.extra, error: { code: e.code, message: e.message, details: detailsOf(e) } } };
+  if (e && e.code !== 'INTERNAL') return { status: httpStatusFor(e.code), body: { ...e.extra, error: envelope(e.code, e.message, detailsOf(e)) } };
   const errorId = randomId('error');
   log.error({ err, errorId }, 'unexpected error');
-  return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error', details: { errorId } }, errorId } };
+  return { status: 500, body: { error: envelope('INTERNAL', 'internal error', { errorId }), errorId } };
+}
+
+/**
+ * The `error` member of every error body, the one place it is built: message and details are
+ * made display-safe (`displaySafe`), since they echo what clients sent (ids, field names, URLs)
+ * and end up in terminals and logs.
+ */
+export function envelope(code: string, message: string, details: Record<string, unknown>): { code: string; message: string; details: Record<string, unknown> } {
+  return { code, message: displaySafe(message), details: safeValue(details, 0) as Record<string, unknown> };
+}
+
+function safeValue(v: unknown, depth: number): unknown {
+  if (typeof v === 'string') return displaySafe(v);
+  if (depth > 8 || v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => safeValue(x, depth + 1));
+  if (Object.getPrototypeOf(v) !== Object.prototype) return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [displaySafe(k), safeValue(x, depth + 1)]));
 }
 
 /**
@@ -176,19 +194,116 @@ export function clientErrorHandler(this: FastifyInstance, err: ConnectionError, 
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const e = connectionErrorOf(err);
   this.log.debug({ err: { type: err.name, code: err.code, message: err.message, bytesParsed: err.bytesParsed } }, 'unreadable request');
-  if (socket.writable) {
-    const status = httpStatusFor(e.code);
-    const body = JSON.stringify({ error: { code: e.code, message: e.message, details: e.details } });
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
-  }
+  writeRawError(socket, e, { head: refusedRequestIsHead(err) });
   // as node and fastify do: the connection cannot be read further
   socket.destroy(err);
 }
 
+/**
+ * Whether the request node could not parse began `HEAD `: its answer then has no body, or a
+ * client reading it would take the body for the next answer. The request is the bytes after the
+ * last blank line before the point where parsing failed (a pipelined request before it ended there).
+ */
+function refusedRequestIsHead(err: ConnectionError): boolean {
+  const raw = (err as { rawPacket?: unknown }).rawPacket;
+  if (!Buffer.isBuffer(raw)) return false;
+  const upTo = raw.subarray(0, Math.min(raw.length, typeof err.bytesParsed === 'number' ? err.bytesParsed + 1 : raw.length));
+  const blank = upTo.lastIndexOf('\r\n\r\n');
+  const start = blank < 0 ? 0 : blank + 4;
+  return raw.subarray(start, start + 5).toString('latin1') === 'HEAD ';
+}
+
+/** Writes one error answer (no body to a HEAD request) on a socket fastify does not serve. */
+function writeRawError(socket: Socket, e: AppError, opts: { head?: boolean } = {}): void {
+  if (!socket.writable) return;
+  const status = httpStatusFor(e.code);
+  const body = JSON.stringify({ error: envelope(e.code, e.message, e.details) });
+  socket.write(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${opts.head ? '' : body}`,
+  );
+}
+
+/** The 403 of the refuse-only plain listener, in the envelope as all its answers are. */
+export function insecureTransportError(protocol: string): AppError {
+  return new AppError('INSECURE_TRANSPORT', 'plain HTTP is refused; use https://', { protocol });
+}
+
+/**
+ * The refuse-only plain listener's 'clientError' (server.ts): a request node cannot parse is
+ * refused there like every other, 403 INSECURE_TRANSPORT in the envelope, rather than with
+ * node's empty 400. Nothing of the raw bytes is logged.
+ */
+export function plainClientErrorHandler(err: ConnectionError, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  writeRawError(socket, insecureTransportError('http'), { head: refusedRequestIsHead(err) });
+  socket.end();
+}
+
+/*
+ * Refusals before routing. fastify answers a URL its router cannot decode (FST_ERR_BAD_URL)
+ * itself, outside every hook and outside the envelope; node answers a request without Host
+ * (HTTP/1.1) with an empty 400 (the servers are made with requireHostHeader: false, server.ts).
+ * `rewriteUrl` sees each request first: such a request is marked with its error and routed to
+ * no route, so the not-found handler answers it, after the plain-HTTP check (an onRequest hook)
+ * and counted by the rate limit (its preHandler), as every other request is.
+ */
+const refusedBeforeRouting = new WeakMap<IncomingMessage, AppError>();
+/** Where a refused request is routed: a path no route serves. */
+const REFUSED_PATH = '/.refused';
+
+function refusalOf(req: IncomingMessage): AppError | undefined {
+  const url = req.url ?? '';
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    return new AppError('VALIDATION_FAILED', 'host: is required in HTTP/1.1 (headers); send a Host header naming the gateway', { field: 'host', location: 'headers' });
+  }
+  const end = url.search(/[?#]/);
+  const path = end < 0 ? url : url.slice(0, end);
+  let bad = false;
+  try {
+    decodeURI(path); // as fastify's router decodes it: it refuses what this cannot decode
+  } catch {
+    bad = true;
+  }
+  if (!bad && !path.startsWith('/') && /^https?:\/\//i.test(path) && !URL.canParse(path)) bad = true;
+  if (bad) return badUrlError();
+  return undefined;
+}
+
+function badUrlError(): AppError {
+  return new AppError('VALIDATION_FAILED', 'url: is not a valid URL path (each % must start a %XX escape of UTF-8 bytes); percent-encode ids and path segments (encodeURIComponent)', {
+    field: 'url',
+    location: 'path',
+  });
+}
+
+/** fastify's `rewriteUrl` (app.ts): marks and reroutes a request refused before routing. */
+export function rewriteUrl(req: IncomingMessage): string {
+  const refusal = refusalOf(req);
+  if (!refusal) return req.url ?? '/';
+  refusedBeforeRouting.set(req, refusal);
+  return REFUSED_PATH;
+}
+
+/**
+ * fastify's `frameworkErrors` (app.ts): what its router still refuses itself (a URL `rewriteUrl`
+ * let through, a path parameter over `routerOptions.maxParamLength`), in the envelope and after
+ * the plain-HTTP check. No hook runs for these; `rewriteUrl` and the parameter length, set above
+ * the longest URL node reads, keep them from happening.
+ */
+export function frameworkErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // fastify builds this request without its trustProxy handling: the proxy's x-forwarded-proto is read here
+  const encrypted = Boolean((request.raw.socket as { encrypted?: boolean }).encrypted);
+  const forwarded = request.server.services?.config.trustProxy ? String(request.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim() : '';
+  const protocol = encrypted || forwarded === 'https' ? 'https' : 'http';
+  if (protocol !== 'https') return sendError(reply, insecureTransportError(protocol));
+  if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, badUrlError());
+  return sendError(reply, toAppError(err) ?? new AppError('VALIDATION_FAILED', 'the request could not be routed; check its method and URL', { field: 'url', location: 'path' }));
+}
+
 /** The answer to a request no route serves; set by the rate-limit plugin, which counts these too. */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const refused = refusedBeforeRouting.get(request.raw);
+  if (refused) return sendError(reply, refused);
   return sendError(reply, new AppError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`, { method: request.method }));
 }

@@ -5,13 +5,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../../core/errors.js';
-import { sendError } from './errors.js';
+import { insecureTransportError, sendError } from './errors.js';
 
 export default fp(async function transport(app: FastifyInstance) {
   app.addHook('onRequest', async (request, reply) => {
     if (request.protocol !== 'https') {
-      return sendError(reply, new AppError('INSECURE_TRANSPORT', 'plain HTTP is refused; use https://', { protocol: request.protocol }));
+      return sendError(reply, insecureTransportError(request.protocol));
     }
   });
 });

@@ -14,13 +14,13 @@ export default async function breakerRoutes(app: FastifyInstance) {
 
   app.post<{ Params: Static<typeof WalletParams>; Body: Static<typeof ResumeBody> }>(
     '/v1/wallets/:id/resume-provider',
-    { config: { scope: 'wallets:write' }, schema: { params: WalletParams, body: ResumeBody } },
+    { config: { scope: 'wallets:write', errors: ['WALLET_NOT_FOUND', 'PROVIDER_NOT_FOUND'] }, schema: { summary: 'Resume a seller the breaker paused for a wallet', params: WalletParams, body: ResumeBody } },
     async (request) => breakers.resume(principal(request), request.params.id, request.body.providerId),
   );
 
   app.get<{ Params: Static<typeof BreakerParams> }>(
     '/v1/wallets/:id/breaker/:providerId',
-    { config: { scope: 'wallets:read' }, schema: { params: BreakerParams } },
+    { config: { scope: 'wallets:read', errors: ['WALLET_NOT_FOUND', 'PROVIDER_NOT_FOUND'] }, schema: { summary: 'The breaker of a wallet for a seller', params: BreakerParams } },
     async (request) => breakers.get(principal(request), request.params.id, request.params.providerId),
   );
 }

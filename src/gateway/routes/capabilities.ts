@@ -8,6 +8,10 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { capabilityView, MAX_LATENCY_MS, versionView, type CapabilityPatch, type PublishInput } from '../../domain/capabilities.js';
+import { Capability, CapabilityVersion, Provider } from '../../protocol/resources.js';
+import { Closed } from '../../protocol/schemas.js';
+
+const C = ['CAPABILITY_NOT_FOUND', 'CONFLICT'] as const;
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -67,21 +71,21 @@ export default async function capabilityRoutes(app: FastifyInstance) {
 
   app.post<{ Body: Static<typeof PublishBody> }>(
     '/v1/capabilities',
-    { config: { scope: 'capabilities:write' }, schema: { body: PublishBody } },
+    { config: { scope: 'capabilities:write', errors: ['CONFLICT'] }, schema: { summary: 'Publish a capability (a seller)', body: PublishBody, response: { 200: Closed({ capability: Capability, version: CapabilityVersion }) } } },
     async (request) => {
       const { capability, version } = await capabilities.publish(principal(request), request.body as PublishInput);
       return { capability: capabilityView(capability), version: versionView(version) };
     },
   );
 
-  app.get('/v1/capabilities', { config: { scope: 'capabilities:read' } }, async (request) => ({
+  app.get('/v1/capabilities', { config: { scope: 'capabilities:read' }, schema: { summary: "The seller's own capabilities", response: { 200: Closed({ capabilities: Type.Array(Closed({ capability: Capability, version: CapabilityVersion })) }) } } }, async (request) => ({
     capabilities: (await capabilities.listOwn(principal(request))).map(({ capability, version }) => ({
       capability: capabilityView(capability),
       version: versionView(version),
     })),
   }));
 
-  app.get<{ Params: Params }>('/v1/capabilities/:id', { config: { scope: 'capabilities:read' }, schema: { params: Params } }, async (request) => {
+  app.get<{ Params: Params }>('/v1/capabilities/:id', { config: { scope: 'capabilities:read', errors: C }, schema: { summary: 'A capability, its seller and current version', params: Params, response: { 200: Closed({ capability: Capability, provider: Type.Union([Provider, Type.Object({}, { additionalProperties: true })]), discoverable: Type.Boolean(), version: Type.Optional(CapabilityVersion) }) } } }, async (request) => {
     const d = await capabilities.get(principal(request), request.params.id);
     return {
       capability: capabilityView(d.capability),
@@ -93,7 +97,7 @@ export default async function capabilityRoutes(app: FastifyInstance) {
 
   app.post<{ Params: Params; Body: Static<typeof PatchBody> }>(
     '/v1/capabilities/:id',
-    { config: { scope: 'capabilities:write' }, schema: { params: Params, body: PatchBody } },
+    { config: { scope: 'capabilities:write', errors: C }, schema: { summary: 'Edit a capability (a new version when its address or schema changes)', params: Params, body: PatchBody, response: { 200: Closed({ capability: Capability, changed: Type.Array(Type.String()), version: Type.Optional(CapabilityVersion) }) } } },
     async (request) => {
       const { capability, changed, version } = await capabilities.edit(principal(request), request.params.id, request.body as CapabilityPatch);
       return { capability: capabilityView(capability), changed, ...(version ? { version: versionView(version) } : {}) };
@@ -102,7 +106,7 @@ export default async function capabilityRoutes(app: FastifyInstance) {
 
   app.post<{ Params: Params }>(
     '/v1/capabilities/:id/deprecate',
-    { config: { scope: 'capabilities:write' }, schema: { params: Params } },
+    { config: { scope: 'capabilities:write', errors: C }, schema: { summary: 'Deprecate a capability', params: Params, response: { 200: Closed({ capability: Capability }) } } },
     async (request) => ({ capability: capabilityView(await capabilities.deprecate(principal(request), request.params.id)) }),
   );
 }

@@ -67,7 +67,9 @@ export interface DashboardOptions {
 
 export default async function dashboardRoutes(app: FastifyInstance, opts: DashboardOptions = {}) {
   const root = resolve(opts.root ?? join(packageRoot(), DASHBOARD_DIR));
-  const config = { public: true } as const;
+  // static files (HTML, JS, CSS), not API: left out of the OpenAPI document (hide)
+  const config = { public: true, errors: ['NOT_FOUND'] } as const;
+  const schema = { hide: true };
 
   /** The file itself, if it is a file whose real path (links followed) is inside the real root. */
   async function servable(file: string): Promise<string | undefined> {
@@ -100,6 +102,6 @@ export default async function dashboardRoutes(app: FastifyInstance, opts: Dashbo
       .send(body);
   }
 
-  app.get('/dashboard', { config }, async (_request, reply) => send(reply, ''));
-  app.get<{ Params: { '*': string } }>('/dashboard/*', { config }, async (request, reply) => send(reply, request.params['*']));
+  app.get('/dashboard', { config, schema }, async (_request, reply) => send(reply, ''));
+  app.get<{ Params: { '*': string } }>('/dashboard/*', { config, schema }, async (request, reply) => send(reply, request.params['*']));
 }

@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, OptionalBody, StringEnum } from '../schemas.js';
 import { MAX_LIMIT } from '../../domain/discovery.js';
+import { OpenRecord } from '../../protocol/resources.js';
+import { Closed } from '../../protocol/schemas.js';
 
 const SearchBody = Type.Object(
   {
@@ -24,7 +26,7 @@ export default async function discoveryRoutes(app: FastifyInstance) {
 
   app.post<{ Body: Static<typeof SearchBody> | null }>(
     '/v1/discovery/search',
-    { config: { scope: 'discovery:read' }, schema: { body: OptionalBody(SearchBody) } },
+    { config: { scope: 'discovery:read', errors: ['INVALID_CURSOR'] }, schema: { summary: 'Search the market: discoverable capabilities of verified sellers', body: OptionalBody(SearchBody), response: { 200: Closed({ results: Type.Array(OpenRecord('a capability as discovery shows it, with its seller (docs/api/market.md)')), nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { description: 'one page of results' }) } } },
     // every caller with discovery:read sees the same market, so the principal is not needed
     async (request) => discovery.search(request.body ?? {}),
   );

@@ -22,7 +22,10 @@ export default async function metricsRoutes(app: FastifyInstance, opts: { metric
   const setting = app.services.config.metrics ?? { mode: 'off' };
   if (setting.mode === 'off') return;
   const expected = setting.mode === 'token' ? digest(setting.token!) : undefined;
-  app.get('/metrics', { config: { public: true } }, async (request, reply) => {
+  app.get('/metrics', {
+    config: { public: true, errors: ['NOT_FOUND', 'UNAUTHORIZED'] },
+    schema: { summary: 'Metrics in Prometheus text format (loopback or token; docs/metrics.md)', response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+  }, async (request, reply) => {
     if (setting.mode === 'loopback' && !fromLoopback(request)) {
       throw new AppError('NOT_FOUND', 'no route GET /metrics', { method: 'GET' });
     }

@@ -5,7 +5,7 @@
  * one request, each answered with the status and body its own route would give.
  */
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../core/errors.js';
+import { AppError, type ErrorCode } from '../../core/errors.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Principal } from '../../domain/api-keys.js';
 import type { PaymentService } from '../../domain/payments/service.js';
@@ -14,6 +14,13 @@ import type { PaymentOperation } from '../plugins/rate-limit.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
+import { OpenRecord, Receipt } from '../../protocol/resources.js';
+import { Closed, ErrorEnvelope } from '../../protocol/schemas.js';
+
+const Challenge = OpenRecord('a signed price challenge: what the buyer signs to pay (docs/api/payments.md)');
+const Authorization = OpenRecord('the authorized transaction: the amount is held until complete or fail (docs/api/payments.md)');
+const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'CONFLICT'] as const;
+const RESOLVING = ['NOT_FOUND', 'CONFLICT'] as const;
 
 const ResponseHash = Type.String({
   pattern: '^sha256:[0-9a-f]{64}$',
@@ -95,21 +102,21 @@ export default async function paymentRoutes(app: FastifyInstance) {
   const config = { scope: 'payments:write' } as const;
 
   // a payment operation counts on its own limit (per key and operation), not on the general one
-  const paymentOp = (op: PaymentOperation) => ({ config: { ...config, rateLimit: false as const }, onRequest: app.paymentLimits.hook(op) });
+  const paymentOp = (op: PaymentOperation, errors: readonly ErrorCode[]) => ({ config: { ...config, rateLimit: false as const, errors }, onRequest: app.paymentLimits.hook(op) });
 
-  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { ...paymentOp('challenge'), schema: { body: ChallengeBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof ChallengeBody> }>('/v1/x402/challenge', { ...paymentOp('challenge', ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'CONFLICT']), schema: { summary: 'A signed price challenge for a capability (the seller)', body: ChallengeBody, response: { 200: Closed({ challenge: Challenge }) } } }, async (request) => ({
     challenge: await payments.challenge(principal(request), request.body.capabilityId),
   }));
 
-  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { ...paymentOp('authorize'), schema: { body: AuthorizeBody } }, async (request) =>
+  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { ...paymentOp('authorize', BUYING), schema: { summary: "Authorize a buyer's signed payment: holds the price", body: AuthorizeBody, response: { 200: Authorization } } }, async (request) =>
     payments.authorize(principal(request), request.body),
   );
 
-  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { ...paymentOp('complete'), schema: { body: CompleteBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { ...paymentOp('complete', RESOLVING), schema: { summary: 'Complete a paid call: settles and signs the receipt', body: CompleteBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.complete(principal(request), request.body),
   }));
 
-  app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { ...paymentOp('fail'), schema: { body: FailBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof FailBody> }>('/v1/x402/fail', { ...paymentOp('fail', RESOLVING), schema: { summary: 'Fail a paid call: the hold is released to the buyer', body: FailBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.fail(principal(request), request.body),
   }));
 
@@ -120,7 +127,7 @@ export default async function paymentRoutes(app: FastifyInstance) {
   // operation's payment limit. One that does not fit what is left of a window is refused whole,
   // before any operation is counted or run, so a refused batch changes nothing: the client may
   // resend it, smaller or later.
-  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config, schema: { body: BatchBody } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config: { ...config, errors: [...BUYING, ...RESOLVING] }, schema: { summary: 'Several payment operations in one request, each answered as its route would', body: BatchBody, response: { 200: Closed({ results: Type.Array(Closed({ status: Type.Integer(), body: Type.Union([Closed({ challenge: Challenge }), Closed({ receipt: Receipt }), ErrorEnvelope, Authorization]) })) }) } } }, async (request, reply) => {
     const count: Record<string, number> = {};
     for (const op of request.body.operations) count[op.op] = (count[op.op] ?? 0) + 1;
     await app.paymentLimits.takeBatch(request, reply, count);

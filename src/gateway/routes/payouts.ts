@@ -7,6 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from '../../domain/rails/payouts.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
+import { RAIL_ERRORS } from '../plugins/responses.js';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -50,19 +51,19 @@ export default async function payoutRoutes(app: FastifyInstance) {
 
   app.put<{ Params: Params; Body: Static<typeof DestinationBody> }>(
     '/v1/providers/:id/payout-destination',
-    { config: { scope: 'payouts:write' }, schema: { params: Params, body: DestinationBody } },
+    { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params, body: DestinationBody } },
     async (request) => rails.destinations.register(principal(request), request.params.id, request.body),
   );
 
   app.get<{ Params: Params }>(
     '/v1/providers/:id/payout-destinations',
-    { config: { scope: 'payouts:write' }, schema: { params: Params } },
+    { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params } },
     async (request) => rails.destinations.list(principal(request), request.params.id),
   );
 
   app.post<{ Body: Static<typeof PayoutBody>; Headers: Static<typeof PayoutHeaders> }>(
     '/v1/payouts',
-    { config: { scope: 'payouts:write' }, schema: { body: PayoutBody, headers: PayoutHeaders } },
+    { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { body: PayoutBody, headers: PayoutHeaders } },
     async (request, reply) => {
       const { payout, replayed } = await rails.payouts.create(principal(request), request.body, request.headers['idempotency-key']);
       if (replayed) void reply.header('idempotent-replayed', 'true');
@@ -72,18 +73,18 @@ export default async function payoutRoutes(app: FastifyInstance) {
 
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/v1/payouts',
-    { config: { scope: 'payouts:write' }, schema: { querystring: ListQuery } },
+    { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { querystring: ListQuery } },
     async (request) => rails.payouts.list(principal(request), request.query),
   );
 
   // the operator closes out a payout its rail never resolved, after asking the rail out of band
   app.post<{ Params: Params; Body: Static<typeof ResolveBody> }>(
     '/v1/payouts/:id/resolve',
-    { config: { scope: 'operator' }, schema: { params: Params, body: ResolveBody } },
+    { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { params: Params, body: ResolveBody } },
     async (request) => ({ payout: await rails.payouts.resolve(principal(request), request.params.id, request.body) }),
   );
 
-  app.get<{ Params: Params }>('/v1/payouts/:id', { config: { scope: 'payouts:write' }, schema: { params: Params } }, async (request) => ({
+  app.get<{ Params: Params }>('/v1/payouts/:id', { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params } }, async (request) => ({
     payout: await rails.payouts.get(principal(request), request.params.id),
   }));
 }

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
+import { Closed, Nullable, Timestamp } from '../../protocol/schemas.js';
 
 export default async function platformRoutes(app: FastifyInstance) {
   const { signingKeys } = app.services;
 
-  app.get('/v1/platform/public-key', { config: { public: true } }, async (request) => {
+  app.get('/v1/platform/public-key', { config: { public: true }, schema: { summary: "The platform's current receipt-signing public key", response: { 200: Closed({ publicKeyPem: Type.String(), signingKeyId: Type.String() }) } } }, async (request) => {
     try {
       await signingKeys.refresh();
     } catch (err) {
@@ -18,7 +19,7 @@ export default async function platformRoutes(app: FastifyInstance) {
 
   app.get<{ Params: { keyId: string } }>(
     '/v1/platform/receipt-keys/:keyId',
-    { config: { public: true }, schema: { params: Type.Object({ keyId: Type.String({ maxLength: 100 }) }) } },
+    { config: { public: true }, schema: { summary: 'A receipt-signing public key by id, current or retired', params: Type.Object({ keyId: Type.String({ maxLength: 100 }) }), response: { 200: Closed({ keyId: Type.String(), publicKeyPem: Type.String(), status: Type.String(), createdAt: Timestamp(), retiredAt: Nullable(Timestamp()) }) } } },
     async (request) => {
       const rec = await signingKeys.publicKey(request.params.keyId);
       if (!rec) throw new AppError('NOT_FOUND', `receipt key ${request.params.keyId} not found`, { keyId: request.params.keyId });
@@ -27,7 +28,7 @@ export default async function platformRoutes(app: FastifyInstance) {
   );
 
   // Rotation is the operator's: new challenges and receipts use the new key at once.
-  app.post('/v1/platform/keys/rotate', { config: { scope: 'operator' } }, async () => {
+  app.post('/v1/platform/keys/rotate', { config: { scope: 'operator' }, schema: { summary: 'Rotate the signing key (operator)', response: { 200: Closed({ signingKeyId: Type.String(), publicKeyPem: Type.String() }) } } }, async () => {
     const rec = await signingKeys.rotate();
     return { signingKeyId: rec.id, publicKeyPem: rec.publicKeyPem };
   });

@@ -5,6 +5,8 @@ import { principal } from '../plugins/auth.js';
 import { Amount, Id, IgnoredTenantIds } from '../schemas.js';
 import { policyView } from '../../domain/policies.js';
 import { MAX_DOCUMENT_CHARS } from '../../domain/policy/index.js';
+import { OpenRecord, Policy } from '../../protocol/resources.js';
+import { Closed } from '../../protocol/schemas.js';
 
 const ApplyBody = Type.Object({
   document: Type.String({
@@ -12,7 +14,7 @@ const ApplyBody = Type.Object({
     examples: ['deny "no gambling":\n  category == "gambling"\n'],
   }),
   ...IgnoredTenantIds,
-}, { additionalProperties: false });
+}, { additionalProperties: false, examples: [{ document: 'deny "no gambling":\n  category == "gambling"\n' }] });
 
 const EvaluateBody = Type.Object({
   walletId: Id('wal'),
@@ -27,21 +29,21 @@ type PolicyParams = Static<typeof PolicyParams>;
 export default async function policyRoutes(app: FastifyInstance) {
   const { policies } = app.services;
 
-  app.post<{ Body: Static<typeof ApplyBody> }>('/v1/policies', { config: { scope: 'policies:write' }, schema: { body: ApplyBody } }, async (request) => ({
+  app.post<{ Body: Static<typeof ApplyBody> }>('/v1/policies', { config: { scope: 'policies:write' }, schema: { summary: "Apply a policy document: replaces the workspace's policies", body: ApplyBody, response: { 200: Closed({ policies: Type.Array(Policy) }) } } }, async (request) => ({
     policies: (await policies.apply(principal(request), request.body.document)).map(policyView),
   }));
 
-  app.get('/v1/policies', { config: { scope: 'policies:read' } }, async (request) => ({
+  app.get('/v1/policies', { config: { scope: 'policies:read' }, schema: { summary: "The workspace's policies", response: { 200: Closed({ policies: Type.Array(Policy) }) } } }, async (request) => ({
     policies: (await policies.list(principal(request))).map(policyView),
   }));
 
-  app.post<{ Body: Static<typeof EvaluateBody> }>('/v1/policies/evaluate', { config: { scope: 'policies:read' }, schema: { body: EvaluateBody } }, async (request) => {
+  app.post<{ Body: Static<typeof EvaluateBody> }>('/v1/policies/evaluate', { config: { scope: 'policies:read', errors: ['WALLET_NOT_FOUND', 'CAPABILITY_NOT_FOUND'] }, schema: { summary: 'What the policies would decide for a purchase (nothing is bought)', body: EvaluateBody, response: { 200: OpenRecord('the decision and the rule that made it (docs/api/policies.md)') } } }, async (request) => {
     const { walletId, capabilityId, priceMinor } = request.body;
     return policies.evaluate(principal(request), { walletId, capabilityId, ...(priceMinor !== undefined ? { priceMinor } : {}) });
   });
 
   for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
-    app.post<{ Params: PolicyParams }>(`/v1/policies/:id/${action}`, { config: { scope: 'policies:write' }, schema: { params: PolicyParams } }, async (request) => ({
+    app.post<{ Params: PolicyParams }>(`/v1/policies/:id/${action}`, { config: { scope: 'policies:write' }, schema: { summary: `${action === 'enable' ? 'Enable' : 'Disable'} a policy`, params: PolicyParams, response: { 200: Closed({ policy: Policy }) } } }, async (request) => ({
       policy: policyView(await policies.setEnabled(principal(request), request.params.id, enabled)),
     }));
   }

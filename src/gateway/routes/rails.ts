@@ -8,6 +8,7 @@ import { AppError } from '../../core/errors.js';
 import { EVENT_TYPES } from '../../domain/events.js';
 import { principal } from '../plugins/auth.js';
 import { IgnoredTenantIds, StringEnum } from '../schemas.js';
+import { RAIL_ERRORS } from '../plugins/responses.js';
 
 const Page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
@@ -24,26 +25,26 @@ const EventsQuery = Type.Object({ type: Type.Optional(StringEnum(EVENT_TYPES)), 
 export default async function railRoutes(app: FastifyInstance) {
   const { rails } = app.services;
 
-  app.get('/v1/rail/providers', { config: { scope: 'rail:read' } }, async () => {
+  app.get('/v1/rail/providers', { config: { scope: 'rail:read', errors: RAIL_ERRORS } }, async () => {
     const screening = await rails.registry.screeningView();
     return { sandbox: rails.simulatedCredits, providers: await rails.registry.views(), ...(screening ? { screening } : {}) };
   });
 
   app.get<{ Querystring: Static<typeof TransactionsQuery> }>(
     '/v1/rail/transactions',
-    { config: { scope: 'rail:read' }, schema: { querystring: TransactionsQuery } },
+    { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { querystring: TransactionsQuery } },
     async (request) => rails.transactions.list(principal(request), request.query),
   );
 
   app.get<{ Querystring: Static<typeof EventsQuery> }>(
     '/v1/events',
-    { config: { scope: 'rail:read' }, schema: { querystring: EventsQuery } },
+    { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { querystring: EventsQuery } },
     async (request) => rails.events.list(principal(request), request.query),
   );
 
   // the operator: reconcile now, and the latest result
-  app.post('/v1/rail/reconcile', { config: { scope: 'operator' } }, async () => ({ reconciliation: await rails.reconciler.run() }));
-  app.get('/v1/rail/reconciliation', { config: { scope: 'operator' } }, async () => ({ reconciliation: await rails.reconciler.latest() }));
+  app.post('/v1/rail/reconcile', { config: { scope: 'operator', errors: RAIL_ERRORS } }, async () => ({ reconciliation: await rails.reconciler.run() }));
+  app.get('/v1/rail/reconciliation', { config: { scope: 'operator', errors: RAIL_ERRORS } }, async () => ({ reconciliation: await rails.reconciler.latest() }));
 
   await app.register(webhookRoutes);
 }
@@ -73,7 +74,7 @@ async function webhookRoutes(app: FastifyInstance) {
   for (const a of rails.registry.providers) {
     if (!a.topUps) continue;
     const id = a.info.id;
-    app.post(`/v1/rail/webhooks/${id}`, { config: { public: true }, schema: { body: a.topUps.webhookBodySchema } }, async (request) => {
+    app.post(`/v1/rail/webhooks/${id}`, { config: { public: true, errors: RAIL_ERRORS }, schema: { body: a.topUps.webhookBodySchema } }, async (request) => {
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(request.headers)) headers[k] = Array.isArray(v) ? v[0] : v;
       return { received: true, ...(await rails.topUps.handleWebhook(id, raw.get(request) ?? '', headers)) };

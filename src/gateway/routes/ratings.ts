@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds } from '../schemas.js';
+import { Rating } from '../../protocol/resources.js';
+import { Closed } from '../../protocol/schemas.js';
 
 const ProviderParams = Type.Object({ id: Id('prv') });
 
@@ -19,7 +21,7 @@ export default async function ratingRoutes(app: FastifyInstance) {
 
   app.post<{ Params: Static<typeof ProviderParams>; Body: Static<typeof RateBody> }>(
     '/v1/providers/:id/rate',
-    { config: { scope: 'ratings:write' }, schema: { params: ProviderParams, body: RateBody } },
+    { config: { scope: 'ratings:write', errors: ['PROVIDER_NOT_FOUND', 'CONFLICT'] }, schema: { summary: 'Rate a seller after a paid call', params: ProviderParams, body: RateBody, response: { 200: Closed({ rating: Rating }) } } },
     async (request) => ({ rating: await ratings.rate(principal(request), request.params.id, request.body) }),
   );
 }

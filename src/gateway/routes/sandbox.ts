@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { parseMinor } from '../../core/money.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
+import { RAIL_ERRORS } from '../plugins/responses.js';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -39,7 +40,7 @@ export default async function sandboxRoutes(app: FastifyInstance) {
   for (const [action, outcome] of [['confirm', 'succeeded'], ['decline', 'declined']] as const) {
     app.post<{ Params: Params; Body: ReasonBody }>(
       `/v1/sandbox/topups/:id/${action}`,
-      { config: { scope: 'wallets:write' }, schema: { params: Params, body: ReasonBody } },
+      { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody } },
       async (request) => controls.settleTopUp(principal(request), request.params.id, outcome, request.body?.reason),
     );
   }
@@ -47,22 +48,22 @@ export default async function sandboxRoutes(app: FastifyInstance) {
   for (const [action, outcome] of [['confirm', 'confirmed'], ['return', 'returned']] as const) {
     app.post<{ Params: Params; Body: ReasonBody }>(
       `/v1/sandbox/payouts/:id/${action}`,
-      { config: { scope: 'payouts:write' }, schema: { params: Params, body: ReasonBody } },
+      { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody } },
       async (request) => controls.settlePayout(principal(request), request.params.id, outcome, request.body?.reason),
     );
   }
 
   app.post<{ Body: Static<typeof DepositBody> }>(
     '/v1/sandbox/deposits',
-    { config: { scope: 'wallets:write' }, schema: { body: DepositBody } },
+    { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { body: DepositBody } },
     async (request) => controls.deposit(principal(request), request.body),
   );
 
-  app.get('/v1/sandbox/settings', { config: { scope: 'operator' } }, async () => ({ settings: await controls.settings() }));
+  app.get('/v1/sandbox/settings', { config: { scope: 'operator', errors: RAIL_ERRORS } }, async () => ({ settings: await controls.settings() }));
 
   app.post<{ Body: Static<typeof SettingsBody> }>(
     '/v1/sandbox/settings',
-    { config: { scope: 'operator' }, schema: { body: SettingsBody } },
+    { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { body: SettingsBody } },
     async (request) => {
       const { treasuryShortfallMinor, ...rest } = request.body;
       const patch = { ...rest, ...(treasuryShortfallMinor !== undefined ? { treasuryShortfallMinor: parseMinor(treasuryShortfallMinor, 'treasuryShortfallMinor', { allowZero: true }) } : {}) };

@@ -7,6 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { strictRateLimit } from '../plugins/rate-limit.js';
 import { StringEnum } from '../schemas.js';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords.js';
+import { OpenRecord } from '../../protocol/resources.js';
 
 const SignupBody = Type.Object(
   {
@@ -28,19 +29,19 @@ export default async function signupRoutes(app: FastifyInstance) {
   const { signup, config } = app.services;
   const strict = { public: true, rateLimit: strictRateLimit(config) };
 
-  app.post<{ Body: Static<typeof SignupBody> }>('/v1/signup', { config: strict, schema: { body: SignupBody } }, async (request) =>
+  app.post<{ Body: Static<typeof SignupBody> }>('/v1/signup', { config: { ...strict, errors: ['CONFLICT'] }, schema: { summary: 'Sign up a workspace or provider: mails a token', body: SignupBody, response: { 200: OpenRecord('the signup (docs/api/tenancy.md)') } } }, async (request) =>
     signup.start(request.body),
   );
 
-  app.post<{ Body: Static<typeof VerifyBody> }>('/v1/signup/verify', { config: strict, schema: { body: VerifyBody } }, async (request) =>
+  app.post<{ Body: Static<typeof VerifyBody> }>('/v1/signup/verify', { config: { ...strict, errors: ['CONFLICT', 'NOT_FOUND'] }, schema: { summary: 'Verify a signup: makes the tenant and its first key', body: VerifyBody, response: { 200: OpenRecord('the tenant and its key (docs/api/tenancy.md)') } } }, async (request) =>
     signup.verify(request.body),
   );
 
-  app.post<{ Body: Static<typeof ResendBody> }>('/v1/signup/resend', { config: strict, schema: { body: ResendBody } }, async (request) =>
+  app.post<{ Body: Static<typeof ResendBody> }>('/v1/signup/resend', { config: { ...strict, errors: ['CONFLICT', 'NOT_FOUND'] }, schema: { summary: 'Mail the signup token again', body: ResendBody, response: { 200: OpenRecord('the signup (docs/api/tenancy.md)') } } }, async (request) =>
     signup.resend(request.body),
   );
 
-  app.get<{ Params: Static<typeof SignupParams> }>('/v1/signup/:id', { config: strict, schema: { params: SignupParams } }, async (request) =>
+  app.get<{ Params: Static<typeof SignupParams> }>('/v1/signup/:id', { config: strict, schema: { summary: 'A signup and its status', params: SignupParams, response: { 200: OpenRecord('the signup (docs/api/tenancy.md)') } } }, async (request) =>
     signup.get(request.params.id),
   );
 }

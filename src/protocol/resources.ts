@@ -1,0 +1,209 @@
+/**
+ * The API's resources as answered. Closed objects list every field: a response that adds one
+ * fails the gateway's response checks in tests (GatewayConfig.validateResponses), so the
+ * documentation cannot drift from what is sent. Open ones document their main fields.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Amount, Closed, Id, Nullable, Open, SignedAmount, Timestamp } from './schemas.js';
+
+const Currency = Type.String({ description: 'ISO 4217 code, e.g. USD', examples: ['USD'] });
+
+export const Wallet = Closed({
+  id: Id('wal'),
+  ownerType: Type.String({ description: 'agent, workspace or provider' }),
+  ownerId: Type.String(),
+  publicKeyPem: Nullable(Type.String({ description: "the agent's ed25519 public key (SPKI PEM) that signs its payments" })),
+  status: Type.String(),
+  frozen: Type.Boolean(),
+  currency: Currency,
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export type Wallet = Static<typeof Wallet>;
+
+export const Balance = Closed({
+  balanceMinor: Amount({ description: 'everything in the wallet, held amounts included' }),
+  availableMinor: Amount({ description: 'what can be spent: the balance less amounts held for calls under way' }),
+  currency: Currency,
+});
+export type Balance = Static<typeof Balance>;
+
+export const WalletWithBalance = Closed({ ...Wallet.properties, balance: Balance });
+
+export const LedgerEntry = Closed({
+  id: Id('led'),
+  walletId: Id('wal'),
+  seq: Type.Integer({ minimum: 1, description: "the entry's place in its wallet's ledger, from 1" }),
+  type: Type.String(),
+  amountMinor: SignedAmount({ description: 'the change to the balance, negative for a debit' }),
+  holdMinor: SignedAmount({ description: 'the change to the held amount' }),
+  balanceAfterMinor: SignedAmount(),
+  heldAfterMinor: SignedAmount(),
+  currency: Currency,
+  transactionId: Nullable(Type.String()),
+  reference: Nullable(Type.String()),
+  memo: Nullable(Type.String()),
+  createdAt: Timestamp(),
+});
+export type LedgerEntry = Static<typeof LedgerEntry>;
+
+export const ApiKeyView = Closed({
+  id: Id('key'),
+  name: Type.String(),
+  prefix: Type.String({ description: 'the first characters of the key, to recognise it; the key itself is shown once, when made' }),
+  scopes: Type.Array(Type.String()),
+  createdAt: Timestamp(),
+  expiresAt: Nullable(Timestamp()),
+  revokedAt: Nullable(Timestamp()),
+  lastUsedAt: Nullable(Timestamp()),
+});
+export const NewApiKey = Closed({ ...ApiKeyView.properties, key: Type.String({ description: 'the API key: shown this once, stored only hashed' }) });
+
+export const TenantView = Closed({
+  id: Type.String(),
+  kind: Type.String({ description: 'workspace, provider or operator' }),
+  name: Type.String(),
+  status: Type.String(),
+  verified: Type.Boolean(),
+  walletId: Type.Optional(Id('wal')),
+});
+
+export const Policy = Closed({
+  id: Id('pol'),
+  policyType: Type.String(),
+  name: Type.Optional(Type.String()),
+  enabled: Type.Boolean(),
+  source: Type.String({ description: 'the section of the policy document this policy was made from' }),
+  rules: Type.Array(Type.Unknown()),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export type Policy = Static<typeof Policy>;
+
+export const Approval = Closed({
+  id: Id('apr'),
+  agentId: Type.String(),
+  walletId: Id('wal'),
+  capabilityId: Id('cap'),
+  amountMinor: Amount(),
+  currency: Currency,
+  rule: Type.Unknown({ description: 'the rule that held the purchase' }),
+  policyId: Nullable(Type.String()),
+  status: Type.String({ description: 'pending, approved, denied, expired or used' }),
+  createdAt: Timestamp(),
+  resolvedBy: Type.Optional(Type.String()),
+  resolvedAt: Type.Optional(Timestamp()),
+  usedAt: Type.Optional(Timestamp()),
+});
+export type Approval = Static<typeof Approval>;
+
+export const Capability = Closed({
+  id: Id('cap'),
+  providerId: Id('prv'),
+  name: Type.String(),
+  description: Type.String(),
+  protocol: Type.String({ description: 'rest or mcp' }),
+  priceMinor: Amount(),
+  currency: Currency,
+  category: Type.String(),
+  tags: Type.Array(Type.String()),
+  schema: Nullable(Type.Unknown({ description: 'JSON Schema of the call input, when published' })),
+  latencyP50Ms: Nullable(Type.Number()),
+  toolName: Type.Optional(Type.Unknown()),
+  status: Type.String(),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+export type Capability = Static<typeof Capability>;
+
+export const CapabilityVersion = Closed({
+  id: Id('ver'),
+  endpoint: Nullable(Type.String()),
+  address: Type.Unknown({ description: 'where the capability is called (the capability address)' }),
+  version: Type.String({ description: 'the version label, "1" at first' }),
+  hash: Type.String({ description: 'sha256: and the hex SHA-256 of the canonical JSON of {address, schema}' }),
+});
+
+export const Receipt = Closed({
+  id: Id('rcp'),
+  transactionId: Id('txn'),
+  providerId: Id('prv'),
+  consumerId: Type.String(),
+  capabilityId: Id('cap'),
+  amount: Closed({ amountMinor: Amount(), currency: Currency }),
+  responseHash: Nullable(Type.String()),
+  status: Type.String(),
+  timestamp: Timestamp(),
+  signature: Type.String({ description: "ed25519 signature (base64url) of the receipt's canonical JSON without signature and signingKeyId" }),
+  signingKeyId: Type.String(),
+});
+export type Receipt = Static<typeof Receipt>;
+
+export const Verification = Closed({
+  id: Type.String(),
+  status: Type.String(),
+  note: Nullable(Type.String()),
+  contact: Nullable(Type.String()),
+  reason: Nullable(Type.String()),
+  requestedAt: Timestamp(),
+  updatedAt: Timestamp(),
+  decidedAt: Nullable(Timestamp()),
+});
+
+export const Provider = Closed({
+  id: Id('prv'),
+  name: Type.String(),
+  verified: Type.Boolean(),
+  status: Type.String(),
+  reputation: Type.Number(),
+  website: Nullable(Type.String()),
+  verification: Type.Optional(Nullable(Verification)),
+});
+
+export const Rating = Closed({
+  id: Id('rtg'),
+  providerId: Id('prv'),
+  transactionId: Id('txn'),
+  rating: Type.Integer(),
+  raterWalletId: Id('wal'),
+  raterAgentId: Nullable(Type.String()),
+  createdAt: Timestamp(),
+});
+
+/** Objects documented by their main fields only (rails, payouts, sandbox, signup): they may carry more. */
+export const OpenRecord = (description: string) => Open({}, { description });
+
+/** A webhook endpoint (docs/api/webhooks.md); its secret is shown once, on creation and rotation. */
+export const WebhookEndpoint = Closed({
+  id: Id('whe'),
+  url: Type.String({ description: 'where deliveries are POSTed' }),
+  description: Nullable(Type.String()),
+  eventTypes: Nullable(Type.Array(Type.String(), { description: 'the event types it receives; null: every type' })),
+  previousSecretExpiresAt: Nullable(Timestamp({ description: 'after a rotation, until when the previous secret still signs too' })),
+  createdAt: Timestamp(),
+});
+
+export const WebhookEndpointWithSecret = Closed({
+  endpoint: WebhookEndpoint,
+  secret: Type.String({ description: 'the signing secret (whsec_…), shown only in this answer' }),
+});
+
+/** One delivery of an event to an endpoint, with its attempts. */
+export const WebhookDelivery = Closed({
+  id: Id('whd'),
+  endpointId: Id('whe'),
+  eventId: Type.String(),
+  eventType: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  nextAttemptAt: Nullable(Timestamp({ description: 'when the next attempt is due; null once delivered or given up' })),
+  attempts: Type.Array(Closed({
+    at: Timestamp(),
+    status: Nullable(Type.Integer({ description: "the endpoint's HTTP status; null when none came" })),
+    error: Nullable(Type.String()),
+    durationMs: Type.Number(),
+  })),
+  lastStatus: Nullable(Type.Integer()),
+  replayOf: Nullable(Type.String({ description: 'the delivery this one replays' })),
+  createdAt: Timestamp(),
+  finishedAt: Nullable(Timestamp()),
+});
