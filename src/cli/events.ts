@@ -35,13 +35,15 @@ export const eventTypeFlag = Flags.custom<EventType>({
 /**
  * `key=value` pairs of an event's data, in the order the gateway sent them, for people. An amount
  * (`…Minor`) of an event that names its currency or asset is shown as tables show amounts
- * (`amount=6.00 USD`); without one it stays as sent, in minor units, as its name says.
+ * (`amount=6.00 USD`), `assetAmountMinor` in `asset`; without one it stays as sent, in minor units, as its name says.
  */
 export function eventSummary(e: RailEvent): string {
   const unit = typeof e.data.currency === 'string' ? e.data.currency : typeof e.data.asset === 'string' ? e.data.asset : undefined;
   return Object.entries(e.data)
     .map(([k, v]) => {
-      if (unit && k.endsWith('Minor') && typeof v === 'string' && /^-?\d+$/.test(v)) return `${k.slice(0, -'Minor'.length)}=${moneyText(v, unit)}`;
+      // an asset amount next to a currency amount (deposit.credited) is in the asset's units
+      const u = k === 'assetAmountMinor' && typeof e.data.asset === 'string' ? e.data.asset : unit;
+      if (u && k.endsWith('Minor') && typeof v === 'string' && /^-?\d+$/.test(v)) return `${k.slice(0, -'Minor'.length)}=${moneyText(v, u)}`;
       return `${k}=${v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`;
     })
     .join(' ');

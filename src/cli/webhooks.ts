@@ -254,6 +254,32 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
     steps.push(`the sandbox bank returned ${payout.id}; the wallet is re-credited`);
     return steps;
   },
+  /**
+   * a workspace or a provider: test USDC (--amount cents' worth, 10,000 base units a cent) arrives on the
+   * sandbox chain at the deposit address of one of its wallets (the provider's settlement wallet, else the
+   * first wallet listed, else a new agent wallet) and is credited at once while the price is in band
+   */
+  'deposit.credited': async (client, o) => {
+    const me = await client.auth.whoami();
+    const steps: string[] = [];
+    let walletId = me.tenant.walletId ?? (await client.wallets.list())[0]?.id;
+    if (!walletId) {
+      walletId = (await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: generateEd25519().publicKeyPem })).id;
+      steps.push(`created the agent wallet ${walletId}`);
+    }
+    const { address } = await client.rail.depositAddress(walletId);
+    const base = (BigInt(o.amountMinor) * 10_000n).toString();
+    try {
+      const tx = await client.sandbox.deposit(address, base);
+      steps.push(`the sandbox chain sent ${base} USDC base units to ${address} (wallet ${walletId}); ${tx.id} credited ${tx.creditedMinor} USD minor units`);
+    } catch (e) {
+      if (e instanceof AgentpayError && e.code === 'DEPOSIT_HELD') {
+        throw new CliError('DEPOSIT_HELD', 'the deposit arrived but is held: the sandbox USDC price is outside the band, so nothing was credited', { tryNext: 'have the operator set the price back: agentpay sandbox price 1.0' });
+      }
+      throw e;
+    }
+    return steps;
+  },
 };
 
 export const NOT_YET: Partial<Record<EventType, string>> = {

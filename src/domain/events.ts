@@ -6,6 +6,7 @@
  *   payout.returned             a payout came back and was re-credited
  *   payout.resolved             (the provider, and the operator) the operator closed out a stuck payout
  *   deposit.held                a USDC deposit is held until the price is back in band
+ *   deposit.credited            a USDC deposit was credited to a wallet (in USD, with its ledger entry)
  *   reconciliation.shortfall    (operator) obligations exceed what the rails hold; payouts paused
  *   reconciliation.recovered    (operator) covered again; payouts resumed
  *   approval.requested          (the workspace) a policy rule held a purchase for a person
@@ -22,7 +23,7 @@ import type { Principal } from './api-keys.js';
 import { enqueueDeliveries } from './webhooks/endpoints.js';
 
 export const EVENT_TYPES = [
-  'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'reconciliation.shortfall', 'reconciliation.recovered',
+  'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'deposit.credited', 'reconciliation.shortfall', 'reconciliation.recovered',
   'approval.requested', 'wallet_provider.paused',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -65,7 +65,7 @@ describe('agentpay events list', () => {
     const r = await run('events', 'list', '--type', 'payout.lost', '--json');
     expect(r.exitCode).toBe(2);
     expect(json(r).error).toMatchObject({ code: 'USAGE', details: { flag: '--type' } });
-    expect(json(r).error.message).toBe('--type: must be one of payout_destination.changed, payout.returned, payout.resolved, deposit.held, reconciliation.shortfall, reconciliation.recovered, approval.requested, wallet_provider.paused (got "payout.lost")');
+    expect(json(r).error.message).toBe('--type: must be one of payout_destination.changed, payout.returned, payout.resolved, deposit.held, deposit.credited, reconciliation.shortfall, reconciliation.recovered, approval.requested, wallet_provider.paused (got "payout.lost")');
   });
 });
 
@@ -182,6 +182,8 @@ describe('following, in process', () => {
     expect(eventLine(held)).toBe('2026-11-27T10:00:00.000Z  approval.requested  evt_2  approvalId=apr_1 amount=6.00 USD currency=USD');
     const deposit: RailEvent = { id: 'evt_3', type: 'deposit.held', createdAt: '2026-11-27T10:00:00.000Z', data: { amountMinor: '2500000', asset: 'USDC' } };
     expect(eventLine(deposit)).toBe('2026-11-27T10:00:00.000Z  deposit.held  evt_3  amount=2.500000 USDC asset=USDC');
+    const credited: RailEvent = { id: 'evt_4', type: 'deposit.credited', createdAt: '2026-11-27T10:00:00.000Z', data: { amountMinor: '250', currency: 'USD', asset: 'USDC', assetAmountMinor: '2500000' } };
+    expect(eventLine(credited)).toBe('2026-11-27T10:00:00.000Z  deposit.credited  evt_4  amount=2.50 USD currency=USD asset=USDC assetAmount=2.500000 USDC');
     const e: RailEvent = { id: 'evt_1', type: 'payout.returned', createdAt: '2026-11-27T10:00:00.000Z', data: { payoutId: 'pay_1', amountMinor: '1200', rails: ['ach'], previous: null } };
     expect(eventLine(e)).toBe('2026-11-27T10:00:00.000Z  payout.returned  evt_1  payoutId=pay_1 amountMinor=1200 rails=["ach"] previous=-');
     expect(eventTable([e]).split('\n')).toEqual([

@@ -9,6 +9,7 @@ import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../src/sdk/webhooks
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { cli, gatewayEnv, json, removeTempDirs, spawnCli, tempDir } from './helpers.js';
+import { expectLedger } from '../wallets/ledger-checks.js';
 
 let t: TestGateway;
 let seller: { id: string; apiKey: string; walletId: string; client: AgentpayClient };
@@ -132,6 +133,23 @@ describe('agentpay trigger', () => {
     expect(json(r).error.message).toContain('sandbox price');
     const bad = await run('trigger', 'no.such', '--json');
     expect(bad.exitCode).toBe(2);
+  });
+
+  it('deposit.credited makes a real sandbox USDC deposit to a wallet of the workspace, credited in the ledger and announced', async () => {
+    const ws = await t.newWorkspace('Deposit Trigger');
+    const r = await cli(['trigger', 'deposit.credited', '--amount', '250', '--json'], { configDir, env: gatewayEnv(t, ws.apiKey) });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    const out = json<{ steps: string[]; event: RailEvent }>(r);
+    const walletId = String(out.event.data.walletId);
+    expect(out.event).toMatchObject({ type: 'deposit.credited', data: { amountMinor: '250', currency: 'USD', asset: 'USDC', assetAmountMinor: '2500000' } });
+    expect(out.event.data.txHash).toMatch(/^0x[0-9a-f]+$/);
+    const [entry] = await expectLedger(ws.client, walletId, ['250']);
+    expect(entry).toMatchObject({ type: 'deposit' });
+    const listed = (await ws.client.rail.events({ type: 'deposit.credited' })).events;
+    expect(listed.map((e) => e.id)).toEqual([out.event.id]);
+    const tx = (await ws.client.rail.transactions({ walletId })).transactions[0]!;
+    expect(out.event.data.transactionId).toBe(tx.id);
+    expect(tx).toMatchObject({ kind: 'deposit', state: 'confirmed', creditedMinor: '250' });
   });
 
   it('approval.requested holds a real purchase of a workspace (a seller given by --seller-key), again and again, changing the setup once', async () => {

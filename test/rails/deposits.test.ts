@@ -42,6 +42,11 @@ describe('a USDC deposit', () => {
     expect(tx).toMatchObject({ kind: 'deposit', state: 'confirmed', railAmountMinor: '12345678', railCurrency: 'USDC', usdAmountMinor: '1229', creditedMinor: '1229', usdcPrice: '0.996', rail: 'usdc_base' });
     const [entry] = await expectLedger(t.workspace, walletId, ['1229']);
     expect(entry).toMatchObject({ type: 'deposit' });
+    // announced at GET /v1/events in the same transaction: USD credited, the USDC amount, the chain's hash
+    const { events } = await t.workspace.rail.events({ type: 'deposit.credited' });
+    expect(events.find((e) => e.data.transactionId === tx.id)).toMatchObject({
+      data: { walletId, amountMinor: '1229', currency: 'USD', asset: 'USDC', assetAmountMinor: '12345678', usdcPrice: '0.996', txHash: expect.stringMatching(/^0x[0-9a-f]+$/) },
+    });
     expectConserved(t);
   });
 

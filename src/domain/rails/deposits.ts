@@ -160,6 +160,12 @@ export class DepositService {
         walletId: t.walletId, type: 'deposit', amountMinor: usd, currency: 'USD',
         reference: `deposit:${t.externalRef}`, memo: `${t.railAmountMinor} USDC base units at ${formatPrice(priceMicros)}`,
       });
+      // announced in the same transaction as the ledger entry (docs/api/rails.md#events)
+      const txHash = /^0x[0-9a-f]+/i.exec(t.externalRef ?? '')?.[0] ?? null;
+      await recordEvent(r, this.ctx, t.tenantId, 'deposit.credited', {
+        transactionId: t.id, walletId: t.walletId, amountMinor: usd.toString(), currency: 'USD',
+        asset: 'USDC', assetAmountMinor: t.railAmountMinor.toString(), usdcPrice: formatPrice(priceMicros), txHash,
+      });
     }
     return { ...t, ...patch };
   }
