@@ -56,6 +56,30 @@ const MIGRATION_LOCK = 0x61677470; // 'agtp'
 const BEGIN_TX = process.env.AGENTPAY_PG_ISOLATION === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN ISOLATION LEVEL REPEATABLE READ';
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
+/** the repository classes whose methods already raise typed store errors */
+const translated = new WeakSet<object>();
+
+/**
+ * Every repository call raises typed store errors (a unique violation as UniqueViolation): each
+ * method of a repository class is wrapped once, on its prototype, the first time the class is
+ * used, not on every instance (a transaction builds all the repositories afresh).
+ */
+function translateErrorsOf(proto: Record<string, unknown>): void {
+  if (translated.has(proto)) return;
+  translated.add(proto);
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const method = proto[name];
+    if (name === 'constructor' || typeof method !== 'function') continue;
+    proto[name] = async function (this: unknown, ...args: unknown[]) {
+      try {
+        return await (method as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      } catch (e) {
+        throw storeError(e);
+      }
+    };
+  }
+}
+
 function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false): Repos {
   const repos: Repos = {
     tenants: new PgTenants(db),
@@ -87,21 +111,7 @@ function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false):
     webhookEndpoints: new PgWebhookEndpoints(db),
     webhookDeliveries: new PgWebhookDeliveries(db),
   };
-  // every repository call raises typed store errors (a unique violation as UniqueViolation)
-  for (const repo of Object.values(repos) as object[]) {
-    const proto = Object.getPrototypeOf(repo) as Record<string, unknown>;
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const method = proto[name];
-      if (name === 'constructor' || typeof method !== 'function') continue;
-      (repo as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-        try {
-          return await (method as (...a: unknown[]) => Promise<unknown>).apply(repo, args);
-        } catch (e) {
-          throw storeError(e);
-        }
-      };
-    }
-  }
+  for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);
   return repos;
 }
 
