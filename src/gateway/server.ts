@@ -111,7 +111,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   }
   let mail: MailSpool | null = null;
   try {
-    await claimDataDirMode(dataDir, config.mode, () => hasSandboxMoney(store));
+    await claimDataDirMode(dataDir, config.mode, () => store.hasSandboxMoney());
     const metrics = new GatewayMetrics({
       now: () => clock.now(),
       holdsOutstanding: () => store.holdsOutstanding(),
@@ -253,12 +253,6 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     await store.close();
     throw e;
   }
-}
-
-/** Once per data directory: whether its database holds simulated money (a `fund` entry). */
-async function hasSandboxMoney(store: SqliteStore | PgStore): Promise<boolean> {
-  if (store instanceof SqliteStore) return store.raw.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
-  return ((await store.pool.query("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1")).rowCount ?? 0) > 0;
 }
 
 /** A duty's gate for Periodic: whether this instance holds it now, logged when that changes. */

@@ -307,6 +307,11 @@ export class PgStore implements Store {
     }
   }
 
+  /** Whether the database holds simulated money (a `fund` entry): the data-directory mode check, once at start. */
+  async hasSandboxMoney(): Promise<boolean> {
+    return ((await this.pool.query("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1")).rowCount ?? 0) > 0;
+  }
+
   /** Authorized transactions not yet resolved, and what they hold by currency (for metrics; one autocommit query). */
   async holdsOutstanding(): Promise<{ count: number; amounts: { currency: string; amountMinor: bigint }[] }> {
     let rows: { currency: string; n: string; amount: string }[];

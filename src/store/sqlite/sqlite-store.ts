@@ -207,6 +207,11 @@ export class SqliteStore implements Store {
     return value;
   }
 
+  /** Whether the database holds simulated money (a `fund` entry): the data-directory mode check, once at start. */
+  async hasSandboxMoney(): Promise<boolean> {
+    return this.raw.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
+  }
+
   /** Authorized transactions not yet resolved, and what they hold by currency (for metrics; durable reads). */
   holdsOutstanding(): Promise<{ count: number; amounts: { currency: string; amountMinor: bigint }[] }> {
     return this.read(async () => {
