@@ -1,4 +1,13 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The SDK is a workspace package (packages/sdk): the gateway and CLI import it by name. Its exports
+ * carry an `agentpay-source` condition naming the TypeScript sources, so tests run the sources of
+ * both packages without a build; child processes that run dist/ (the binary) use the SDK's dist/,
+ * which test/global-setup.ts builds first.
+ */
+const SOURCE_CONDITIONS = ['agentpay-source', ...defaultServerConditions];
 
 /**
  * Test files that need a fresh process: they load a library that reads the environment once, when it
@@ -19,6 +28,8 @@ const FRESH_PROCESS = ['test/cli/polish-ui.test.ts'];
 const ON_POSTGRES = ['test/payments/**/*.test.ts', 'test/wallets/**/*.test.ts', 'test/policies/**/*.test.ts'];
 
 export default defineConfig({
+  resolve: { conditions: SOURCE_CONDITIONS },
+  ssr: { resolve: { conditions: SOURCE_CONDITIONS } },
   test: {
     testTimeout: 90_000, // CLI tests spawn the binary several times; generous for a loaded 2-core machine
     hookTimeout: 120_000,

@@ -16,9 +16,9 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { Agent, fetch as undiciFetch, request } from 'undici';
 import { parsePublicKeyPem, verifyObject } from '../src/core/ed25519.js';
-import { createBuyer, type Buyer } from '../src/sdk/buyer/index.js';
-import { AgentpayClient } from '../src/sdk/client/index.js';
-import { decodeHeader, encodeHeader, isPriceChallenge, isReceipt, PAYMENT_HEADER, RECEIPT_HEADER, type PriceChallenge } from '../src/sdk/protocol.js';
+import { createBuyer, type Buyer } from '../packages/sdk/src/buyer/index.js';
+import { AgentpayClient } from '../packages/sdk/src/client/index.js';
+import { decodeHeader, encodeHeader, isPriceChallenge, isReceipt, PAYMENT_HEADER, RECEIPT_HEADER, type PriceChallenge } from '../packages/sdk/src/protocol.js';
 import { ready, serve } from './lib/ipc.js';
 import { closedLoop, openLoop, type Call } from './lib/loops.js';
 import { signProof } from './lib/proof.js';

@@ -26,7 +26,7 @@ import { createPrivateKey } from 'node:crypto';
 import { Session } from 'node:inspector';
 import { performance } from 'node:perf_hooks';
 import { generateEd25519 } from '../src/core/ed25519.js';
-import { encodeHeader } from '../src/sdk/protocol.js';
+import { encodeHeader } from '../packages/sdk/src/protocol.js';
 import { signProof } from './lib/proof.js';
 import { ensureDevCredentials } from '../src/dev/bootstrap.js';
 import { startGateway } from '../src/gateway/server.js';

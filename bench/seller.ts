@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { agentpaySeller } from '../src/sdk/seller/fastify.js';
+import { agentpaySeller } from '../packages/sdk/src/seller/fastify.js';
 import { ready, serve } from './lib/ipc.js';
 import { UsageMeter } from './lib/usage.js';
 

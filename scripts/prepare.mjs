@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const stamp = join(root, 'dist', '.tsbuildinfo');
-const INPUTS = ['src', 'commands', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
+const INPUTS = ['src', 'commands', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json', 'packages/sdk/src', 'packages/sdk/package.json', 'packages/sdk/tsconfig.json'];
 
 /** The newest modification time under a file or directory (0 when it does not exist). */
 function newest(path) {
@@ -38,7 +38,7 @@ if (built > 0 && INPUTS.every((p) => newest(join(root, p)) <= built)) process.ex
 /** dist/dashboard from dashboard/, unless it is newer than every input (vite is a dev dependency: absent, it is skipped). */
 function buildDashboard() {
   const index = join(root, 'dist', 'dashboard', 'index.html');
-  const inputs = ['dashboard', 'src/sdk', 'src/core', 'package-lock.json'];
+  const inputs = ['dashboard', 'packages/sdk/src', 'src/core', 'package-lock.json'];
   const builtAt = newest(index);
   if (builtAt > 0 && inputs.every((p) => newest(join(root, p)) <= builtAt)) return;
   const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
@@ -48,7 +48,10 @@ function buildDashboard() {
 }
 
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
-if (r.status !== 0) process.exit(r.status ?? 1);
+// the SDK package first: the CLI's dist/ imports it by name (node_modules/agentpay-sdk -> packages/sdk)
+for (const project of ['packages/sdk/tsconfig.json', 'tsconfig.build.json']) {
+  const r = spawnSync(process.execPath, [tsc, '-p', join(root, project)], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
 const now = new Date();
 utimesSync(stamp, now, now); // tsc leaves the stamp alone when nothing changed but a timestamp

@@ -6,8 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import type { DevCredentials } from '../../src/dev/bootstrap.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
-import type { Capability } from '../../src/sdk/types.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
+import type { Capability } from '../../packages/sdk/src/types.js';
 import type { Usage } from './usage.js';
 
 export const PRICE = '100';

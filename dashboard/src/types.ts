@@ -1,7 +1,7 @@
 /** Wire shapes, from the SDK (src/sdk/types.ts has no imports, so the page can share it). */
 export type {
   Approval, Balance, Capability, CapabilityVersion, LedgerEntry, Policy, Provider, Receipt, ReceiptKey, Wallet, Whoami,
-} from '../../src/sdk/types.js';
+} from '../../packages/sdk/src/types.js';
 
 /** A payout as `GET /v1/payouts` lists it (docs/api/rails.md); the fields the page shows. */
 export interface Payout {

@@ -5,7 +5,7 @@
  * Ed25519 where the browser has it, @noble/ed25519 otherwise, strict encodings either way)
  * over the receipt's canonical JSON. A receipt the gateway changed after signing fails here.
  */
-import { verifyObject } from '../../src/sdk/signing.js';
+import { verifyObject } from '../../packages/sdk/src/signing.js';
 import type { Api } from './api.js';
 import type { Receipt, ReceiptKey } from './types.js';
 

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { outboxPath } from '../domain/mailer.js';
-import type { SignupRecord, SignupVerified, Whoami } from '../sdk/types.js';
+import type { SignupRecord, SignupVerified, Whoami } from 'agentpay-sdk/types';
 import { makeClient, requireBaseUrl, type Connection } from './client.js';
 import { usageError } from './errors.js';
 import { renderFields } from './output.js';

@@ -3,8 +3,8 @@
  * how a person sees approvals. Amounts stay the gateway's exact strings of minor units.
  */
 import { userInfo } from 'node:os';
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { Approval } from '../sdk/types.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { Approval } from 'agentpay-sdk/types';
 import { usageError } from './errors.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
-import type { AgentpayClient } from '../sdk/client/index.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
 import { makeClient, resolveConnection, type Connection } from './client.js';
 import { describeError, type Report } from './errors.js';
 import { DEV_ROLES } from './local-gateway.js';

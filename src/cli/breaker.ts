@@ -1,5 +1,5 @@
 /** How a person sees the seller-for-wallet breaker. */
-import type { BreakerState } from '../sdk/types.js';
+import type { BreakerState } from 'agentpay-sdk/types';
 import { renderFields } from './output.js';
 
 export function breakerFields(b: BreakerState): string {

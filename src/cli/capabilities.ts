@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseMinor } from '../core/money.js';
-import type { AgentpayClient } from '../sdk/client/index.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
 import type {
   Capability,
   CapabilityAddress,
@@ -18,7 +18,7 @@ import type {
   CapabilityVersion,
   PublishCapabilityInput,
   PublishedCapability,
-} from '../sdk/types.js';
+} from 'agentpay-sdk/types';
 import { usageError } from './errors.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 import { askChoice, askText, canPrompt } from './prompts.js';

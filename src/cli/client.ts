@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AgentpayClient } from '../sdk/client/index.js';
+import { AgentpayClient } from 'agentpay-sdk/client';
 import { CliError, EXIT, usageError } from './errors.js';
 import { gatewayNotRunning, isGatewayDataDir, LOCAL_DATA_DIR, localConnection, runningGateway, type DevRole } from './local-gateway.js';
 import { configPath, loadProfiles, profileNotFound } from './profile.js';

@@ -11,7 +11,7 @@ import { isAppError } from '../core/errors.js';
 import { DevCredentialsError } from '../dev/bootstrap.js';
 import { keyKindOf } from '../domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../domain/scopes.js';
-import { AgentpayError } from '../sdk/errors.js';
+import { AgentpayError } from 'agentpay-sdk/errors';
 import { closest } from './suggest.js';
 
 /** Exit codes, documented in docs/cli.md. */

@@ -10,8 +10,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Errors, Flags } from '@oclif/core';
 import { EVENT_TYPES, type EventType } from '../domain/events.js';
-import { AgentpayError } from '../sdk/errors.js';
-import type { AgentpayClient, RailEvent } from '../sdk/client/index.js';
+import { AgentpayError } from 'agentpay-sdk/errors';
+import type { AgentpayClient, RailEvent } from 'agentpay-sdk/client';
 import { networkFailure } from './errors.js';
 import { moneyText, renderTable } from './output.js';
 

@@ -1,6 +1,6 @@
 /** The `agentpay keys` commands' work, and how a person sees keys. */
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { ApiKeyView, CreateKeyInput, CreatedApiKey } from '../sdk/types.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { ApiKeyView, CreateKeyInput, CreatedApiKey } from 'agentpay-sdk/types';
 import { usageError } from './errors.js';
 import { renderFields, renderTable } from './output.js';
 

@@ -4,8 +4,8 @@
  * gateway and paid out. The idempotency key it was sent with makes a retry safe (the same
  * key and request answer the first payout, never a second one), so the error names it.
  */
-import type { AgentpayClient, Payout, PayoutListOptions } from '../sdk/client/index.js';
-import { AgentpayError } from '../sdk/errors.js';
+import type { AgentpayClient, Payout, PayoutListOptions } from 'agentpay-sdk/client';
+import { AgentpayError } from 'agentpay-sdk/errors';
 import { CliError, describeError, usageError } from './errors.js';
 import { moneyText, renderTable } from './output.js';
 import { askChoice, askText } from './prompts.js';

@@ -7,9 +7,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseMinor } from '../core/money.js';
 import { documentSizeError, lintPolicyDocument, type PolicyParseError } from '../domain/policy/parser.js';
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { Policy, PolicyEvaluation } from '../sdk/types.js';
-import { AgentpayError } from '../sdk/errors.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { Policy, PolicyEvaluation } from 'agentpay-sdk/types';
+import { AgentpayError } from 'agentpay-sdk/errors';
 import { CliError, usageError } from './errors.js';
 import { renderFields, renderTable } from './output.js';
 

@@ -1,6 +1,6 @@
 /** The `agentpay providers` commands' work, and how a person sees sellers. */
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { Provider } from '../sdk/types.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { Provider } from 'agentpay-sdk/types';
 import { usageError } from './errors.js';
 import { renderFields, renderTable } from './output.js';
 import { askChoice } from './prompts.js';

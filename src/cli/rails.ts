@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { isAppError, validationError } from '../core/errors.js';
 import { parsePrice } from '../domain/rails/pricing.js';
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { DepositAddress, Payout, PayoutDestination, RailProvider, RailTransaction, SandboxSettings, TopUpIntent } from '../sdk/client/index.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { DepositAddress, Payout, PayoutDestination, RailProvider, RailTransaction, SandboxSettings, TopUpIntent } from 'agentpay-sdk/client';
 import { CliError, usageError } from './errors.js';
 import { outcomeUnknown, payoutMaybeMade } from './payouts.js';
 import { moneyText, renderFields, renderTable } from './output.js';

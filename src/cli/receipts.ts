@@ -1,7 +1,7 @@
 /** The `agentpay receipts` commands' work, and how a person sees receipts. */
 import { verifyObject } from '../core/ed25519.js';
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { Receipt, ReceiptPage } from '../sdk/types.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { Receipt, ReceiptPage } from 'agentpay-sdk/types';
 import { moneyText, renderFields, renderTable } from './output.js';
 
 export interface CheckedReceipt {

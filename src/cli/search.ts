@@ -1,6 +1,6 @@
 /** `agentpay search`: discovery filters from plain options, and the results as a table. */
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { CapabilityProtocol, DiscoveryFilters, DiscoveryResult } from '../sdk/types.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { CapabilityProtocol, DiscoveryFilters, DiscoveryResult } from 'agentpay-sdk/types';
 import { parsePrice } from './capabilities.js';
 import { moneyText, renderTable } from './output.js';
 

@@ -7,9 +7,9 @@ import { writeFileAtomic } from '../core/files.js';
 import { dirname, resolve } from 'node:path';
 import { generateEd25519 } from '../core/ed25519.js';
 import { parseMinor } from '../core/money.js';
-import type { AgentpayClient } from '../sdk/client/index.js';
-import type { Balance, LedgerEntry, Wallet } from '../sdk/types.js';
-import { AgentpayError } from '../sdk/errors.js';
+import type { AgentpayClient } from 'agentpay-sdk/client';
+import type { Balance, LedgerEntry, Wallet } from 'agentpay-sdk/types';
+import { AgentpayError } from 'agentpay-sdk/errors';
 import { CliError, describeError, usageError } from './errors.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 

@@ -8,12 +8,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENT_TYPES, type EventType } from '../domain/events.js';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
-import { SIGNATURE_HEADER, signWebhookPayload } from '../sdk/webhooks.js';
-import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from '../sdk/client/index.js';
+import { SIGNATURE_HEADER, signWebhookPayload } from 'agentpay-sdk/webhooks';
+import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from 'agentpay-sdk/client';
 import { CliError, usageError } from './errors.js';
 import { configDir } from './profile.js';
 import { generateEd25519, signObject } from '../core/ed25519.js';
-import { AgentpayError } from '../sdk/errors.js';
+import { AgentpayError } from 'agentpay-sdk/errors';
 import { renderFields, renderTable } from './output.js';
 
 /** "a,b" → event types, each checked; the flag is named in the error. */

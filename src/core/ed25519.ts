@@ -3,16 +3,16 @@
  * (RFC 8032 §5.1.7 plus the usual hardening): S must be canonical (S < L), public keys
  * of small order or with a non-canonical y are refused when registered
  * (`assertStrongPublicKey`), and small-order A and R are refused again at verification.
- * The encoding checks are shared with the SDK (src/core/ed25519-strict.ts); the SDK's
- * src/sdk/signing.ts runs outside Node (WebCrypto or @noble/ed25519), and noble
+ * The encoding checks are shared with the SDK (packages/sdk/src/contract/ed25519-strict.ts); the SDK's
+ * packages/sdk/src/signing.ts runs outside Node (WebCrypto or @noble/ed25519), and noble
  * cross-checks this module in tests.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
-import { signingPayload } from './canonical-json.js';
-import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from './ed25519-strict.js';
+import { signingPayload } from 'agentpay-sdk/contract';
+import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from 'agentpay-sdk/contract';
 
 // the encoding checks live in a dependency-free module the SDK shares; callers keep importing them from here
-export { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding, SMALL_ORDER_ENCODINGS } from './ed25519-strict.js';
+export { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding, SMALL_ORDER_ENCODINGS } from 'agentpay-sdk/contract';
 
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');

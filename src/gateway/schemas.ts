@@ -1,5 +1,5 @@
 /**
  * Schema building blocks shared by every route: the wire's, from the contract module
- * (src/protocol), re-exported for the routes.
+ * (agentpay-sdk/contract, packages/sdk/src/contract), re-exported for the routes.
  */
-export { Amount, StringEnum, Id, IgnoredTenantIds, OptionalBody, ErrorEnvelope as ErrorBody, type Static } from '../protocol/schemas.js';
+export { Amount, StringEnum, Id, IgnoredTenantIds, OptionalBody, ErrorEnvelope as ErrorBody, type Static } from 'agentpay-sdk/contract';

@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuyResult } from '../../src/cli/buy.js';
 import type { CheckedReceipt } from '../../src/cli/receipts.js';
-import type { BreakerState, PublishedCapability, ReceiptPage } from '../../src/sdk/types.js';
+import type { BreakerState, PublishedCapability, ReceiptPage } from '../../packages/sdk/src/types.js';
 import { expectLedgerConsistent, fundedAgent, sha256, type AgentWallet } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cliFor, errorOf, publishedCliSeller, type Cli, type CliSeller } from './helpers.js';

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CapabilityDetail, CapabilityEdit, DiscoveryResult, Provider, PublishedCapability } from '../../src/sdk/types.js';
+import type { CapabilityDetail, CapabilityEdit, DiscoveryResult, Provider, PublishedCapability } from '../../packages/sdk/src/types.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cliFor, errorOf, type Cli } from './helpers.js';
 

@@ -10,10 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { caPath } from '../../src/cli/local-gateway.js';
-import { agentpaySeller } from '../../src/sdk/seller/fastify.js';
+import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
 import { cli, json, tempDir, type CliResult } from '../cli/helpers.js';
 import type { TestGateway } from '../helpers/gateway.js';
-import type { PublishedCapability } from '../../src/sdk/types.js';
+import type { PublishedCapability } from '../../packages/sdk/src/types.js';
 
 export interface Cli {
   /** a temp dir for the run's cwd, config and files the test writes */

@@ -9,7 +9,7 @@ import { buildPatch, buildPublishInput, capabilityDetailText, publishedText } fr
 import { receiptPageText } from '../../src/cli/receipts.js';
 import { searchTable } from '../../src/cli/search.js';
 import { startProgress } from '../../src/cli/spinner.js';
-import type { Capability, CapabilityVersion, DiscoveryResult, Receipt } from '../../src/sdk/types.js';
+import type { Capability, CapabilityVersion, DiscoveryResult, Receipt } from '../../packages/sdk/src/types.js';
 
 const savedCi = process.env.CI;
 beforeAll(() => {

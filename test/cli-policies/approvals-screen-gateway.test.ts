@@ -7,7 +7,7 @@
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentpayClient } from '../../src/sdk/client/index.js';
+import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { decide, pendingApprovals } from '../../src/cli/approvals.js';
 import { ApprovalsScreen } from '../../src/cli/ui/approvals-screen.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

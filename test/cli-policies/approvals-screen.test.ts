@@ -6,7 +6,7 @@
 import { render } from 'ink-testing-library';
 import { createElement } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Approval } from '../../src/sdk/types.js';
+import type { Approval } from '../../packages/sdk/src/types.js';
 import { ApprovalsScreen } from '../../src/cli/ui/approvals-screen.js';
 import { until } from './until-frame.js';
 

@@ -4,7 +4,7 @@
  */
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentpayClient } from '../../src/sdk/client/index.js';
+import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, newBuyer } from '../payments/helpers.js';
 import { newSeller, refusal } from '../policies/helpers.js';

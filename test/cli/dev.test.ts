@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { cli, json, startGatewayProcess, removeTempDirs, tempDir, type GatewayProcess, type ReadyLine } from './helpers.js';
 
 const configDir = tempDir();

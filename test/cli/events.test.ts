@@ -4,7 +4,7 @@
  * (src/cli/events.ts) in process, against the same gateway.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentpayClient, RailEvent } from '../../src/sdk/client/index.js';
+import type { AgentpayClient, RailEvent } from '../../packages/sdk/src/client/index.js';
 import { eventLine, eventsSince, eventTable, followEvents } from '../../src/cli/events.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli, gatewayEnv, gatewayProxy, json, removeTempDirs, spawnCli, tempDir, type ProxyRoute } from './helpers.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { BIN, cli, json, startGatewayProcess, removeTempDirs, tempDir, type ReadyLine } from './helpers.js';
 
 afterAll(removeTempDirs);

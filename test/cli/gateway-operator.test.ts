@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { cli, json, startGatewayProcess, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

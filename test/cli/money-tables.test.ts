@@ -12,8 +12,8 @@ import { payoutTable, transactionTable } from '../../src/cli/rails.js';
 import { receiptPageText } from '../../src/cli/receipts.js';
 import { searchTable } from '../../src/cli/search.js';
 import { ledgerTable } from '../../src/cli/wallets.js';
-import type { Payout, RailTransaction } from '../../src/sdk/client/index.js';
-import type { Approval, Capability, LedgerEntry, Receipt } from '../../src/sdk/types.js';
+import type { Payout, RailTransaction } from '../../packages/sdk/src/client/index.js';
+import type { Approval, Capability, LedgerEntry, Receipt } from '../../packages/sdk/src/types.js';
 
 /** the cells of row `i` of a rendered table (columns are separated by two spaces or more) */
 const row = (table: string, i: number) => table.split('\n')[i]!.split(/\s{2,}/);

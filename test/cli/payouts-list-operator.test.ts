@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payoutTableEveryProvider } from '../../src/cli/payouts.js';
 import type { PayoutRail } from '../../src/domain/rails/adapters.js';
-import type { Payout } from '../../src/sdk/client/index.js';
+import type { Payout } from '../../packages/sdk/src/client/index.js';
 import { HOUR, entries, expectConserved, payee, railGateway, runJobs, type TestGateway } from '../rails/helpers.js';
 import { cli, gatewayEnv, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';
 

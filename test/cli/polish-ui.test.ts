@@ -15,7 +15,7 @@ vi.hoisted(() => {
   delete process.env.CI;
   delete process.env.CONTINUOUS_INTEGRATION;
 });
-import type { Approval } from '../../src/sdk/types.js';
+import type { Approval } from '../../packages/sdk/src/types.js';
 import { ApprovalsScreen } from '../../src/cli/ui/approvals-screen.js';
 import { FALLBACK_COLUMNS, renderLive, withColumns } from '../../src/cli/ui/render.js';
 

@@ -10,7 +10,7 @@ import { resolveConnection } from '../../src/cli/client.js';
 import { CliError, describeError, EXIT } from '../../src/cli/errors.js';
 import { renderTable } from '../../src/cli/output.js';
 import { saveProfile } from '../../src/cli/profile.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { removeTempDirs, tempDir } from './helpers.js';
 
 /** a data dir as `agentpay dev` leaves it while running (this process stands in for the gateway) */

@@ -13,8 +13,8 @@ import { gatewayCacheKey, verifyReceipt } from '../../src/cli/receipts-verify.js
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import { DevCredentialsError, readDevCredentials } from '../../src/dev/bootstrap.js';
 import { startGateway } from '../../src/gateway/server.js';
-import { createBuyer } from '../../src/sdk/buyer/index.js';
-import type { Receipt } from '../../src/sdk/types.js';
+import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
+import type { Receipt } from '../../packages/sdk/src/types.js';
 import { fetchTrusting, fundedAgent, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli, gatewayProxy, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';

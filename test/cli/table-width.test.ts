@@ -8,7 +8,7 @@ import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { padDisplay, renderFields, renderTable } from '../../src/cli/output.js';
 import { searchTable } from '../../src/cli/search.js';
-import type { DiscoveryResult } from '../../src/sdk/types.js';
+import type { DiscoveryResult } from '../../packages/sdk/src/types.js';
 
 /**
  * The display column where each cell of each row starts (cells are separated by two spaces or

@@ -4,8 +4,8 @@
  * what the gateway delivers are both accepted by the SDK's signature check.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentpayClient, RailEvent } from '../../src/sdk/client/index.js';
-import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../src/sdk/webhooks.js';
+import type { AgentpayClient, RailEvent } from '../../packages/sdk/src/client/index.js';
+import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../packages/sdk/src/webhooks.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { cli, gatewayEnv, json, removeTempDirs, spawnCli, tempDir } from './helpers.js';

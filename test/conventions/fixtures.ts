@@ -7,7 +7,7 @@
 import { issueKey } from '../../src/domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../../src/domain/scopes.js';
 import { recordEvent } from '../../src/domain/events.js';
-import type { AgentpayClient } from '../../src/sdk/client/index.js';
+import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { purchaseReceipt } from '../payments/helpers.js';
 import { heldApproval } from '../policies/helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CanonicalJsonError, canonicalize, signingPayload } from '../../src/core/canonical-json.js';
+import { CanonicalJsonError, canonicalize, signingPayload } from '../../packages/sdk/src/contract/canonical-json.js';
 
 describe('canonicalize', () => {
   it('sorts keys by UTF-16 code units as RFC 8785 §3.2.3 does (emoji before U+FB33)', () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
-import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding, SMALL_ORDER_ENCODINGS } from '../../src/core/ed25519-strict.js';
+import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding, SMALL_ORDER_ENCODINGS } from '../../packages/sdk/src/contract/ed25519-strict.js';
 import { L, le32, leToBig, P, toHex, withBothSigns } from './ed25519-attacks.js';
 
 // the byte-wise checks against their arithmetic definitions, at and around every boundary

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { callsPerDay, capabilityStats, currenciesOf, lastDays, percent, spendPerCapability, spendPerDay, transactionsOf } from '../../dashboard/src/aggregate.js';
-import type { LedgerEntry, Receipt } from '../../src/sdk/types.js';
+import type { LedgerEntry, Receipt } from '../../packages/sdk/src/types.js';
 
 const receipt = (over: Partial<Receipt> & { amountMinor?: string; currency?: string }): Receipt => ({
   id: `rcp_${Math.random().toString(36).slice(2)}`,

@@ -5,8 +5,8 @@
  * no money moves. Real HTTPS gateway, a node:http seller on 127.0.0.1.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuyer } from '../../src/sdk/buyer/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
+import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, publish, startNodeSeller, type AgentWallet, type RunningSeller } from './helpers.js';
 

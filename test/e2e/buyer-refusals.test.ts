@@ -11,9 +11,9 @@ import { ManualClock } from '../../src/core/clock.js';
 import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 import { AppError } from '../../src/core/errors.js';
 import { PaymentService, type PurchasePolicy } from '../../src/domain/payments/service.js';
-import { createBuyer, type BuyerOptions } from '../../src/sdk/buyer/index.js';
-import { encodeHeader, type PriceChallenge } from '../../src/sdk/protocol.js';
-import { agentpaySeller } from '../../src/sdk/seller/fastify.js';
+import { createBuyer, type BuyerOptions } from '../../packages/sdk/src/buyer/index.js';
+import { encodeHeader, type PriceChallenge } from '../../packages/sdk/src/protocol.js';
+import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, fundedAgent, publish, startFastifySeller, type AgentWallet, type RunningSeller } from './helpers.js';
 

@@ -7,8 +7,8 @@ import http from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentpayError, createBuyer } from '../../src/sdk/buyer/index.js';
-import { paid } from '../../src/sdk/seller/node.js';
+import { AgentpayError, createBuyer } from '../../packages/sdk/src/buyer/index.js';
+import { paid } from '../../packages/sdk/src/seller/node.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, publish, type AgentWallet } from './helpers.js';
 

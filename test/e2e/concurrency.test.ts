@@ -3,8 +3,8 @@
  * calls as it can afford and its balance never goes below zero.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { createBuyer } from '../../src/sdk/buyer/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, fundedAgent, platformRevenue, publish, recordingFetch, startFastifySeller, type RunningSeller } from './helpers.js';
 

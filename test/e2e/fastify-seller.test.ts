@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyObject } from '../../src/core/ed25519.js';
-import { createBuyer, type Buyer } from '../../src/sdk/buyer/index.js';
-import { decodeHeader, RECEIPT_HEADER, type Receipt } from '../../src/sdk/protocol.js';
+import { createBuyer, type Buyer } from '../../packages/sdk/src/buyer/index.js';
+import { decodeHeader, RECEIPT_HEADER, type Receipt } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, fundedAgent, platformRevenue, publish, sha256, startFastifySeller, STREAM_CHUNKS, type RunningSeller } from './helpers.js';
 

@@ -12,11 +12,11 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { expect } from 'vitest';
 import { balanceOf } from '../../src/domain/ledger.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
-import type { AgentpayClient } from '../../src/sdk/client/index.js';
-import { agentpaySeller } from '../../src/sdk/seller/fastify.js';
-import { paid, paidMiddleware } from '../../src/sdk/seller/node.js';
-import type { SellerOptions } from '../../src/sdk/seller/core.js';
-import type { CorsOptions } from '../../src/sdk/seller/cors.js';
+import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
+import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
+import { paid, paidMiddleware } from '../../packages/sdk/src/seller/node.js';
+import type { SellerOptions } from '../../packages/sdk/src/seller/core.js';
+import type { CorsOptions } from '../../packages/sdk/src/seller/cors.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
 /**

@@ -4,8 +4,8 @@
  * HTTPS test gateway, and the buyer client.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuyer } from '../../src/sdk/buyer/index.js';
-import { RECEIPT_HEADER, decodeHeader, type Receipt } from '../../src/sdk/protocol.js';
+import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
+import { RECEIPT_HEADER, decodeHeader, type Receipt } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, fundedAgent, publish, sha256, startNodeSeller, type RunningSeller } from './helpers.js';
 

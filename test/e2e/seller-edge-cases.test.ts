@@ -10,10 +10,10 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuyer, type Buyer } from '../../src/sdk/buyer/index.js';
-import { encodeHeader, PAYMENT_HEADER } from '../../src/sdk/protocol.js';
-import { agentpaySeller } from '../../src/sdk/seller/fastify.js';
-import { paid } from '../../src/sdk/seller/node.js';
+import { createBuyer, type Buyer } from '../../packages/sdk/src/buyer/index.js';
+import { encodeHeader, PAYMENT_HEADER } from '../../packages/sdk/src/protocol.js';
+import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
+import { paid } from '../../packages/sdk/src/seller/node.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, fundedAgent, publish, sha256, type AgentWallet } from './helpers.js';
 

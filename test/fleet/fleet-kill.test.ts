@@ -21,7 +21,7 @@ import { randomIds } from '../../src/core/ids.js';
 import { issueKey } from '../../src/domain/api-keys.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import type { DevCredentials } from '../../src/dev/bootstrap.js';
-import { AgentpayClient, type Receipt } from '../../src/sdk/client/index.js';
+import { AgentpayClient, type Receipt } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { hashOf, signProof, type Buyer } from '../payments/helpers.js';

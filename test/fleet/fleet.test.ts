@@ -17,7 +17,7 @@ import { randomIds } from '../../src/core/ids.js';
 import { issueKey } from '../../src/domain/api-keys.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import type { DevCredentials } from '../../src/dev/bootstrap.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { signProof, type Buyer } from '../payments/helpers.js';

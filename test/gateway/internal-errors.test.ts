@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstrap.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { createCapability } from '../payments/helpers.js';
 import { sqliteOf } from '../helpers/gateway.js';
 

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateEd25519, verifyObject } from '../../src/core/ed25519.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -19,7 +19,7 @@ import { redactSmtpUrl, scrubSecret } from '../../src/gateway/mail/settings.js';
 import { MailSpool, mailSpoolDir, retryDelay, type SpoolTimers } from '../../src/gateway/mail/spool.js';
 import { SmtpTransport } from '../../src/gateway/mail/smtp.js';
 import { startGateway } from '../../src/gateway/server.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { freePort, PASSWORD, startSmtp as startSmtpServer, USER } from '../helpers/smtp.js';
 

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyFromSeed, signObject, verifyObject } from '../../src/core/ed25519.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 12, 0, 0));

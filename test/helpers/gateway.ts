@@ -13,7 +13,7 @@ import { createTenant } from '../../src/domain/tenants.js';
 import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstrap.js';
 import type { GatewayConfig } from '../../src/gateway/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createTestDatabase, type TestDatabase } from './pg.js';
 import { SyncPg } from './db-sync.js';

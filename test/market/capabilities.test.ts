@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalize } from '../../src/core/canonical-json.js';
+import { canonicalize } from '../../packages/sdk/src/contract/canonical-json.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectRefused, packageAddress, restInput, sampleCapability } from './helpers.js';
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { AgentpayError, type CapabilityAddress, type PublishCapabilityInput } from '../../src/sdk/client/index.js';
+import { AgentpayError, type CapabilityAddress, type PublishCapabilityInput } from '../../packages/sdk/src/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
 let n = 0;

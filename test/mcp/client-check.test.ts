@@ -8,9 +8,9 @@
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import type { SellerPayments } from '../../src/sdk/mcp/seller.js';
-import { paidToolCallback } from '../../src/sdk/mcp/seller.js';
-import { CLIENT_CHECKS_MAX } from '../../src/sdk/mcp/client-check.js';
+import type { SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
+import { paidToolCallback } from '../../packages/sdk/src/mcp/seller.js';
+import { CLIENT_CHECKS_MAX } from '../../packages/sdk/src/mcp/client-check.js';
 
 const settled: { isError: boolean }[] = [];
 const seller = {

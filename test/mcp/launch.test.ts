@@ -5,8 +5,8 @@
  */
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { launchPackageCapability, packageAddressOf, type LaunchableCapability } from '../../src/sdk/mcp/buyer.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { launchPackageCapability, packageAddressOf, type LaunchableCapability } from '../../packages/sdk/src/mcp/buyer.js';
 import { PACKAGE_ADDRESS } from './helpers.js';
 
 const pkg = (over: Record<string, unknown>) => ({ ...PACKAGE_ADDRESS, args: [...PACKAGE_ADDRESS.args], ...over }) as unknown as LaunchableCapability;

@@ -13,10 +13,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuyer } from '../../src/sdk/buyer/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { payingCallTool } from '../../src/sdk/mcp/buyer.js';
-import { createSellerPayments, registerPaidTool, type SellerPayments } from '../../src/sdk/mcp/seller.js';
+import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
+import { createSellerPayments, registerPaidTool, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
 import { listenStateless } from './helpers.js';

@@ -8,12 +8,12 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuyer, type BuyerOptions } from '../../src/sdk/buyer/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { payingCallTool } from '../../src/sdk/mcp/buyer.js';
-import { PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META } from '../../src/sdk/mcp/protocol.js';
-import { verifyObject } from '../../src/sdk/signing.js';
-import type { Receipt } from '../../src/sdk/protocol.js';
+import { createBuyer, type BuyerOptions } from '../../packages/sdk/src/buyer/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
+import { PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META } from '../../packages/sdk/src/mcp/protocol.js';
+import { verifyObject } from '../../packages/sdk/src/signing.js';
+import type { Receipt } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
 import { connectHttp, connectStdio, money, moved, publishPackageCapability, type Connected } from './helpers.js';

@@ -7,12 +7,12 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBuyer, type BuyerOptions } from '../../src/sdk/buyer/index.js';
-import type { AgentpayClient } from '../../src/sdk/client/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { payingCallTool } from '../../src/sdk/mcp/buyer.js';
-import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, STATUS_META } from '../../src/sdk/mcp/protocol.js';
-import { createSellerPayments, paidToolCallback, type SellerPayments } from '../../src/sdk/mcp/seller.js';
+import { createBuyer, type BuyerOptions } from '../../packages/sdk/src/buyer/index.js';
+import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
+import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, STATUS_META } from '../../packages/sdk/src/mcp/protocol.js';
+import { createSellerPayments, paidToolCallback, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
 import { weatherServer } from './fixtures/weather.js';

@@ -5,7 +5,7 @@
  * purchases held and refunded is checked in the ledger afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RailEvent } from '../../src/sdk/client/index.js';
+import type { RailEvent } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, expectLedgerConsistent, ledgerBalance, newBuyer, newSeller, refused } from './helpers.js';
 import { newSeller as policySeller, refusal } from '../policies/helpers.js';

@@ -8,8 +8,8 @@
  * cannot refill a budget during a test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayBatcher } from '../../src/sdk/seller/batcher.js';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
+import { GatewayBatcher } from '../../packages/sdk/src/seller/batcher.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { recordingFetch } from '../e2e/helpers.js';
 import { hashOf } from './helpers.js';

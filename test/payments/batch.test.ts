@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
-import type { Challenge } from '../../src/sdk/client/index.js';
+import type { Challenge } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import {
   authorizeCall, expectLedgerConsistent, hashOf, ledgerBalance, ledgerRows, newBuyer, refused, signProof,

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'vitest';
 import { signObject, verifyObject } from '../../src/core/ed25519.js';
 import type { Capability } from '../../src/store/repos/market.js';
-import type { AgentpayClient, Challenge, PaymentProof, Receipt } from '../../src/sdk/client/index.js';
+import type { AgentpayClient, Challenge, PaymentProof, Receipt } from '../../packages/sdk/src/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { sqliteOf } from '../helpers/gateway.js';
 

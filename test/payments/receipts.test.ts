@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, ManualClock, type TestGateway } from '../helpers/gateway.js';
-import type { AgentpayClient, Receipt } from '../../src/sdk/client/index.js';
+import type { AgentpayClient, Receipt } from '../../packages/sdk/src/client/index.js';
 import { mintKey } from '../helpers/matrix.js';
 import { authorizeCall, createCapability, newBuyer, paidCall, refused, type Buyer } from './helpers.js';
 

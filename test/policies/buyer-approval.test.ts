@@ -5,9 +5,9 @@
  * case checks the wallet and the ledger afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentpayClient } from '../../src/sdk/client/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { createBuyer } from '../../src/sdk/buyer/index.js';
+import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent as expectAllLedgersConsistent, ledgerBalance } from '../payments/helpers.js';
 import { expectLedgerConsistent, fetchTrusting, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import type { AgentpayClient, PublishCapabilityInput } from '../../src/sdk/client/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
+import type { AgentpayClient, PublishCapabilityInput } from '../../packages/sdk/src/client/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, hashOf, newBuyer, type Buyer } from '../payments/helpers.js';
 

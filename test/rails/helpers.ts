@@ -9,7 +9,7 @@ import { webhookSecretPath } from '../../src/domain/rails/sandbox/secret.js';
 import { SANDBOX_SIGNATURE_HEADER } from '../../src/domain/rails/sandbox/world.js';
 import { signWebhook } from '../../src/domain/rails/webhook-signature.js';
 import type { GatewayConfig } from '../../src/gateway/config.js';
-import type { AgentpayClient, WebhookDelivery } from '../../src/sdk/client/index.js';
+import type { AgentpayClient, WebhookDelivery } from '../../packages/sdk/src/client/index.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { ledgerRows } from '../payments/helpers.js';
 

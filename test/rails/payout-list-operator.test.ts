@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PayoutRail } from '../../src/domain/rails/adapters.js';
-import type { Payout, PayoutListOptions } from '../../src/sdk/client/index.js';
+import type { Payout, PayoutListOptions } from '../../packages/sdk/src/client/index.js';
 import { ledgerRows } from '../payments/helpers.js';
 import { HOUR, entries, expectConserved, payee, railGateway, refusedWith, runJobs } from './helpers.js';
 import { sqliteOf, testBackend } from '../helpers/gateway.js';

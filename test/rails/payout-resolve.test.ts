@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Discrepancy } from '../../src/domain/rails/reconciliation.js';
-import type { Payout } from '../../src/sdk/client/index.js';
+import type { Payout } from '../../packages/sdk/src/client/index.js';
 import { ledgerRows } from '../payments/helpers.js';
 import { expectLedger } from '../wallets/ledger-checks.js';
 import { entries, expectConserved, payee, railGateway, refusedWith, runJobs } from './helpers.js';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../../src/sdk/base64.js';
-import { base64UrlDecode, decodeHeader, encodeHeader } from '../../src/sdk/protocol.js';
-import { base64Decode } from '../../src/sdk/signing.js';
+import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../../packages/sdk/src/base64.js';
+import { base64UrlDecode, decodeHeader, encodeHeader } from '../../packages/sdk/src/protocol.js';
+import { base64Decode } from '../../packages/sdk/src/signing.js';
 
 describe('sdk base64 (no Buffer, checked against Node\'s Buffer)', () => {
   it('encodes and decodes every length from 0 to 300 bytes exactly as Buffer does', () => {

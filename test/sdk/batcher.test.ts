@@ -4,10 +4,10 @@
  * share one batch request, and each settles on its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { GatewayBatcher } from '../../src/sdk/seller/batcher.js';
-import type { Challenge } from '../../src/sdk/types.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { GatewayBatcher } from '../../packages/sdk/src/seller/batcher.js';
+import type { Challenge } from '../../packages/sdk/src/types.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { publish, recordingFetch } from '../e2e/helpers.js';
 

@@ -6,8 +6,8 @@
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentpayClient } from '../../src/sdk/client/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
+import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { describeError, EXIT } from '../../src/cli/errors.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 

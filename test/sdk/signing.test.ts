@@ -6,25 +6,25 @@ import { createHash, createPublicKey, generateKeyPairSync, randomBytes, verify a
 import * as ed from '@noble/ed25519';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as core from '../../src/core/ed25519.js';
-import * as sdk from '../../src/sdk/signing.js';
+import * as sdk from '../../packages/sdk/src/signing.js';
 import { hex, identityKeyForgery, identityRSignature, L, le32, leToBig, toHex, torsionPoints, withBothSigns, withSPlusL } from '../core/ed25519-attacks.js';
 import { RFC8032_VECTORS } from '../core/rfc8032-vectors.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const signingModule = pathToFileURL(join(root, 'dist/src/sdk/signing.js')).href;
+const signingModule = pathToFileURL(join(root, 'packages/sdk/dist/signing.js')).href;
 const BACKENDS = ['noble', 'webcrypto'] as const;
 const challenge = { capabilityId: 'cap_1', providerId: 'prv_1', amountMinor: '100', currency: 'USD', nonce: 'n1', expiresAt: '2030-01-01T00:00:00.000Z', payTo: 'wal_1' };
 
-describe('src/sdk/signing.ts', () => {
-  it('imports nothing but @noble/ed25519, two dependency-free modules of src/core and the SDK\'s base64', () => {
+describe('packages/sdk/src/signing.ts', () => {
+  it('imports nothing but @noble/ed25519, two dependency-free modules of the contract and the SDK\'s base64', () => {
     const source = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
     // static imports and re-exports (`export … from`), one or several lines each
     const imports = (path: string) => [...source(path).matchAll(/^(?:import\b[^'";]*?|export\b[^'";]*?\bfrom\s*)['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-    expect(imports('../../src/sdk/signing.ts')).toEqual(['@noble/ed25519', '../core/canonical-json.js', '../core/ed25519-strict.js', './base64.js']);
-    expect(imports('../../src/sdk/base64.ts')).toEqual([]);
-    expect(imports('../../src/core/canonical-json.ts')).toEqual([]);
-    expect(imports('../../src/core/ed25519-strict.ts')).toEqual([]);
-    for (const path of ['../../src/sdk/signing.ts', '../../src/sdk/base64.ts', '../../src/core/canonical-json.ts', '../../src/core/ed25519-strict.ts']) {
+    expect(imports('../../packages/sdk/src/signing.ts')).toEqual(['@noble/ed25519', './contract/canonical-json.js', './contract/ed25519-strict.js', './base64.js']);
+    expect(imports('../../packages/sdk/src/base64.ts')).toEqual([]);
+    expect(imports('../../packages/sdk/src/contract/canonical-json.ts')).toEqual([]);
+    expect(imports('../../packages/sdk/src/contract/ed25519-strict.ts')).toEqual([]);
+    for (const path of ['../../packages/sdk/src/signing.ts', '../../packages/sdk/src/base64.ts', '../../packages/sdk/src/contract/canonical-json.ts', '../../packages/sdk/src/contract/ed25519-strict.ts']) {
       expect(source(path), `${path} loads nothing at run time`).not.toMatch(/\bimport\(|\brequire\(/);
     }
   });
@@ -184,7 +184,7 @@ describe('PEM and raw keys', () => {
   });
 });
 
-/** Runs the enclosing describe block on one backend of src/sdk/signing.ts. */
+/** Runs the enclosing describe block on one backend of packages/sdk/src/signing.ts. */
 function onBackend(backend: (typeof BACKENDS)[number]): void {
   beforeAll(() => sdk.__setBackendForTests(backend));
   afterAll(() => sdk.__setBackendForTests('auto'));

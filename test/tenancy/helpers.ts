@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { outboxPath, type OutboxLine } from '../../src/domain/mailer.js';
-import type { SignupVerified } from '../../src/sdk/types.js';
+import type { SignupVerified } from '../../packages/sdk/src/types.js';
 import type { TestGateway } from '../helpers/gateway.js';
 
 export const PASSWORD = 'correct horse battery';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signupText } from '../../src/cli/account.js';
 import { forgotText } from '../../src/cli/password.js';
 import { outboxPath, type MailMessage, type OutboxLine } from '../../src/domain/mailer.js';
-import type { SignupRecord } from '../../src/sdk/types.js';
+import type { SignupRecord } from '../../packages/sdk/src/types.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { snapshotDb } from '../helpers/matrix.js';
 import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';

@@ -1,6 +1,6 @@
 /** Checks every wallet test makes of a ledger read through the API. */
 import { expect } from 'vitest';
-import type { AgentpayClient, LedgerEntry } from '../../src/sdk/client/index.js';
+import type { AgentpayClient, LedgerEntry } from '../../packages/sdk/src/client/index.js';
 
 /** seq is 1..n without gaps; each running sum is the previous one plus the entry. */
 export function expectConsistent(entries: LedgerEntry[]): void {

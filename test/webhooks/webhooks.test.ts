@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/domain/events.js';
 import { httpSender, parseWebhookKey, RETRY_WINDOW_MS, retryDelayMs, SecretBox, WebhookDeliverer, type DeliveryFailure } from '../../src/domain/webhooks/index.js';
-import { AgentpayError } from '../../src/sdk/errors.js';
-import { SIGNATURE_HEADER, signWebhookPayload, verifyWebhookSignature, WebhookSignatureError } from '../../src/sdk/webhooks.js';
+import { AgentpayError } from '../../packages/sdk/src/errors.js';
+import { SIGNATURE_HEADER, signWebhookPayload, verifyWebhookSignature, WebhookSignatureError } from '../../packages/sdk/src/webhooks.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { heldApproval } from '../policies/helpers.js';
 import { startReceiver, type Receiver } from './receiver.js';

@@ -11,7 +11,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { paid } from '../../sdk/seller/node.js';
+import { paid } from 'agentpay-sdk/seller/node';
 
 export interface DemoSellerOptions {
   gatewayUrl: string;

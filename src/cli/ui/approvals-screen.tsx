@@ -6,7 +6,7 @@
  */
 import { Text } from 'ink';
 import type { ReactNode } from 'react';
-import type { Approval } from '../../sdk/types.js';
+import type { Approval } from 'agentpay-sdk/types';
 import { amountText, ageText } from '../approvals.js';
 import { LiveList, type LiveAction } from './live-list.js';
 

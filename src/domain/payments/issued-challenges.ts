@@ -6,7 +6,7 @@
  * gateway restarted, the entry was evicted, a field was changed) takes the full verify, so
  * this only ever saves work: it never accepts what the verify would refuse.
  */
-import { signingPayload } from '../../core/canonical-json.js';
+import { signingPayload } from 'agentpay-sdk/contract';
 import type { Challenge } from './challenge.js';
 
 interface Signed {

@@ -26,7 +26,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError, validationError, wrongKeyKind } from '../../core/errors.js';
-import { canonicalize } from '../../core/canonical-json.js';
+import { canonicalize } from 'agentpay-sdk/contract';
 import { parseIsoTime } from '../../core/clock.js';
 import { parseMinor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';

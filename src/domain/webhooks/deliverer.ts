@@ -13,7 +13,7 @@ import type { DomainContext } from '../context.js';
 import type { WebhookAttempt, WebhookDelivery } from '../../store/repos/webhooks.js';
 import { Periodic } from '../periodic.js';
 import { eventView } from '../events.js';
-import { SIGNATURE_HEADER, signWebhookPayload } from '../../sdk/webhooks.js';
+import { SIGNATURE_HEADER, signWebhookPayload } from 'agentpay-sdk/webhooks';
 import type { SecretBox } from './secrets.js';
 import { signingSecrets } from './endpoints.js';
 import type { WebhookSender } from './sender.js';

@@ -12,7 +12,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { packageRoot } from '../../paths.js';
-import { Open } from '../../protocol/schemas.js';
+import { Open } from 'agentpay-sdk/contract';
 import { Type } from '@sinclair/typebox';
 
 export const OPENAPI_PATH = '/openapi.json';

@@ -1,6 +1,6 @@
 /**
  * Responses as declared. Every route declares its success answer (`schema.response[200]`, from
- * src/protocol); this adds, per status, the error envelope with the codes the route can answer
+ * agentpay-sdk/contract); this adds, per status, the error envelope with the codes the route can answer
  * (the codes every route shares, those of its kind of input and key, and its own
  * `config.errors`), and its scope as `x-scope`, for the OpenAPI document (plugins/openapi.ts).
  *
@@ -16,7 +16,7 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../core/errors.js';
-import { ErrorEnvelope, ErrorEnvelopeOf, Open } from '../../protocol/schemas.js';
+import { ErrorEnvelope, ErrorEnvelopeOf, Open } from 'agentpay-sdk/contract';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

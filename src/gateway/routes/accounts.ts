@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { strictRateLimit } from '../plugins/rate-limit.js';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords.js';
-import { OpenRecord } from '../../protocol/resources.js';
+import { OpenRecord } from 'agentpay-sdk/contract';
 
 const Email = Type.String({ minLength: 1, maxLength: 254 });
 const Password = Type.String({ maxLength: MAX_PASSWORD_LENGTH });

@@ -4,8 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 import { approvalView } from '../../domain/approvals.js';
-import { Approval } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { Approval } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const ListQuery = Type.Object({
   status: Type.Optional(StringEnum(['pending', 'approved', 'denied'] as const)),

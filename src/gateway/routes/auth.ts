@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
-import { ApiKeyView, NewApiKey, TenantView } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { ApiKeyView, NewApiKey, TenantView } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const CreateKeyBody = Type.Object(
   {

@@ -8,8 +8,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { capabilityView, MAX_LATENCY_MS, versionView, type CapabilityPatch, type PublishInput } from '../../domain/capabilities.js';
-import { Capability, CapabilityVersion, Provider } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { Capability, CapabilityVersion, Provider } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const C = ['CAPABILITY_NOT_FOUND', 'CONFLICT'] as const;
 

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, OptionalBody, StringEnum } from '../schemas.js';
 import { MAX_LIMIT } from '../../domain/discovery.js';
-import { OpenRecord } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { OpenRecord } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const SearchBody = Type.Object(
   {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { Closed, Timestamp } from '../../protocol/schemas.js';
+import { Closed, Timestamp } from 'agentpay-sdk/contract';
 
 export default async function healthRoutes(app: FastifyInstance) {
   const { signingKeys, ctx } = app.services;

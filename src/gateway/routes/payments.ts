@@ -14,8 +14,8 @@ import type { PaymentOperation } from '../plugins/rate-limit.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
-import { OpenRecord, Receipt } from '../../protocol/resources.js';
-import { Closed, ErrorEnvelope } from '../../protocol/schemas.js';
+import { OpenRecord, Receipt } from 'agentpay-sdk/contract';
+import { Closed, ErrorEnvelope } from 'agentpay-sdk/contract';
 
 const Challenge = OpenRecord('a signed price challenge: what the buyer signs to pay (docs/api/payments.md)');
 const Authorization = OpenRecord('the authorized transaction: the amount is held until complete or fail (docs/api/payments.md)');

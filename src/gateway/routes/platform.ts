@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import { Closed, Nullable, Timestamp } from '../../protocol/schemas.js';
+import { Closed, Nullable, Timestamp } from 'agentpay-sdk/contract';
 
 export default async function platformRoutes(app: FastifyInstance) {
   const { signingKeys } = app.services;

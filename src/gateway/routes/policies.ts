@@ -5,8 +5,8 @@ import { principal } from '../plugins/auth.js';
 import { Amount, Id, IgnoredTenantIds } from '../schemas.js';
 import { policyView } from '../../domain/policies.js';
 import { MAX_DOCUMENT_CHARS } from '../../domain/policy/index.js';
-import { OpenRecord, Policy } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { OpenRecord, Policy } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const ApplyBody = Type.Object({
   document: Type.String({

@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
-import { Provider } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { Provider } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const ProviderAnswer = Closed({ provider: Provider });
 const P = ['PROVIDER_NOT_FOUND'] as const;

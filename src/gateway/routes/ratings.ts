@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds } from '../schemas.js';
-import { Rating } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { Rating } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const ProviderParams = Type.Object({ id: Id('prv') });
 

@@ -4,8 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds } from '../schemas.js';
 import { RECEIPT_PAGE_MAX } from '../../domain/receipts.js';
-import { Receipt } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { Receipt } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const ListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RECEIPT_PAGE_MAX, description: `page size, 1 to ${RECEIPT_PAGE_MAX}, default 50` })),

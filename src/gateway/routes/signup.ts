@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { strictRateLimit } from '../plugins/rate-limit.js';
 import { StringEnum } from '../schemas.js';
 import { MAX_PASSWORD_LENGTH } from '../../domain/passwords.js';
-import { OpenRecord } from '../../protocol/resources.js';
+import { OpenRecord } from 'agentpay-sdk/contract';
 
 const SignupBody = Type.Object(
   {

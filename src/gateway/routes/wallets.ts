@@ -3,8 +3,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 import { walletView } from '../../domain/wallets.js';
-import { Balance, LedgerEntry, OpenRecord, Wallet, WalletWithBalance } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { Balance, LedgerEntry, OpenRecord, Wallet, WalletWithBalance } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const WalletAnswer = Closed({ wallet: Wallet });
 const WalletExample = {

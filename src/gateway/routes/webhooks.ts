@@ -4,8 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../../domain/events.js';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
-import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from '../../protocol/resources.js';
-import { Closed } from '../../protocol/schemas.js';
+import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from 'agentpay-sdk/contract';
+import { Closed } from 'agentpay-sdk/contract';
 
 const CreateBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2000, description: 'where deliveries are POSTed: https (http too on a sandbox gateway)', examples: ['https://example.com/hooks/agentpay'] }),

@@ -26,11 +26,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { chalk, echo, fs, os, path } from 'zx';
-import { createBuyer } from 'agentpay/buyer';
-import { AgentpayClient } from 'agentpay/client';
-import { payingCallTool, resultBytes } from 'agentpay/mcp/buyer';
-import { responseHash } from 'agentpay/protocol';
-import { generateKeyPair, verifyObject } from 'agentpay/signing';
+import { createBuyer } from 'agentpay-sdk/buyer';
+import { AgentpayClient } from 'agentpay-sdk/client';
+import { payingCallTool, resultBytes } from 'agentpay-sdk/mcp/buyer';
+import { responseHash } from 'agentpay-sdk/protocol';
+import { generateKeyPair, verifyObject } from 'agentpay-sdk/signing';
 import { PRICE_MINOR, publishInput } from '../src/capabilities.js';
 import { paidTools, textStats, topWords } from '../src/tools.js';
 

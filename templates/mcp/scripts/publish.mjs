@@ -12,7 +12,7 @@
  * existing ones with `npx agentpay capabilities edit`.
  */
 import { readFileSync } from 'node:fs';
-import { AgentpayClient } from 'agentpay/client';
+import { AgentpayClient } from 'agentpay-sdk/client';
 import { packageAddress, publishInput } from '../src/capabilities.js';
 import { paidTools } from '../src/tools.js';
 

@@ -3,7 +3,7 @@
  * the environment (src/config.js). Prints one line with the endpoint once it listens;
  * SIGINT/SIGTERM close it.
  */
-import { createSellerPayments } from 'agentpay/mcp/seller';
+import { createSellerPayments } from 'agentpay-sdk/mcp/seller';
 import { configFromEnv } from './config.js';
 import { createHttpServer } from './server.js';
 

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { registerPaidTool } from 'agentpay/mcp/seller';
+import { registerPaidTool } from 'agentpay-sdk/mcp/seller';
 import { SERVER_NAME } from './capabilities.js';
 import { paidTools } from './tools.js';
 

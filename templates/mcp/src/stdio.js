@@ -5,7 +5,7 @@
  * `npm start`; stdout is the MCP channel, so everything else goes to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createSellerPayments, paidCallsSettled } from 'agentpay/mcp/seller';
+import { createSellerPayments, paidCallsSettled } from 'agentpay-sdk/mcp/seller';
 import { configFromEnv } from './config.js';
 import { createMcpServer } from './server.js';
 

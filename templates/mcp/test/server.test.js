@@ -5,7 +5,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createSellerPayments } from 'agentpay/mcp/seller';
+import { createSellerPayments } from 'agentpay-sdk/mcp/seller';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PRICE_MINOR, publishInput } from '../src/capabilities.js';
 import { createHttpServer, createMcpServer, PRICE_CACHE_MS } from '../src/server.js';

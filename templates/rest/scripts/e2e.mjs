@@ -19,10 +19,10 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chalk, echo, fs, os, path } from 'zx';
-import { createBuyer } from 'agentpay/buyer';
-import { AgentpayClient } from 'agentpay/client';
-import { responseHash } from 'agentpay/protocol';
-import { generateKeyPair, verifyObject } from 'agentpay/signing';
+import { createBuyer } from 'agentpay-sdk/buyer';
+import { AgentpayClient } from 'agentpay-sdk/client';
+import { responseHash } from 'agentpay-sdk/protocol';
+import { generateKeyPair, verifyObject } from 'agentpay-sdk/signing';
 import { capability, publishInput } from '../src/capability.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

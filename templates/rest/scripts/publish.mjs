@@ -9,7 +9,7 @@
  * Each run publishes a new capability; edit an existing one with `npx agentpay capabilities edit`.
  */
 import { readFileSync } from 'node:fs';
-import { AgentpayClient } from 'agentpay/client';
+import { AgentpayClient } from 'agentpay-sdk/client';
 import { publishInput } from '../src/capability.js';
 
 const { AGENTPAY_GATEWAY_URL, AGENTPAY_PROVIDER_KEY, AGENTPAY_CA, SELLER_URL } = process.env;

@@ -6,7 +6,7 @@
  * refunds the buyer.
  */
 import Fastify from 'fastify';
-import { agentpaySeller } from 'agentpay/seller/fastify';
+import { agentpaySeller } from 'agentpay-sdk/seller/fastify';
 import { PAID_PATH } from './capability.js';
 import { summarizeBody } from './schema.js';
 
@@ -22,7 +22,7 @@ export function summarize(text, maxWords) {
  * @param {string} [opts.gatewayUrl]  the gateway it is published on, e.g. https://127.0.0.1:4402
  * @param {string} [opts.apiKey]      a provider key with payments:write
  * @param {string} [opts.ca]          PEM of the gateway's CA (a local gateway's DATA_DIR/tls/ca.pem)
- * @param {import('agentpay/seller/fastify').SellerPayments} [opts.seller]  instead of the three above (tests)
+ * @param {import('agentpay-sdk/seller/fastify').SellerPayments} [opts.seller]  instead of the three above (tests)
  * @param {boolean} [opts.logger]
  */
 export async function buildApp(opts) {

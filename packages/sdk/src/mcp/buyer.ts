@@ -19,8 +19,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListToolsResultSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AppError } from '../../core/errors.js';
-import { parseAddress } from '../../domain/capabilities.js';
+import { AddressError, checkCapabilityAddress } from '../contract/address.js';
 import { PAID_BUT_UNANSWERED, type Buyer } from '../buyer/index.js';
 import { cancelled, type ApprovalWaitOptions, type Payer } from '../buyer/payer.js';
 import { toError } from '../client/http.js';
@@ -209,10 +208,10 @@ export function packageAddressOf(capability: LaunchableCapability): Extract<Capa
   if (address.kind !== 'package') throw refuse('address.kind', `is "${address.kind}", not "package"; connect to its URL with StreamableHTTPClientTransport instead`);
   try {
     // the same rules the gateway applied at publishing: `npx`, only -y/--yes before the package, one exact version
-    const checked = parseAddress({ address });
+    const checked = checkCapabilityAddress({ address });
     return checked as Extract<CapabilityAddress, { kind: 'package' }>;
   } catch (e) {
-    if (e instanceof AppError) throw new AgentpayError('VALIDATION_FAILED', `${id} cannot be launched: ${e.message}`, { details: e.details });
+    if (e instanceof AddressError) throw new AgentpayError('VALIDATION_FAILED', `${id} cannot be launched: ${e.message}`, { details: { field: e.field } });
     throw e;
   }
 }

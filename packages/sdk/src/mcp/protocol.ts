@@ -5,7 +5,7 @@
  * Shared by the seller wrapper (seller.ts) and the paying client (buyer.ts).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalize } from '../../core/canonical-json.js';
+import { canonicalize } from '../contract/canonical-json.js';
 
 /** Request `_meta` key: the buyer's signed payment proof (the object, or its x-payment header value). */
 export const PAYMENT_META = 'agentpay/payment';

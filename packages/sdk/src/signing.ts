@@ -10,7 +10,7 @@
  * - @noble/ed25519 (pure JS, SHA-512 from WebCrypto) everywhere else, e.g. older browsers.
  *
  * Both give the same bytes and the same verdicts as the gateway (src/core/ed25519.ts).
- * Verification is strict: the encoding checks of src/core/ed25519-strict.ts go first
+ * Verification is strict: the encoding checks of contract/ed25519-strict.ts go first
  * (canonical S < L, canonical point encodings, neither the public key A nor R of small
  * order), because OpenSSL (Node's WebCrypto) accepts all of these; then the cofactorless
  * equation [S]B = R + [k]A, which OpenSSL checks and which the noble path computes itself
@@ -18,8 +18,8 @@
  * PEM (SPKI public, PKCS#8 private), converted with fixed DER prefixes and a table-driven base64 (base64.ts).
  */
 import * as ed from '@noble/ed25519';
-import { signingPayload } from '../core/canonical-json.js';
-import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from '../core/ed25519-strict.js';
+import { signingPayload } from './contract/canonical-json.js';
+import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from './contract/ed25519-strict.js';
 import { fromBase64, toBase64 } from './base64.js';
 
 export { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding };
@@ -204,7 +204,7 @@ export async function signBytes(privateKey: PrivateKeyInput, message: Uint8Array
 }
 
 /**
- * The encoding checks of strict verification (src/core/ed25519-strict.ts): canonical S,
+ * The encoding checks of strict verification (contract/ed25519-strict.ts): canonical S,
  * R and A canonically encoded and not of small order.
  */
 function strictlyEncoded(raw: Uint8Array, signature: Uint8Array): boolean {

@@ -12,7 +12,7 @@
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
 import type { AnyObjectSchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { canonicalize } from '../../core/canonical-json.js';
+import { canonicalize } from '../contract/canonical-json.js';
 
 /** Why structured content fails the advertised output schema, or null. */
 export type ClientCheck = (structuredContent: unknown) => string | null;

@@ -1,0 +1,11 @@
+/**
+ * The contract: what goes over the wire, defined once. TypeBox schemas of every API resource and
+ * the error envelope, the capability address rules, and the canonical JSON that signatures cover.
+ * Imports nothing else of agentpay, so the gateway, the SDK, the CLI and the dashboard share it, and
+ * it runs in Node, browsers and edge runtimes.
+ */
+export * from './schemas.js';
+export * from './resources.js';
+export * from './address.js';
+export * from './canonical-json.js';
+export * from './ed25519-strict.js';
