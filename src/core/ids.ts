@@ -34,6 +34,7 @@ export const ID_PREFIX = {
   // webhooks (src/domain/webhooks): endpoints and deliveries
   webhookEndpoint: 'whe',
   webhookDelivery: 'whd',
+  alertMail: 'alm',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

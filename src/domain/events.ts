@@ -12,7 +12,8 @@
  *   approval.requested          (the workspace) a policy rule held a purchase for a person
  *   wallet_provider.paused      (the workspace) the breaker paused a seller for one of its wallets
  * Recorded in the same transaction as the change they announce, with a delivery queued for each
- * webhook endpoint of the tenant that wants the type (src/domain/webhooks).
+ * webhook endpoint of the tenant that wants the type (src/domain/webhooks), and an alert mail for
+ * the types a person should hear of (src/domain/alert-mail.ts).
  */
 import { AppError } from '../core/errors.js';
 import { iso } from '../core/clock.js';
@@ -21,6 +22,7 @@ import type { RailEvent } from '../store/repos/rails.js';
 import type { DomainContext } from './context.js';
 import type { Principal } from './api-keys.js';
 import { enqueueDeliveries } from './webhooks/endpoints.js';
+import { enqueueAlertMail } from './alert-mail.js';
 
 export const EVENT_TYPES = [
   'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'deposit.credited', 'reconciliation.shortfall', 'reconciliation.recovered',
@@ -34,6 +36,8 @@ export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | '
   ctx.observer?.event?.(type);
   // queued for the tenant's webhook endpoints in the same transaction (docs/api/webhooks.md)
   await enqueueDeliveries(r, ctx, e);
+  // and, for the types a person should hear of, an alert mail to the tenant's accounts (alert-mail.ts)
+  await enqueueAlertMail(r, ctx, e);
   return e;
 }
 

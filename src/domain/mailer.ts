@@ -1,7 +1,7 @@
 /**
- * Outgoing mail: signup verification and password-reset tokens, and the notices that
- * stand in for them when an address's state must not show in an answer, reach people
- * through a `Mailer`. A local gateway has no mail server, so its default mailer appends
+ * Outgoing mail: signup verification and password-reset tokens, the notices that
+ * stand in for them when an address's state must not show in an answer, and alerts
+ * (src/domain/alert-mail.ts) reach people through a `Mailer`. A local gateway has no mail server, so its default mailer appends
  * each message as one JSON line to DATA_DIR/outbox.jsonl (mode 0600: the lines carry
  * secrets). A gateway given an SMTP server sends through MailSpool (src/gateway/mail/),
  * another Mailer. No mailer logs tokens.
@@ -39,7 +39,20 @@ export interface NoticeMessage {
   signupId?: string;
 }
 
-export type MailMessage = TokenMessage | NoticeMessage;
+/**
+ * An alert: an event of GET /v1/events that a person should hear of (src/domain/alert-mail.ts),
+ * sent to each account of the tenant. Carries no secret.
+ */
+export interface AlertMessage {
+  kind: 'alert';
+  to: string;
+  subject: string;
+  text: string;
+  eventId: string;
+  eventType: string;
+}
+
+export type MailMessage = TokenMessage | NoticeMessage | AlertMessage;
 
 export interface Mailer {
   send(message: MailMessage): Promise<void>;

@@ -53,6 +53,8 @@ export interface GatewayConfig {
   mail?: MailConfig;
   /** webhook deliveries (docs/api/webhooks.md) */
   webhooks?: WebhooksConfig;
+  /** how often the alert-mail duty sends what is due (default 5000 ms; 0: never, tests run it by hand) */
+  alertMailIntervalMs?: number;
 }
 
 export interface WebhooksConfig {

@@ -5,6 +5,7 @@ import { WalletService } from '../domain/wallets.js';
 import { AccountService } from '../domain/accounts.js';
 import { KeyService } from '../domain/key-service.js';
 import { MemoryMailer, type Mailer } from '../domain/mailer.js';
+import { AlertMailer } from '../domain/alert-mail.js';
 import { SignupService } from '../domain/signup.js';
 import { CapabilityService } from '../domain/capabilities.js';
 import { ProviderService } from '../domain/providers.js';
@@ -43,6 +44,8 @@ export interface Services {
   webhooks: WebhookService;
   /** the delivery duty; `webhookDeliverer.onDeliveryFailed` is where a failure is counted */
   webhookDeliverer: WebhookDeliverer;
+  /** the alert-mail duty (src/domain/alert-mail.ts) */
+  alertMailer: AlertMailer;
 }
 
 export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
@@ -69,6 +72,7 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     approvals: new ApprovalService(ctx),
     rails: railServices(ctx, config, wallets),
     webhooks: new WebhookService(ctx, { box, mode: config.mode }),
+    alertMailer: new AlertMailer(ctx, mailer),
     webhookDeliverer: new WebhookDeliverer({
       ctx, box, send: httpSender(config.webhooks?.ca ? { ca: config.webhooks.ca } : {}),
       ...(config.webhooks?.timeoutMs ? { timeoutMs: config.webhooks.timeoutMs } : {}),

@@ -22,6 +22,7 @@ import type { DiscoveryRepo } from './repos/discovery.js';
 import type { TransactionRepo, ReceiptRepo, BreakerRepo } from './repos/payments.js';
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
 import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
+import type { AlertMailRepo } from './repos/alerts.js';
 import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
 
 export interface Repos {
@@ -53,6 +54,7 @@ export interface Repos {
   sandboxObjects: SandboxObjectRepo;
   webhookEndpoints: WebhookEndpointRepo;
   webhookDeliveries: WebhookDeliveryRepo;
+  alertMails: AlertMailRepo;
 }
 
 export interface ReadOptions {

@@ -65,6 +65,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000, ...opts.config?.rateLimit },
     // webhook deliveries go out when a test runs the duty (services.webhookDeliverer.runOnce), not on a timer
     webhooks: { deliveryIntervalMs: 0, ...opts.config?.webhooks },
+    // and alert mail when a test runs services.alertMailer.runOnce
+    alertMailIntervalMs: opts.config?.alertMailIntervalMs ?? 0,
   };
   // a data dir the caller owns may be served again (a restart): its database goes with it
   const kept = opts.dataDir ? keptDatabases.get(opts.dataDir) : undefined;

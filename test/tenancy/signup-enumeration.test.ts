@@ -31,7 +31,7 @@ function mails(dataDir: string): OutboxLine<MailMessage>[] {
   if (!existsSync(p)) return [];
   return readFileSync(p, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as OutboxLine<MailMessage>);
 }
-const mailsAbout = (dataDir: string, signupId: string) => mails(dataDir).filter((m) => m.signupId === signupId);
+const mailsAbout = (dataDir: string, signupId: string) => mails(dataDir).filter((m) => m.kind !== 'alert' && m.signupId === signupId);
 
 /** A signup answer with what differs between any two signups (id, email) taken out. */
 function shape(body: { signup: SignupRecord; token?: string }) {

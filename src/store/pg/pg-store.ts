@@ -36,6 +36,7 @@ import { PgDiscovery } from './discovery.js';
 import { PgTransactions, PgReceipts, PgBreakers } from './payments.js';
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
+import { PgAlertMails } from './alerts.js';
 import { PgRailTransactions, PgDepositAddresses, PgPayoutDestinations, PgRailEvents, PgReconciliations, PgSandboxObjects } from './rails.js';
 
 export interface PgStoreOptions {
@@ -110,6 +111,7 @@ function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false):
     sandboxObjects: new PgSandboxObjects(db),
     webhookEndpoints: new PgWebhookEndpoints(db),
     webhookDeliveries: new PgWebhookDeliveries(db),
+    alertMails: new PgAlertMails(db),
   };
   for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);
   return repos;

@@ -25,6 +25,7 @@ export class PgAccounts implements AccountRepo {
   async insert(a: Account) { await this.db.insert(accounts).values(a); }
   async get(id: string) { return (await this.db.select().from(accounts).where(eq(accounts.id, id)))[0]; }
   async byEmail(email: string) { return (await this.db.select().from(accounts).where(eq(accounts.email, email)))[0]; }
+  async listByTenant(tenantId: string) { return this.db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id)); }
   async update(id: string, patch: Partial<Omit<Account, 'id'>>) { await this.db.update(accounts).set(patch).where(eq(accounts.id, id)); }
 }
 

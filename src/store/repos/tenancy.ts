@@ -24,6 +24,8 @@ export interface AccountRepo {
   insert(a: Account): Promise<void>;
   get(id: string): Promise<Account | undefined>;
   byEmail(email: string): Promise<Account | undefined>;
+  /** the tenant's accounts, oldest first */
+  listByTenant(tenantId: string): Promise<Account[]>;
   update(id: string, patch: Partial<Omit<Account, 'id'>>): Promise<void>;
 }
 

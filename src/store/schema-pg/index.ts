@@ -12,3 +12,4 @@ export * from './payments.js';
 export * from './policies.js';
 export * from './rails.js';
 export * from './webhooks.js';
+export * from './alerts.js';

@@ -34,4 +34,5 @@ export type SameRows = [
   Check<Same<typeof lite.sandboxObjects.$inferSelect, typeof pg.sandboxObjects.$inferSelect>>,
   Check<Same<typeof lite.webhookEndpoints.$inferSelect, typeof pg.webhookEndpoints.$inferSelect>>,
   Check<Same<typeof lite.webhookDeliveries.$inferSelect, typeof pg.webhookDeliveries.$inferSelect>>,
+  Check<Same<typeof lite.alertMails.$inferSelect, typeof pg.alertMails.$inferSelect>>,
 ];

@@ -12,6 +12,7 @@ import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
 import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
+import { SqliteAlertMails } from './alerts.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
 import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
@@ -113,6 +114,7 @@ export class SqliteStore implements Store {
       sandboxObjects: new SqliteSandboxObjects(this.db),
       webhookEndpoints: new SqliteWebhookEndpoints(this.db),
       webhookDeliveries: new SqliteWebhookDeliveries(this.db),
+      alertMails: new SqliteAlertMails(this.db),
     };
   }
 

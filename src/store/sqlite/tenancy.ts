@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema/index.js';
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
@@ -27,6 +27,7 @@ export class SqliteAccounts implements AccountRepo {
   async insert(a: Account) { this.db.insert(accounts).values(a).run(); }
   async get(id: string) { return this.db.select().from(accounts).where(eq(accounts.id, id)).get(); }
   async byEmail(email: string) { return this.db.select().from(accounts).where(eq(accounts.email, email)).get(); }
+  async listByTenant(tenantId: string) { return this.db.select().from(accounts).where(eq(accounts.tenantId, tenantId)).orderBy(asc(accounts.createdAt), asc(accounts.id)).all(); }
   async update(id: string, patch: Partial<Omit<Account, 'id'>>) { this.db.update(accounts).set(patch).where(eq(accounts.id, id)).run(); }
 }
 
