@@ -169,6 +169,7 @@ describe('the tarballs', () => {
     for (const p of Object.values(packed)) {
       const files = p.files.map((f) => f.path);
       expect(files, p.name).toContain('LICENSE');
+      expect(files, p.name).toContain('README.md');
       expect(files.filter((f) => /\.map$|tsbuildinfo/.test(f)), p.name).toEqual([]);
       expect(files.filter((f) => /^(test|src|\.tmp)\//.test(f)), `${p.name} ships sources or tests`).toEqual([]);
       expect(readJson(join(ROOT, p.name === 'agentpay-sdk' ? 'packages/sdk' : '', 'package.json')).license).toBe('MIT');
