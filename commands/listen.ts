@@ -10,7 +10,7 @@ export default class Listen extends BaseCommand<typeof Listen> {
     'Like a registered webhook endpoint, without registering one: every new event (or only those of --events) is',
     'POSTed to --forward-to as JSON with an agentpay-signature header, signed with a secret this command prints at',
     'start (kept in the CLI config directory, so it stays the same across runs). Check it in your receiver with',
-    'verifyWebhookSignature from agentpay/webhooks. One line per forwarded event with the answer\'s status (with',
+    'verifyWebhookSignature from agentpay-sdk/webhooks. One line per forwarded event with the answer\'s status (with',
     '--json, or piped: the secret as the first JSON line, then one JSON object per event). Failed forwards are not',
     'retried. Stops on Ctrl-C, after --count events, or after --timeout seconds.',
   ].join('\n');

@@ -6,7 +6,7 @@ export default class WebhooksCreate extends BaseCommand<typeof WebhooksCreate> {
   static override summary = 'Register a webhook endpoint: your events are POSTed to it, signed; prints its secret once';
   static override description = [
     'Every event you can read with agentpay events list (or only those of --events) is POSTed to --url as JSON,',
-    'with an agentpay-signature header (t=…,v1=…): check it with verifyWebhookSignature from agentpay/webhooks',
+    'with an agentpay-signature header (t=…,v1=…): check it with verifyWebhookSignature from agentpay-sdk/webhooks',
     'and the secret printed here, which is shown this once. A failing endpoint is retried for at least 24 hours,',
     'and its next event waits until then. See docs/api/webhooks.md.',
   ].join('\n');

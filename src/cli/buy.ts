@@ -86,7 +86,7 @@ async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: st
   }
   if (v.address.kind !== 'url') {
     throw new CliError('NOT_CALLABLE', `${id} is an npx package the buying agent runs itself (${[v.address.command, ...v.address.args].join(' ')}) as an MCP server over stdio; buy calls URL endpoints`, {
-      tryNext: `run it from your agent: connectPackageCapability (or launchPackageCapability) and payingCallTool from agentpay/mcp/buyer, calling the tool ${detail.capability.toolName ?? '(its toolName)'}`,
+      tryNext: `run it from your agent: connectPackageCapability (or launchPackageCapability) and payingCallTool from agentpay-sdk/mcp/buyer, calling the tool ${detail.capability.toolName ?? '(its toolName)'}`,
       details: { capabilityId: id },
     });
   }

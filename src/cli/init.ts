@@ -4,8 +4,9 @@
  * The template convention (shared by every template; keep it exactly):
  * - templates/<name>/template.json describes it, `{"description": "...", "defaults": {...}}`, and is
  *   not copied;
- * - every other file is copied with `{{name}}`, `{{priceMinor}}`, `{{category}}`, `{{description}}`
- *   and `{{agentpayDependency}}` replaced; other `{{...}}` text is left alone;
+ * - every other file is copied with `{{name}}`, `{{priceMinor}}`, `{{category}}`, `{{description}}`,
+ *   `{{sdkDependency}}` and `{{cliDependency}}` replaced (the npm specs of agentpay-sdk and
+ *   agentpay-cli in package.json); other `{{...}}` text is left alone;
  * - a file named `_gitignore` becomes `.gitignore` (npm would drop a `.gitignore` from our package).
  *
  * Values are single lines (validated). In JSON and JavaScript/TypeScript files they are written
@@ -16,18 +17,20 @@
  * leaves the disk untouched.
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { MAX_MINOR } from '../core/money.js';
 import { packageRoot } from '../paths.js';
 import { CliError, usageError } from './errors.js';
 import { askChoice, askText, canPrompt } from './prompts.js';
 
-export const PLACEHOLDERS = ['name', 'priceMinor', 'category', 'description', 'agentpayDependency'] as const;
+export const PLACEHOLDERS = ['name', 'priceMinor', 'category', 'description', 'sdkDependency', 'cliDependency'] as const;
 export type Placeholder = (typeof PLACEHOLDERS)[number];
 export type TemplateValues = Record<Placeholder, string>;
+type DependencyField = 'sdkDependency' | 'cliDependency';
 
-/** Fields a template's defaults may set (agentpayDependency is the CLI's to decide). */
-type Defaults = Partial<Record<Exclude<Placeholder, 'agentpayDependency'>, string>>;
+/** Fields a template's defaults may set (the dependencies are the CLI's to decide). */
+type Defaults = Partial<Record<Exclude<Placeholder, DependencyField>, string>>;
 
 export interface TemplateInfo {
   name: string;
@@ -36,8 +39,14 @@ export interface TemplateInfo {
   defaults: Defaults;
 }
 
-/** Env that sets `{{agentpayDependency}}`, e.g. `file:/path/to/agentpay` to test a checkout. */
-export const DEPENDENCY_ENV = 'AGENTPAY_INIT_DEPENDENCY';
+/** Env of `--local PATH`: a checkout of agentpay the new project links instead of registry versions. */
+export const LOCAL_ENV = 'AGENTPAY_INIT_LOCAL';
+/** Envs of the hidden `--sdk-dependency`/`--cli-dependency`: an exact npm spec, e.g. `file:/tmp/agentpay-sdk-0.1.0.tgz`. */
+export const SDK_DEPENDENCY_ENV = 'AGENTPAY_INIT_SDK_DEPENDENCY';
+export const CLI_DEPENDENCY_ENV = 'AGENTPAY_INIT_CLI_DEPENDENCY';
+/** The package names the new project depends on. */
+export const SDK_PACKAGE = 'agentpay-sdk';
+export const CLI_PACKAGE = 'agentpay-cli';
 
 export const templatesDir = (): string => join(packageRoot(), 'templates');
 
@@ -94,7 +103,8 @@ export const validators: Record<Placeholder, (v: string) => true | string> = {
   },
   category: (v) => line(v, 100),
   description: (v) => line(v, 5000),
-  agentpayDependency: (v) => line(v, 1000),
+  sdkDependency: (v) => line(v, 1000),
+  cliDependency: (v) => line(v, 1000),
 };
 
 const FLAG_OF: Record<Placeholder, string> = {
@@ -102,7 +112,8 @@ const FLAG_OF: Record<Placeholder, string> = {
   priceMinor: '--price',
   category: '--category',
   description: '--description',
-  agentpayDependency: '--agentpay-dependency',
+  sdkDependency: '--sdk-dependency',
+  cliDependency: '--cli-dependency',
 };
 
 /** The value, trimmed, if valid; else a refusal naming the flag. */
@@ -213,7 +224,13 @@ export interface InitOptions {
   price?: string | undefined;
   category?: string | undefined;
   description?: string | undefined;
-  agentpayDependency?: string | undefined;
+  /** a checkout of agentpay to link (`file:`) instead of registry version ranges */
+  local?: string | undefined;
+  /** registry version ranges even when run from a checkout */
+  registry?: boolean;
+  /** exact npm specs, winning over everything else (e.g. packed tarballs) */
+  sdkDependency?: string | undefined;
+  cliDependency?: string | undefined;
   force?: boolean;
   /** take defaults for what was not given, never prompt */
   yes?: boolean;
@@ -221,29 +238,102 @@ export interface InitOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Where the new project's agentpay-sdk and agentpay-cli come from. */
+export interface DependencySource {
+  /** `registry`: version ranges; `local`: `file:` links to `checkout`; `given`: specs from --sdk-dependency/--cli-dependency */
+  kind: 'registry' | 'local' | 'given';
+  checkout?: string;
+  /** why this kind, in a few words */
+  because: string;
+}
+
 export interface InitResult {
   template: string;
   dir: string;
   values: TemplateValues;
+  dependencies: DependencySource;
   files: string[];
   nextSteps: string[];
 }
 
-function ourVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+function versionOf(packageJson: string): string {
+  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
+}
+
+/** The version of agentpay-sdk this CLI runs with (its own dependency, hoisted or nested). */
+function sdkVersion(root: string): string {
+  return versionOf(createRequire(join(root, 'package.json')).resolve(`${SDK_PACKAGE}/package.json`));
+}
+
+/** Is this root an installed package (under node_modules/) rather than a checkout? */
+export const isInstalled = (root: string): boolean => root.split(/[\\/]/).includes('node_modules');
+
+/** Registry ranges of the two packages: `^` their versions (those this CLI runs with). */
+export function registryDependencies(root: string = packageRoot()): Pick<TemplateValues, DependencyField> {
+  return { sdkDependency: `^${sdkVersion(root)}`, cliDependency: `^${versionOf(join(root, 'package.json'))}` };
+}
+
+/** `file:` links to a checkout of agentpay (its root: the CLI; packages/sdk: the SDK), refused unless it is one. */
+export function localDependencies(checkout: string, flag = '--local'): Pick<TemplateValues, DependencyField> {
+  const nameAt = (p: string): string | undefined => {
+    try {
+      return (JSON.parse(readFileSync(join(p, 'package.json'), 'utf8')) as { name?: string }).name;
+    } catch {
+      return undefined;
+    }
+  };
+  const sdkDir = join(checkout, 'packages', 'sdk');
+  if (nameAt(checkout) !== CLI_PACKAGE || nameAt(sdkDir) !== SDK_PACKAGE) {
+    throw new CliError('VALIDATION_FAILED', `${flag}: ${checkout} is not a checkout of agentpay (no package.json named ${CLI_PACKAGE} with packages/sdk/package.json named ${SDK_PACKAGE})`, {
+      tryNext: 'give the root of a clone of the agentpay repository, or leave --local out to depend on the published packages',
+      details: { flag, path: checkout },
+    });
+  }
+  return { sdkDependency: `file:${sdkDir}`, cliDependency: `file:${checkout}` };
+}
+
+/**
+ * Where the new project's agentpay-sdk and agentpay-cli come from, first match wins:
+ * 1. --sdk-dependency/--cli-dependency (hidden; or their envs): exact specs, e.g. packed tarballs;
+ * 2. --local PATH (or AGENTPAY_INIT_LOCAL=PATH): `file:` links to that checkout;
+ * 3. --registry: version ranges;
+ * 4. run from an installed agentpay-cli (under node_modules/): version ranges `^x.y.z` of the
+ *    versions this CLI runs with; run from a checkout (a clone, `npx agentpay init` inside it):
+ *    `file:` links to that checkout, whose version may not be published and whose changes are
+ *    what its developer wants to try.
+ */
+export function chooseDependencies(
+  opts: Pick<InitOptions, 'local' | 'registry' | 'sdkDependency' | 'cliDependency' | 'cwd'>,
+  env: NodeJS.ProcessEnv,
+  root: string = packageRoot(),
+): { values: Pick<TemplateValues, DependencyField>; source: DependencySource } {
+  const cwd = opts.cwd ?? process.cwd();
+  const localFlag = opts.local !== undefined ? '--local' : LOCAL_ENV;
+  const localPath = opts.local ?? (opts.registry ? undefined : env[LOCAL_ENV] || undefined);
+  let values: Pick<TemplateValues, DependencyField>;
+  let source: DependencySource;
+  if (localPath !== undefined) {
+    const checkout = resolve(cwd, localPath);
+    values = localDependencies(checkout, localFlag);
+    source = { kind: 'local', checkout, because: `${localFlag} ${checkout}` };
+  } else if (opts.registry || isInstalled(root)) {
+    values = registryDependencies(root);
+    source = { kind: 'registry', because: opts.registry ? '--registry' : 'agentpay-cli runs from an installed package' };
+  } else {
+    values = localDependencies(root);
+    source = { kind: 'local', checkout: root, because: 'agentpay runs from this checkout (--registry for version ranges)' };
+  }
+  const sdkGiven = opts.sdkDependency ?? env[SDK_DEPENDENCY_ENV] ?? undefined;
+  const cliGiven = opts.cliDependency ?? env[CLI_DEPENDENCY_ENV] ?? undefined;
+  if (sdkGiven !== undefined || cliGiven !== undefined) {
+    values = { sdkDependency: sdkGiven ?? values.sdkDependency, cliDependency: cliGiven ?? values.cliDependency };
+    source = { kind: 'given', because: '--sdk-dependency/--cli-dependency' };
+  }
+  return { values: { sdkDependency: checked('sdkDependency', values.sdkDependency), cliDependency: checked('cliDependency', values.cliDependency) }, source };
 }
 
 /** A value from its flag, else the default (with --yes), else a prompt on a terminal, else a usage error. */
-/**
- * Installed from the registry (we live under node_modules/), the new project asks for this
- * version range; run from a checkout of agentpay, it links that checkout (`file:`), so a
- * project made from a clone works before (or without) a published release.
- */
-export function defaultDependency(root: string = packageRoot()): string {
-  return root.split(/[\\/]/).includes('node_modules') ? `^${ourVersion()}` : `file:${root}`;
-}
-
-async function valueOf(field: Exclude<Placeholder, 'agentpayDependency'>, given: string | undefined, fallback: string, message: string, yes: boolean): Promise<string> {
+async function valueOf(field: Exclude<Placeholder, DependencyField>, given: string | undefined, fallback: string, message: string, yes: boolean): Promise<string> {
   if (given !== undefined) return checked(field, given);
   if (yes) return checked(field, fallback);
   return checked(field, await askText({ flag: FLAG_OF[field], message, value: undefined, default: fallback, validate: validators[field] }));
@@ -264,6 +354,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
   const template = templates.find((t) => t.name === templateName);
   if (!template) throw usageError(`--template: there is no template "${templateName}"; choose one of ${names.join(', ')}`, `agentpay init DIR --template ${names[0]}`, { flag: '--template' });
   const d = template.defaults;
+  const deps = chooseDependencies(opts, env); // refuses a bad --local before any question
 
   let dirArg = opts.dir;
   if (dirArg === undefined) {
@@ -286,7 +377,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     priceMinor: await valueOf('priceMinor', opts.price, d.priceMinor ?? '100', 'Price per call in integer minor units (100 = 1.00 USD)', yes),
     category: await valueOf('category', opts.category, d.category ?? 'general', 'Category (searched by exact match)', yes),
     description: await valueOf('description', opts.description, d.description ?? template.description, 'Description (what buyers search and read)', yes),
-    agentpayDependency: checked('agentpayDependency', opts.agentpayDependency ?? env[DEPENDENCY_ENV] ?? defaultDependency()),
+    ...deps.values,
   };
 
   checkTarget(dir, Boolean(opts.force)); // again: prompts take time
@@ -298,7 +389,7 @@ export async function init(opts: InitOptions): Promise<InitResult> {
     'npm test',
     'npm run e2e',
   ];
-  return { template: template.name, dir, values, files, nextSteps };
+  return { template: template.name, dir, values, dependencies: deps.source, files, nextSteps };
 }
 
 export function initText(r: InitResult): string {
@@ -310,6 +401,7 @@ export function initText(r: InitResult): string {
   return [
     `Created ${r.values.name} from the ${r.template} template in ${r.dir} (${r.files.length} files):`,
     `  sells for ${r.values.priceMinor} minor units per call in category "${r.values.category}"`,
+    `  depends on ${SDK_PACKAGE} ${r.values.sdkDependency} and ${CLI_PACKAGE} ${r.values.cliDependency} (${r.dependencies.because})`,
     '',
     'Next:',
     ...r.nextSteps.map((s) => (why[s] ? `  ${s.padEnd(width)}   # ${why[s]}` : `  ${s}`)),

@@ -7,14 +7,15 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultDependency, initText, listTemplates, PLACEHOLDERS, renderText, type InitResult } from '../../src/cli/init.js';
+import { chooseDependencies, initText, listTemplates, PLACEHOLDERS, renderText, type InitResult } from '../../src/cli/init.js';
 import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
 import { packageRoot } from '../../src/paths.js';
 
 afterAll(removeTempDirs);
 
 /** run from this checkout (not from node_modules/), init links the checkout itself */
-const checkout = `file:${packageRoot()}`;
+const checkout = { sdkDependency: `file:${packageRoot()}/packages/sdk`, cliDependency: `file:${packageRoot()}` };
+const version = (p: string): string => (JSON.parse(readFileSync(join(packageRoot(), p), 'utf8')) as { version: string }).version;
 const leftoverPlaceholder = new RegExp(`\\{\\{(${PLACEHOLDERS.join('|')})\\}\\}`);
 
 function listTree(dir: string, sub = ''): string[] {
@@ -86,7 +87,8 @@ describe('agentpay init with flags, without a terminal', () => {
     expect(out).toMatchObject({
       template: 'rest',
       dir,
-      values: { name: 'weather-api', priceMinor: '25', category: 'weather', description, agentpayDependency: checkout },
+      values: { name: 'weather-api', priceMinor: '25', category: 'weather', description, ...checkout },
+      dependencies: { kind: 'local', checkout: packageRoot() },
       nextSteps: ['cd weather-api', 'npm install', 'npm test', 'npm run e2e'],
     });
 
@@ -101,7 +103,8 @@ describe('agentpay init with flags, without a terminal', () => {
     expect(statSync(join(dir, 'scripts/ci.sh')).mode & 0o111).not.toBe(0);
 
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    expect(pkg).toMatchObject({ name: 'weather-api', description, dependencies: { agentpay: checkout } });
+    expect(pkg).toMatchObject({ name: 'weather-api', description, dependencies: { 'agentpay-sdk': checkout.sdkDependency }, devDependencies: { 'agentpay-cli': checkout.cliDependency } });
+    expect(r.stderr).toBe('');
     expect(Object.keys(pkg.scripts)).toEqual(expect.arrayContaining(['test', 'e2e']));
     // the code carries the exact values: quotes, backslash, backtick and $ did not break it
     const { capability } = await import(pathToFileURL(join(dir, 'src/capability.js')).href);
@@ -109,16 +112,44 @@ describe('agentpay init with flags, without a terminal', () => {
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toContain(description);
   });
 
-  it('takes the defaults with --yes: the name from the directory, agentpay from --agentpay-dependency', async () => {
+  it('takes the defaults with --yes: the name from the directory, the packages from --sdk-dependency/--cli-dependency', async () => {
     const cwd = tempDir('agentpay-init-');
-    const r = await cli(['init', 'sub/my-seller', '--yes', '--agentpay-dependency', 'file:/somewhere/agentpay'], { configDir: cwd, cwd });
+    const r = await cli(['init', 'sub/my-seller', '--yes', '--sdk-dependency', 'file:/somewhere/sdk.tgz', '--cli-dependency', 'file:/somewhere/cli.tgz'], { configDir: cwd, cwd });
     expect(r.exitCode, r.stderr).toBe(0);
     const out = json<InitResult>(r);
     const rest = listTemplates().find((t) => t.name === 'rest')!;
     expect(out.template).toBe('rest');
-    expect(out.values).toEqual({ name: 'my-seller', ...withoutName(rest.defaults), agentpayDependency: 'file:/somewhere/agentpay' });
+    expect(out.values).toEqual({ name: 'my-seller', ...withoutName(rest.defaults), sdkDependency: 'file:/somewhere/sdk.tgz', cliDependency: 'file:/somewhere/cli.tgz' });
     const pkg = JSON.parse(readFileSync(join(cwd, 'sub/my-seller/package.json'), 'utf8'));
-    expect(pkg.dependencies.agentpay).toBe('file:/somewhere/agentpay');
+    expect(pkg.dependencies['agentpay-sdk']).toBe('file:/somewhere/sdk.tgz');
+    expect(pkg.devDependencies['agentpay-cli']).toBe('file:/somewhere/cli.tgz');
+  });
+
+  it('writes registry version ranges with --registry, even from a checkout', async () => {
+    const cwd = tempDir('agentpay-init-');
+    const r = await cli(['init', 'ranged', '--yes', '--registry'], { configDir: cwd, cwd });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(cwd, 'ranged/package.json'), 'utf8'));
+    expect(pkg.dependencies['agentpay-sdk']).toBe(`^${version('packages/sdk/package.json')}`);
+    expect(pkg.devDependencies['agentpay-cli']).toBe(`^${version('package.json')}`);
+    expect(json<InitResult>(r).dependencies).toMatchObject({ kind: 'registry', because: '--registry' });
+  });
+
+  it('links the checkout given by --local PATH or AGENTPAY_INIT_LOCAL, and refuses a PATH that is not one', async () => {
+    const cwd = tempDir('agentpay-init-');
+    const byFlag = await cli(['init', 'a', '--yes', '--local', packageRoot()], { configDir: cwd, cwd });
+    expect(byFlag.exitCode, byFlag.stderr).toBe(0);
+    expect(json<InitResult>(byFlag).values).toMatchObject(checkout);
+    const byEnv = await cli(['init', 'b', '--yes'], { configDir: cwd, cwd, env: { AGENTPAY_INIT_LOCAL: packageRoot() } });
+    expect(json<InitResult>(byEnv).dependencies).toMatchObject({ kind: 'local', because: `AGENTPAY_INIT_LOCAL ${packageRoot()}` });
+
+    const wrong = await cli(['init', 'c', '--yes', '--local', cwd], { configDir: cwd, cwd });
+    expect(wrong.exitCode).toBe(1);
+    expect(wrong.stderr).toContain(`error VALIDATION_FAILED: --local: ${cwd} is not a checkout of agentpay`);
+    expect(existsSync(join(cwd, 'c'))).toBe(false);
+
+    const both = await cli(['init', 'd', '--yes', '--local', packageRoot(), '--registry'], { configDir: cwd, cwd });
+    expect(both.exitCode).toBe(2);
   });
 
   it('names the missing flag (exit 2) instead of prompting, and writes nothing', async () => {
@@ -168,7 +199,7 @@ function withoutName(d: Record<string, string | undefined>): Record<string, stri
 }
 
 describe('renderText', () => {
-  const values = { name: 'n', priceMinor: '5', category: 'c', description: `a "b" 'c' \`d\` $e \\f`, agentpayDependency: '^1.0.0' };
+  const values = { name: 'n', priceMinor: '5', category: 'c', description: `a "b" 'c' \`d\` $e \\f`, sdkDependency: '^1.0.0', cliDependency: '^1.0.0' };
 
   it('escapes values for JSON in .json files and for any string literal in code files, leaves other text raw', () => {
     expect(JSON.parse(renderText('{"d": "{{description}}"}', 'package.json', values))).toEqual({ d: values.description });
@@ -186,17 +217,28 @@ describe('renderText', () => {
 
 describe('initText', () => {
   it('says what was made and the next steps', () => {
-    const text = initText({ template: 'rest', dir: '/tmp/w', values: { name: 'w', priceMinor: '25', category: 'weather', description: 'd', agentpayDependency: '^1' }, files: ['a', 'b'], nextSteps: ['cd w', 'npm install', 'npm test', 'npm run e2e'] });
+    const text = initText({ template: 'rest', dir: '/tmp/w', values: { name: 'w', priceMinor: '25', category: 'weather', description: 'd', sdkDependency: '^1.2.0', cliDependency: '^1.3.0' }, dependencies: { kind: 'registry', because: 'agentpay-cli runs from an installed package' }, files: ['a', 'b'], nextSteps: ['cd w', 'npm install', 'npm test', 'npm run e2e'] });
     expect(text).toContain('Created w from the rest template in /tmp/w (2 files)');
+    expect(text).toContain('depends on agentpay-sdk ^1.2.0 and agentpay-cli ^1.3.0 (agentpay-cli runs from an installed package)');
     expect(text).toMatch(/cd w\n {2}npm install\n {2}npm test +# unit tests/);
     expect(text).toContain('npm run e2e');
   });
 });
 
-describe('the agentpay dependency init writes', () => {
-  it('is ^version from an installed package, and file: the checkout from a clone', () => {
-    const version = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-    expect(defaultDependency('/home/me/app/node_modules/agentpay')).toBe(`^${version}`);
-    expect(defaultDependency('/home/me/src/agentpay')).toBe('file:/home/me/src/agentpay');
+describe('the agentpay dependencies init writes', () => {
+  it('are ^version ranges from an installed agentpay-cli, file: links from a checkout', () => {
+    // an installed CLI: node_modules/agentpay-cli with its agentpay-sdk beside it
+    const installed = join(tempDir('agentpay-init-deps-'), 'node_modules');
+    for (const [name, v] of [['agentpay-cli', '3.4.5'], ['agentpay-sdk', '1.2.3']] as const) {
+      mkdirSync(join(installed, name), { recursive: true });
+      writeFileSync(join(installed, name, 'package.json'), JSON.stringify({ name, version: v }));
+    }
+    expect(chooseDependencies({}, {}, join(installed, 'agentpay-cli')).values).toEqual({ sdkDependency: '^1.2.3', cliDependency: '^3.4.5' });
+    // AGENTPAY_INIT_LOCAL links a checkout even from an installed CLI; --registry wins over it
+    expect(chooseDependencies({}, { AGENTPAY_INIT_LOCAL: packageRoot() }, join(installed, 'agentpay-cli')).values).toEqual(checkout);
+    expect(chooseDependencies({ registry: true }, { AGENTPAY_INIT_LOCAL: packageRoot() }, join(installed, 'agentpay-cli')).values).toEqual({ sdkDependency: '^1.2.3', cliDependency: '^3.4.5' });
+    // this checkout
+    expect(chooseDependencies({}, {}).values).toEqual(checkout);
+    expect(chooseDependencies({}, {}).source).toMatchObject({ kind: 'local', checkout: packageRoot() });
   });
 });

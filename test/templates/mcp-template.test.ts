@@ -5,7 +5,7 @@
  *   call runs, the server lets the call settle before it exits (no hold left on the buyer);
  * - the free `pricing` tool reports the price the gateway quotes, reading it at most once per
  *   cache period: after `capabilities edit` repriced a tool, the new price once that period passed.
- * Generated once. Its dependencies are linked from this checkout (agentpay itself, the MCP SDK,
+ * Generated once. Its dependencies are linked from this checkout (agentpay-sdk and agentpay-cli, the MCP SDK,
  * zod) instead of installed: installing is what test/templates/templates.test.ts covers.
  */
 import { mkdirSync, symlinkSync } from 'node:fs';
@@ -36,10 +36,10 @@ let createMcpServer: (o: { seller: unknown; capabilities: Record<string, string>
 /** The generated project with node_modules linking what it imports to this checkout. */
 async function generate(): Promise<string> {
   const cwd = tempDir('agentpay-mcp-template-');
-  const made = await cli(['init', 'project', '--template', 'mcp', '--yes', '--agentpay-dependency', `file:${ROOT}`], { configDir: cwd, cwd });
+  const made = await cli(['init', 'project', '--template', 'mcp', '--yes', '--local', ROOT], { configDir: cwd, cwd });
   expect(made.exitCode, made.stderr).toBe(0);
   const project = json<{ dir: string }>(made).dir;
-  for (const [name, target] of [['agentpay', ROOT], ['@modelcontextprotocol/sdk', join(ROOT, 'node_modules/@modelcontextprotocol/sdk')], ['zod', join(ROOT, 'node_modules/zod')]]) {
+  for (const [name, target] of [['agentpay-sdk', join(ROOT, 'packages/sdk')], ['agentpay-cli', ROOT], ['@modelcontextprotocol/sdk', join(ROOT, 'node_modules/@modelcontextprotocol/sdk')], ['zod', join(ROOT, 'node_modules/zod')]]) {
     const link = join(project, 'node_modules', name!);
     mkdirSync(dirname(link), { recursive: true });
     symlinkSync(target!, link, 'dir');

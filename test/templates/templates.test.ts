@@ -1,7 +1,8 @@
 /**
  * Every template under templates/ (a directory with a template.json), as a seller gets it:
- * generated into a temp dir by the built `agentpay init`, installed with agentpay pointing at
- * this checkout (`file:<repo root>`, a symlink, so its built dist/ and node_modules are used),
+ * generated into a temp dir by the built `agentpay init`, installed with agentpay-sdk and agentpay-cli
+ * pointing at this checkout (`--local`: `file:<repo root>/packages/sdk` and `file:<repo root>`,
+ * symlinks, so their built dist/ and node_modules are used),
  * then its own `npm test` and its `npm run e2e` (a real purchase against `agentpay dev`).
  *
  * Each template is also generated inside this checkout, as the README's quick start does in a
@@ -12,6 +13,9 @@
  *
  * Installs run with --ignore-scripts: npm would otherwise run the linked checkout's `prepare`
  * (a full build of this repo) from inside the test.
+ *
+ * The packages as users install them from the registry (packed tarballs, no checkout) are
+ * test/packaging/packed.test.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
@@ -69,11 +73,13 @@ describe('templates', () => {
   describe.concurrent.each(TEMPLATES)('templates/%s', (name) => {
     it('generates, installs against this checkout, and passes its own npm test and npm run e2e', { timeout: 300_000 }, async () => {
       const cwd = tempDir(`agentpay-template-${name}-`);
-      const made = await cli(['init', 'project', '--template', name, '--yes', '--agentpay-dependency', `file:${ROOT}`], { configDir: cwd, cwd });
+      const made = await cli(['init', 'project', '--template', name, '--yes', '--local', ROOT], { configDir: cwd, cwd });
       expect(made.exitCode, made.stderr).toBe(0);
       const dir = json(made).dir as string;
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      expect(pkg.dependencies.agentpay).toBe(`file:${ROOT}`);
+      expect(pkg.dependencies['agentpay-sdk']).toBe(`file:${ROOT}/packages/sdk`);
+      expect(pkg.devDependencies['agentpay-cli']).toBe(`file:${ROOT}`);
+      expect(pkg.dependencies.agentpay, 'the unscoped agentpay is not ours').toBeUndefined();
       expect(pkg.scripts).toMatchObject({ test: expect.any(String), e2e: expect.any(String) });
       expect(existsSync(join(dir, 'README.md'))).toBe(true);
       expect(existsSync(join(dir, 'scripts/ci.sh'))).toBe(true);
@@ -81,8 +87,9 @@ describe('templates', () => {
 
       const install = await npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir, 180_000);
       expect(install.exitCode, install.output).toBe(0);
-      // what `npx agentpay` runs in the project: this checkout's binary
-      expect(realpathSync(join(dir, 'node_modules/agentpay'))).toBe(realpathSync(ROOT));
+      // what `npx agentpay` runs in the project: this checkout's binary; what it imports: this checkout's SDK
+      expect(realpathSync(join(dir, 'node_modules/agentpay-cli'))).toBe(realpathSync(ROOT));
+      expect(realpathSync(join(dir, 'node_modules/agentpay-sdk'))).toBe(realpathSync(join(ROOT, 'packages/sdk')));
       expect(existsSync(join(dir, 'node_modules/.bin/agentpay'))).toBe(true);
 
       const test = await npm(['test'], dir, 120_000);
@@ -95,12 +102,14 @@ describe('templates', () => {
 
     it('made inside a clone of this repo (the README quick start), passes its own npm test there', { timeout: 300_000 }, async () => {
       const cwd = repoTempDir(`${name}-`);
-      // the README's command; the agentpay dependency is the CLI's default for a checkout
+      // the README's command; linking this checkout is the CLI's default when it runs from one
       const made = await cli(['init', 'my-seller', '--template', name, '--price', '100', '--category', 'text', '--yes'], { configDir: cwd, cwd });
       expect(made.exitCode, made.stderr).toBe(0);
       const dir = json(made).dir as string;
       expect(dir.startsWith(`${ROOT}/`)).toBe(true);
-      expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies.agentpay).toBe(`file:${ROOT}`);
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      expect(pkg.dependencies['agentpay-sdk']).toBe(`file:${ROOT}/packages/sdk`);
+      expect(pkg.devDependencies['agentpay-cli']).toBe(`file:${ROOT}`);
 
       const install = await npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir, 180_000);
       expect(install.exitCode, install.output).toBe(0);

@@ -9,7 +9,7 @@
  *  4. finds the tools through discovery, creates an agent wallet with a new key pair and funds it;
  *  5. checks that an unpaid call is answered with the price challenge, and that a price above the
  *     buyer's ceiling is refused before anything is signed;
- *  6. buys one tool call over HTTP with the MCP buyer (agentpay/mcp/buyer), and one over stdio
+ *  6. buys one tool call over HTTP with the MCP buyer (agentpay-sdk/mcp/buyer), and one over stdio
  *     (src/stdio.js launched as a child process, as an MCP host would);
  *  7. verifies each receipt on its own (signature, result hash, the gateway's copy) and checks the
  *     ledger: the buyer paid the price, the seller and the platform fee together got exactly that.
@@ -50,9 +50,9 @@ function check(condition, message, details) {
   if (!condition) throw new Error(details === undefined ? message : `${message}\n  got: ${JSON.stringify(details)}`);
 }
 
-/** The agentpay binary of this project (what `npx agentpay` runs), started by node itself: one process, one PID. */
+/** The agentpay binary of this project (agentpay-cli, a devDependency: what `npx agentpay` runs), started by node itself: one process, one PID. */
 function agentpayBin() {
-  const pkgPath = createRequire(path.join(ROOT, 'package.json')).resolve('agentpay/package.json');
+  const pkgPath = createRequire(path.join(ROOT, 'package.json')).resolve('agentpay-cli/package.json');
   const pkg = JSON.parse(fs.readFileSync(pkgPath, 'utf8'));
   const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin.agentpay;
   return path.join(path.dirname(pkgPath), bin);

@@ -1,7 +1,7 @@
 /**
  * What this server sells: each paid tool's input and output schemas (zod, as MCP wants
  * them) and the plain function behind it. Nothing here knows about payments: the tools run
- * only once a call is paid (src/server.js wraps them with agentpay/mcp/seller).
+ * only once a call is paid (src/server.js wraps them with agentpay-sdk/mcp/seller).
  */
 import { z } from 'zod';
 

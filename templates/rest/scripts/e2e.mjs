@@ -6,7 +6,7 @@
  *  2. publishes this seller's capability (src/capability.js) with the dev provider key;
  *  3. starts the seller (src/server.js) on 127.0.0.1;
  *  4. creates an agent wallet with a new key pair in the dev workspace and funds it;
- *  5. buys one call with the buyer client (agentpay/buyer);
+ *  5. buys one call with the buyer client (agentpay-sdk/buyer);
  *  6. verifies the receipt on its own (signature, response hash, the gateway's copy) and checks the
  *     ledger: the buyer paid the price, the seller and the platform fee together got exactly that.
  *
@@ -37,9 +37,9 @@ function check(condition, message, details) {
   if (!condition) throw new Error(details === undefined ? message : `${message}\n  got: ${JSON.stringify(details)}`);
 }
 
-/** The agentpay binary of this project (what `npx agentpay` runs), started by node itself: one process, one PID. */
+/** The agentpay binary of this project (agentpay-cli, a devDependency: what `npx agentpay` runs), started by node itself: one process, one PID. */
 function agentpayBin() {
-  const pkgPath = createRequire(path.join(ROOT, 'package.json')).resolve('agentpay/package.json');
+  const pkgPath = createRequire(path.join(ROOT, 'package.json')).resolve('agentpay-cli/package.json');
   const pkg = JSON.parse(fs.readFileSync(pkgPath, 'utf8'));
   const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin.agentpay;
   return path.join(path.dirname(pkgPath), bin);

@@ -1,5 +1,5 @@
 /**
- * `agentpay/buyer`: a fetch that pays. Runs in Node, browsers and edge runtimes (no
+ * `agentpay-sdk/buyer`: a fetch that pays. Runs in Node, browsers and edge runtimes (no
  * Node imports; `ca` only reaches the typed gateway client, which uses it on Node).
  *
  *   const buyer = createBuyer({ gatewayUrl, walletId, privateKeyPem, maxPriceMinor: '500' });

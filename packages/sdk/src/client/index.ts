@@ -1,5 +1,5 @@
 /**
- * `agentpay/client`: a typed client for every route of the gateway.
+ * `agentpay-sdk/client`: a typed client for every route of the gateway.
  *
  *   const ap = new AgentpayClient({ baseUrl, apiKey, ca });
  *   const wallet = await ap.wallets.create({ ownerType: 'agent', ownerId: 'researcher', publicKeyPem });

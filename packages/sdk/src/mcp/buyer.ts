@@ -1,5 +1,5 @@
 /**
- * `agentpay/mcp/buyer`: MCP tool calls that pay, with the agent's wallet.
+ * `agentpay-sdk/mcp/buyer`: MCP tool calls that pay, with the agent's wallet.
  *
  *   const buyer = createBuyer({ gatewayUrl, ca, walletId, privateKeyPem, maxPriceMinor: '500' });
  *   const { result, receipt } = await payingCallTool(client, buyer, { name: 'forecast', arguments: { city: 'Faro' } });

@@ -1,5 +1,5 @@
 /**
- * `agentpay/mcp/seller`: paid MCP tools on an McpServer (@modelcontextprotocol/sdk).
+ * `agentpay-sdk/mcp/seller`: paid MCP tools on an McpServer (@modelcontextprotocol/sdk).
  *
  *   const seller = createSellerPayments({ gatewayUrl, apiKey, ca });
  *   registerPaidTool(server, 'forecast', { seller, capabilityId, description, inputSchema: { city: z.string() } },

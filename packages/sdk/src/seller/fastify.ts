@@ -1,5 +1,5 @@
 /**
- * `agentpay/seller/fastify`: paid fastify routes.
+ * `agentpay-sdk/seller/fastify`: paid fastify routes.
  *
  *   await app.register(agentpaySeller, { gatewayUrl, apiKey, capabilityId: 'cap_…' });
  *   app.get('/forecast', async () => ({ sunny: true }));               // paid

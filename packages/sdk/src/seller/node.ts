@@ -1,5 +1,5 @@
 /**
- * `agentpay/seller/node`: paid node:http handlers and express routes.
+ * `agentpay-sdk/seller/node`: paid node:http handlers and express routes.
  *
  *   http.createServer(paid((req, res) => res.end('hello'), { gatewayUrl, apiKey, capabilityId }));
  *   app.get('/forecast', paidMiddleware({ seller, capabilityId }), (req, res) => res.json({ sunny: true }));

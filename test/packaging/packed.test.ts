@@ -1,0 +1,350 @@
+/**
+ * What users get from the registry: both packages packed by `npm pack` (agentpay-sdk from
+ * packages/sdk, agentpay-cli from the root) and installed from those tarballs alone, in temp
+ * directories outside this checkout, so nothing resolves into it:
+ * - the tarballs: LICENSE, no source maps or .tsbuildinfo, every export of the SDK names a file
+ *   that is in its tarball;
+ * - the SDK installed on its own: no install script anywhere in its tree, no native module, exactly
+ *   its two dependencies (docs/sdk.md records the size printed here), every peer-free entry point imports;
+ * - a seller and a buyer written as the README shows (fastify + agentpay-sdk/seller/fastify,
+ *   createBuyer from agentpay-sdk/buyer) make one paid call through `agentpay dev` run from the
+ *   installed agentpay-cli;
+ * - `agentpay init` run from the installed CLI writes registry ranges (^version), and a project it
+ *   makes (its dependencies pointed at the tarballs with --sdk-dependency/--cli-dependency, since
+ *   the versions are not on the registry yet) passes its own `npm test` and `npm run e2e`.
+ *
+ * dist/ and packages/sdk/dist/ must be built (test/global-setup.ts builds both; CI runs
+ * `npm run build` first): packing runs with --ignore-scripts, so the root's `prepare` does not
+ * rebuild from inside the test.
+ *
+ * better-sqlite3 (a dependency of the CLI, the gateway's store) compiles from source when no
+ * prebuilt binary can be downloaded, as here: 4 min per install measured on this 2-core machine.
+ * The CLI installs therefore run with --ignore-scripts and then get the binding this checkout
+ * compiled (node_modules/better-sqlite3/build/Release/better_sqlite3.node, same version and Node),
+ * copied into the installed better-sqlite3; with another version it is compiled (`npm rebuild`).
+ * Only that one binary file comes from the checkout; every package is installed from the tarballs
+ * and the registry. The SDK's own install runs its scripts (it has none, which is checked).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = realpathSync(fileURLToPath(new URL('../..', import.meta.url)));
+const BASE = realpathSync(mkdtempSync(join(tmpdir(), 'agentpay-packed-')));
+const PACKS = join(BASE, 'packs');
+const started: ChildProcess[] = [];
+
+/** The environment of a person's shell: no vitest NODE_ENV, no npm_* of the `npm test` running us, no AGENTPAY_* settings. */
+function userEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || k === 'NODE_ENV' || k === 'INIT_CWD' || k.startsWith('AGENTPAY_') || k.toLowerCase().startsWith('npm_') || k.startsWith('VITEST')) continue;
+    env[k] = v;
+  }
+  return { ...env, AGENTPAY_CONFIG_DIR: join(BASE, 'config'), ...extra };
+}
+
+async function run(cmd: string, args: string[], cwd: string, timeoutMs: number, env: Record<string, string> = {}) {
+  const r = await execa(cmd, args, { cwd, env: userEnv(env), extendEnv: false, reject: false, stdin: 'ignore', timeout: timeoutMs, all: true });
+  return { exitCode: r.exitCode, stdout: String(r.stdout ?? ''), output: `$ ${cmd} ${args.join(' ')} in ${cwd} (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''})\n${String(r.all ?? '')}` };
+}
+
+const NPM_FLAGS = ['--prefer-offline', '--no-audit', '--no-fund'];
+
+function newProject(name: string, pkg: Record<string, unknown> = {}): string {
+  const dir = join(BASE, name);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module', ...pkg }, null, 2));
+  return dir;
+}
+
+const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
+
+/** Every file under dir (relative), following no symlinks. */
+function walk(dir: string, sub = ''): string[] {
+  return readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((e) => {
+    const rel = sub ? `${sub}/${e.name}` : e.name;
+    return e.isDirectory() ? walk(dir, rel) : [rel];
+  });
+}
+
+function bytesUnder(dir: string): number {
+  return walk(dir).reduce((sum, f) => sum + lstatSync(join(dir, f)).size, 0);
+}
+
+/** The installed better-sqlite3 gets its native binding: this checkout's when the versions match, else compiled. */
+async function provideSqliteBinding(project: string): Promise<void> {
+  const installed = join(project, 'node_modules/better-sqlite3');
+  expect(existsSync(installed), 'better-sqlite3 (a dependency of agentpay-cli) is not installed').toBe(true);
+  const ours = join(ROOT, 'node_modules/better-sqlite3');
+  const binding = join(ours, 'build/Release/better_sqlite3.node');
+  if (existsSync(binding) && readJson(join(ours, 'package.json')).version === readJson(join(installed, 'package.json')).version) {
+    mkdirSync(join(installed, 'build/Release'), { recursive: true });
+    copyFileSync(binding, join(installed, 'build/Release/better_sqlite3.node'));
+    return;
+  }
+  const rebuilt = await run('npm', ['rebuild', 'better-sqlite3'], project, 600_000);
+  expect(rebuilt.exitCode, rebuilt.output).toBe(0);
+}
+
+/** The installed package is a real directory from a tarball, not a link into this checkout. */
+function expectFromTarball(project: string, name: string): void {
+  const at = join(project, 'node_modules', name);
+  expect(lstatSync(at).isSymbolicLink(), `${name} is a link`).toBe(false);
+  expect(realpathSync(at).startsWith(`${ROOT}/`), `${name} resolves into the checkout`).toBe(false);
+  expect(readJson(join(project, 'package-lock.json')).packages[`node_modules/${name}`].resolved).toMatch(/^file:.*\.tgz$/);
+}
+
+/** A node process whose first stdout line is its ready line. */
+function startNode(args: string[], cwd: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, args, { cwd, env: userEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-8000)));
+  const firstLine = new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} printed nothing in 90 s; stderr:\n${stderr}`)), 90_000);
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      resolve(line);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited (${code}) before it was ready; stderr:\n${stderr}`));
+    });
+  });
+  return { child, firstLine };
+}
+
+/** A port that was free a moment ago. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+interface Packed {
+  name: string;
+  version: string;
+  filename: string;
+  files: { path: string }[];
+}
+const packed: Record<string, Packed & { tarball: string }> = {};
+
+beforeAll(async () => {
+  for (const built of ['dist/src/index.js', 'dist/commands/dev.js', 'packages/sdk/dist/index.js']) {
+    expect(existsSync(join(ROOT, built)), `${built} is missing: build first (npm run build; test/global-setup.ts does it in npm test)`).toBe(true);
+  }
+  mkdirSync(PACKS);
+  const r = await run('npm', ['pack', '--workspaces', '--include-workspace-root', '--ignore-scripts', '--json', '--pack-destination', PACKS], ROOT, 120_000);
+  expect(r.exitCode, r.output).toBe(0);
+  for (const p of JSON.parse(r.stdout) as Packed[]) packed[p.name] = { ...p, tarball: join(PACKS, p.filename) };
+  expect(Object.keys(packed).sort()).toEqual(['agentpay-cli', 'agentpay-sdk']);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(started.map(stop));
+  rmSync(BASE, { recursive: true, force: true });
+});
+
+describe('the tarballs', () => {
+  it('hold LICENSE, no source maps and no .tsbuildinfo', () => {
+    for (const p of Object.values(packed)) {
+      const files = p.files.map((f) => f.path);
+      expect(files, p.name).toContain('LICENSE');
+      expect(files, p.name).toContain('README.md');
+      expect(files.filter((f) => /\.map$|tsbuildinfo/.test(f)), p.name).toEqual([]);
+      expect(files.filter((f) => /^(test|src|\.tmp)\//.test(f)), `${p.name} ships sources or tests`).toEqual([]);
+      expect(readJson(join(ROOT, p.name === 'agentpay-sdk' ? 'packages/sdk' : '', 'package.json')).license).toBe('MIT');
+    }
+    const cli = packed['agentpay-cli']!.files.map((f) => f.path);
+    for (const f of ['bin/run.js', 'dist/src/index.js', 'dist/commands/dev.js', 'templates/rest/package.json', 'templates/mcp/package.json', 'drizzle/meta/_journal.json']) expect(cli).toContain(f);
+  });
+
+  it("the SDK's package.json exports name files that are in its tarball", () => {
+    const sdk = packed['agentpay-sdk']!;
+    const files = new Set(sdk.files.map((f) => f.path));
+    const { exports } = readJson(join(ROOT, 'packages/sdk/package.json')) as { exports: Record<string, string | Record<string, string>> };
+    const missing: string[] = [];
+    let checked = 0;
+    for (const [subpath, target] of Object.entries(exports)) {
+      const conditions = typeof target === 'string' ? { default: target } : target;
+      for (const [condition, file] of Object.entries(conditions)) {
+        // `agentpay-source` names the TypeScript sources for this repository's own tsc and vitest
+        // (tsconfig customConditions); no consumer sets it, and src/ is not published
+        if (condition === 'agentpay-source') continue;
+        checked++;
+        if (!files.has(file.replace(/^\.\//, ''))) missing.push(`${subpath} (${condition}): ${file}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(checked).toBeGreaterThan(20);
+  });
+});
+
+describe('agentpay-sdk installed on its own', () => {
+  it('runs no install script, has no native module, depends on two packages, and imports', { timeout: 180_000 }, async () => {
+    const dir = newProject('sdk-alone');
+    const install = await run('npm', ['install', packed['agentpay-sdk']!.tarball, ...NPM_FLAGS], dir, 150_000);
+    expect(install.exitCode, install.output).toBe(0);
+    expectFromTarball(dir, 'agentpay-sdk');
+
+    const lock = readJson(join(dir, 'package-lock.json')) as { packages: Record<string, { hasInstallScript?: boolean; optional?: boolean }> };
+    const installed = Object.keys(lock.packages).filter((k) => k !== '');
+    expect(installed.filter((k) => lock.packages[k]!.hasInstallScript)).toEqual([]);
+    // exactly its declared dependencies: a new one must be a decision (and docs/sdk.md updated)
+    expect(installed.sort()).toEqual(['node_modules/@noble/ed25519', 'node_modules/@sinclair/typebox', 'node_modules/agentpay-sdk']);
+    const native = walk(join(dir, 'node_modules')).filter((f) => f.endsWith('.node') || f.endsWith('binding.gyp'));
+    expect(native).toEqual([]);
+
+    const bytes = bytesUnder(join(dir, 'node_modules'));
+    const sdkBytes = bytesUnder(join(dir, 'node_modules/agentpay-sdk'));
+    console.log(`[packed] agentpay-sdk installs ${installed.length - 1} dependencies; node_modules ${(bytes / 1e6).toFixed(1)} MB (agentpay-sdk itself ${(sdkBytes / 1e3).toFixed(0)} kB)`);
+    expect(bytes, 'docs/sdk.md records the install size: update it with this change').toBeLessThan(10e6);
+
+    // every entry point without a peer dependency loads in plain Node
+    const peerFree = ['agentpay-sdk', 'agentpay-sdk/client', 'agentpay-sdk/buyer', 'agentpay-sdk/seller/core', 'agentpay-sdk/seller/node', 'agentpay-sdk/protocol', 'agentpay-sdk/signing', 'agentpay-sdk/contract', 'agentpay-sdk/errors', 'agentpay-sdk/types', 'agentpay-sdk/webhooks'];
+    const script = `for (const s of ${JSON.stringify(peerFree)}) { const m = await import(s); if (Object.keys(m).length === 0 && s !== 'agentpay-sdk/types') throw new Error(s + ' exports nothing'); } console.log('ok');`;
+    const imported = await run(process.execPath, ['--input-type=module', '-e', script], dir, 30_000);
+    expect(imported.output).toContain('ok');
+    expect(imported.exitCode, imported.output).toBe(0);
+  });
+});
+
+describe('agentpay-sdk and agentpay-cli installed from their tarballs', () => {
+  let dir: string;
+  const bin = () => join(dir, 'node_modules/agentpay-cli/bin/run.js');
+
+  beforeAll(async () => {
+    dir = newProject('user');
+    // what a seller of the README installs: the SDK, fastify (with fastify-plugin, the SDK's optional peers) and the CLI
+    const install = await run('npm', ['install', packed['agentpay-sdk']!.tarball, packed['agentpay-cli']!.tarball, 'fastify@^5', 'fastify-plugin@^5', ...NPM_FLAGS, '--ignore-scripts'], dir, 300_000);
+    expect(install.exitCode, install.output).toBe(0);
+    await provideSqliteBinding(dir);
+  }, 600_000);
+
+  it('come from the tarballs: one agentpay-sdk, shared by the CLI; the agentpay binary is linked', () => {
+    expectFromTarball(dir, 'agentpay-sdk');
+    expectFromTarball(dir, 'agentpay-cli');
+    expect(existsSync(join(dir, 'node_modules/agentpay-cli/node_modules/agentpay-sdk'))).toBe(false);
+    expect(realpathSync(join(dir, 'node_modules/.bin/agentpay'))).toBe(realpathSync(bin()));
+  });
+
+  it('a seller and a buyer written as the README shows make one paid call through agentpay dev', { timeout: 240_000 }, async () => {
+    const dataDir = join(dir, '.agentpay');
+    const dev = startNode([join(dir, 'node_modules/.bin/agentpay'), 'dev', '--port', '0', '--http-port', '0', '--data-dir', dataDir, '--json', '--quiet'], dir);
+    const ready = JSON.parse(await dev.firstLine);
+    expect(ready).toMatchObject({ baseUrl: expect.any(String), caCertPath: expect.any(String), provider: { apiKey: expect.any(String) }, workspace: { apiKey: expect.any(String) } });
+
+    // seller.mjs: the README's seller, its values from the environment
+    writeFileSync(join(dir, 'seller.mjs'), `
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+import { agentpaySeller } from 'agentpay-sdk/seller/fastify';
+
+const gatewayUrl = process.env.GATEWAY_URL, providerKey = process.env.PROVIDER_KEY, ca = readFileSync(process.env.CA, 'utf8');
+const app = Fastify();
+await app.register(agentpaySeller, { gatewayUrl, apiKey: providerKey, ca, capabilityId: process.env.CAPABILITY_ID });
+app.post('/summarize', async (req) => ({ summary: 'agents pay' }));   // runs only after payment is authorized
+await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
+console.log('listening');
+`);
+    // setup.mjs: what the README does with the CLI (publish, a funded wallet with a key pair), with the SDK's client
+    writeFileSync(join(dir, 'setup.mjs'), `
+import { readFileSync, writeFileSync } from 'node:fs';
+import { AgentpayClient } from 'agentpay-sdk/client';
+import { generateKeyPair } from 'agentpay-sdk/signing';
+
+const ca = readFileSync(process.env.CA, 'utf8');
+const provider = new AgentpayClient({ baseUrl: process.env.GATEWAY_URL, apiKey: process.env.PROVIDER_KEY, ca });
+const workspace = new AgentpayClient({ baseUrl: process.env.GATEWAY_URL, apiKey: process.env.WORKSPACE_KEY, ca });
+const { capability } = await provider.capabilities.publish({ name: 'packed-summarizer', description: 'Summarizes text', category: 'text', priceMinor: '100', protocol: 'rest', endpoint: process.env.ENDPOINT });
+const keys = await generateKeyPair();
+const wallet = await workspace.wallets.create({ ownerType: 'agent', ownerId: 'researcher', publicKeyPem: keys.publicKeyPem });
+await workspace.wallets.fund(wallet.id, '1000');
+writeFileSync('agent.pem', keys.privateKeyPem, { mode: 0o600 });
+console.log(JSON.stringify({ capabilityId: capability.id, walletId: wallet.id }));
+`);
+    // buyer.mjs: the README's buyer
+    writeFileSync(join(dir, 'buyer.mjs'), `
+import { readFileSync } from 'node:fs';
+import { createBuyer } from 'agentpay-sdk/buyer';
+
+const gatewayUrl = process.env.GATEWAY_URL, ca = readFileSync(process.env.CA, 'utf8'), privateKeyPem = readFileSync('agent.pem', 'utf8');
+const buyer = createBuyer({ gatewayUrl, ca, walletId: process.env.WALLET_ID, privateKeyPem, maxPriceMinor: '500' });
+const res = await buyer.fetch(process.env.ENDPOINT, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+console.log(JSON.stringify({ status: res.status, body: await res.json(), receipt: res.receipt }));
+`);
+    const gatewayEnv = { GATEWAY_URL: ready.baseUrl, CA: ready.caCertPath, PROVIDER_KEY: ready.provider.apiKey, WORKSPACE_KEY: ready.workspace.apiKey };
+
+    // the capability names the seller's URL, the seller its capability: a port chosen first
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const endpoint = `${url}/summarize`;
+    const setup = await run(process.execPath, ['setup.mjs'], dir, 60_000, { ...gatewayEnv, ENDPOINT: endpoint });
+    expect(setup.exitCode, setup.output).toBe(0);
+    const { capabilityId, walletId } = JSON.parse(setup.stdout);
+    const seller = startNode(['seller.mjs'], dir, { ...gatewayEnv, CAPABILITY_ID: capabilityId, PORT: new URL(url).port });
+    expect(await seller.firstLine).toBe('listening');
+
+    const unpaid = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unpaid.status).toBe(402);
+
+    const bought = await run(process.execPath, ['buyer.mjs'], dir, 60_000, { ...gatewayEnv, WALLET_ID: walletId, ENDPOINT: endpoint });
+    expect(bought.exitCode, bought.output).toBe(0);
+    const { status, body, receipt } = JSON.parse(bought.stdout);
+    expect(status).toBe(200);
+    expect(body).toEqual({ summary: 'agents pay' });
+    expect(receipt).toMatchObject({ status: 'success', consumerId: walletId, capabilityId, amount: { amountMinor: '100' } });
+
+    // the installed CLI verifies the receipt offline
+    const verified = await run(process.execPath, [bin(), 'receipts', 'verify', receipt.id, '--data-dir', dataDir, '--json'], dir, 60_000);
+    expect(verified.exitCode, verified.output).toBe(0);
+
+    await stop(seller.child);
+    await stop(dev.child);
+  });
+
+  it('agentpay init from the installed CLI writes registry ranges; a project on the tarballs passes its npm test and npm run e2e', { timeout: 600_000 }, async () => {
+    const init = (args: string[]) => run(process.execPath, [bin(), 'init', ...args, '--template', 'rest', '--yes', '--json'], dir, 60_000);
+
+    const ranged = await init(['ranged']);
+    expect(ranged.exitCode, ranged.output).toBe(0);
+    const rangedPkg = readJson(join(dir, 'ranged/package.json'));
+    expect(rangedPkg.dependencies['agentpay-sdk']).toBe(`^${packed['agentpay-sdk']!.version}`);
+    expect(rangedPkg.devDependencies['agentpay-cli']).toBe(`^${packed['agentpay-cli']!.version}`);
+    expect(rangedPkg.dependencies.agentpay).toBeUndefined();
+
+    // the same versions, from the tarballs: they are not on the registry (yet)
+    const made = await init(['project', '--sdk-dependency', `file:${packed['agentpay-sdk']!.tarball}`, '--cli-dependency', `file:${packed['agentpay-cli']!.tarball}`]);
+    expect(made.exitCode, made.output).toBe(0);
+    const project = join(dir, 'project');
+    const install = await run('npm', ['install', ...NPM_FLAGS, '--ignore-scripts'], project, 300_000);
+    expect(install.exitCode, install.output).toBe(0);
+    expectFromTarball(project, 'agentpay-sdk');
+    expectFromTarball(project, 'agentpay-cli');
+    await provideSqliteBinding(project);
+
+    const test = await run('npm', ['test'], project, 120_000);
+    expect(test.exitCode, test.output).toBe(0);
+    const e2e = await run('npm', ['run', 'e2e'], project, 180_000);
+    expect(e2e.exitCode, e2e.output).toBe(0);
+    expect(e2e.output).toContain('e2e: ok');
+  });
+});
