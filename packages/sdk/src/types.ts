@@ -291,56 +291,10 @@ export interface DiscoveryResult {
 
 // ---- payments, receipts, ratings and the breaker (docs/protocol.md, docs/api/payments.md) ----
 
-/** A platform-signed price quote; verify it against GET /v1/platform/receipt-keys/:signingKeyId. */
-export interface Challenge {
-  capabilityId: string;
-  providerId: string;
-  amountMinor: string;
-  currency: string;
-  /** 32 random bytes, base64url: a challenge pays for one call */
-  nonce: string;
-  expiresAt: string;
-  /** the seller's settlement wallet */
-  payTo: string;
-  signature: string;
-  signingKeyId: string;
-}
+/** The payment protocol's shapes are the contract's (contract/payment.ts): one definition for gateway, SDK and CLI. */
+export type { PriceChallenge as Challenge, PaymentProof, Authorization, Receipt } from './contract/index.js';
+import type { Receipt } from './contract/index.js';
 
-/** Signed by the agent's key over the canonical proof without `signature`; embeds the whole challenge. */
-export interface PaymentProof {
-  version: 1;
-  challenge: Challenge;
-  walletId: string;
-  signedAt: string;
-  signature: string;
-}
-
-/** The hold placed for a paid call; `expiresAt` is when the sweeper refunds it if nothing resolves it. */
-export interface Authorization {
-  transactionId: string;
-  status: 'authorized';
-  walletId: string;
-  capabilityId: string;
-  amountMinor: string;
-  currency: string;
-  expiresAt: string;
-}
-
-export interface Receipt {
-  id: string;
-  transactionId: string;
-  providerId: string;
-  /** the buyer's wallet */
-  consumerId: string;
-  capabilityId: string;
-  amount: { amountMinor: string; currency: string };
-  /** `sha256:<hex>` of the exact response bytes; null on a failed receipt without a response */
-  responseHash: string | null;
-  status: 'success' | 'failed';
-  timestamp: string;
-  signature: string;
-  signingKeyId: string;
-}
 
 /** `nextCursor` is present only when the page came back full. */
 export interface ReceiptPage {

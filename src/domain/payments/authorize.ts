@@ -25,15 +25,8 @@ export interface AuthorizeInput {
   payment: unknown;
 }
 
-export interface Authorization {
-  transactionId: string;
-  status: 'authorized';
-  walletId: string;
-  capabilityId: string;
-  amountMinor: string;
-  currency: string;
-  expiresAt: string;
-}
+export type { Authorization } from 'agentpay-sdk/contract';
+import type { Authorization } from 'agentpay-sdk/contract';
 
 function replay(nonce: string): AppError {
   return new AppError('REPLAY_DETECTED', 'this payment proof was already used; the first use counted. Do not resend it: request a new challenge for another call', { nonce });

@@ -9,18 +9,9 @@ import { challengeNonce } from '../../core/ids.js';
 import type { Principal } from '../api-keys.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 
-export interface UnsignedChallenge {
-  capabilityId: string;
-  providerId: string;
-  amountMinor: string;
-  currency: string;
-  nonce: string;
-  expiresAt: string;
-  payTo: string;
-  [k: string]: unknown;
-}
-
-export type Challenge = UnsignedChallenge & { signature: string; signingKeyId: string };
+/** The wire shapes, from the contract (agentpay-sdk/contract): one definition for gateway, SDK and CLI. */
+export type { UnsignedPriceChallenge as UnsignedChallenge, PriceChallenge as Challenge } from 'agentpay-sdk/contract';
+import type { UnsignedPriceChallenge as UnsignedChallenge, PriceChallenge as Challenge } from 'agentpay-sdk/contract';
 
 export async function issueChallenge(deps: PaymentDeps, p: Principal, capabilityId: string): Promise<Challenge> {
   requireProvider(p);

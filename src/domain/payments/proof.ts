@@ -6,16 +6,10 @@
 import { validationError } from '../../core/errors.js';
 import { parseIsoTime } from '../../core/clock.js';
 import { CURRENCIES, parseMinor } from '../../core/money.js';
-import type { Challenge } from './challenge.js';
+import type { PaymentProof as ContractPaymentProof } from 'agentpay-sdk/contract';
 
-export interface PaymentProof {
-  version: 1;
-  challenge: Challenge;
-  walletId: string;
-  signedAt: string;
-  signature: string;
-  [k: string]: unknown;
-}
+/** The wire shape, from the contract (agentpay-sdk/contract); a proof may carry more fields, all signed. */
+export type PaymentProof = ContractPaymentProof & Record<string, unknown>;
 
 /** A proof with the challenge fields the gateway computes with, already parsed. */
 export interface ParsedProof {

@@ -14,11 +14,8 @@ import type { PaymentOperation } from '../plugins/rate-limit.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
-import { OpenRecord, Receipt } from 'agentpay-sdk/contract';
-import { Closed, ErrorEnvelope } from 'agentpay-sdk/contract';
+import { Authorization, Closed, ErrorEnvelope, PriceChallenge as Challenge, Receipt } from 'agentpay-sdk/contract';
 
-const Challenge = OpenRecord('a signed price challenge: what the buyer signs to pay (docs/api/payments.md)');
-const Authorization = OpenRecord('the authorized transaction: the amount is held until complete or fail (docs/api/payments.md)');
 const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'CONFLICT'] as const;
 const RESOLVING = ['NOT_FOUND', 'CONFLICT'] as const;
 

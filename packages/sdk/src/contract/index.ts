@@ -9,3 +9,4 @@ export * from './resources.js';
 export * from './address.js';
 export * from './canonical-json.js';
 export * from './ed25519-strict.js';
+export * from './payment.js';

@@ -4,7 +4,7 @@
  * documentation cannot drift from what is sent. Open ones document their main fields.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Closed, Id, Nullable, Open, SignedAmount, Timestamp } from './schemas.js';
+import { Amount, Closed, Id, Nullable, Open, SignedAmount, StringEnum, Timestamp } from './schemas.js';
 
 const Currency = Type.String({ description: 'ISO 4217 code, e.g. USD', examples: ['USD'] });
 
@@ -131,8 +131,8 @@ export const Receipt = Closed({
   consumerId: Type.String(),
   capabilityId: Id('cap'),
   amount: Closed({ amountMinor: Amount(), currency: Currency }),
-  responseHash: Nullable(Type.String()),
-  status: Type.String(),
+  responseHash: Nullable(Type.String({ description: '`sha256:<hex>` of the exact response bytes; null on a failed receipt without a response' })),
+  status: StringEnum(['success', 'failed'] as const),
   timestamp: Timestamp(),
   signature: Type.String({ description: "ed25519 signature (base64url) of the receipt's canonical JSON without signature and signingKeyId" }),
   signingKeyId: Type.String(),
