@@ -97,7 +97,7 @@ async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: st
  * The agent's private key from --key-file, checked before anything is sent: an ed25519
  * private key in PEM. Returned as the PKCS#8 PEM the buyer takes (Node reads more forms).
  */
-function readKeyFile(full: string): string {
+export function readKeyFile(full: string): string {
   const bad = (problem: string) =>
     usageError(`--key-file: ${full} ${problem}`, "pass the agent's ed25519 private key (PEM), e.g. the --key-file given to agentpay wallets create --generate-key", { flag: '--key-file' });
   let pem: string;
