@@ -31,7 +31,8 @@ const ed = generateKeyPairSync('ed25519');
 describe('createBuyer: a malformed private key is refused at creation', () => {
   it.each([
     ['text that is no PEM', 'my-agent-key', /privateKeyPem is not a PEM private key/],
-    ['a PEM with a body that is not base64', '-----BEGIN PRIVATE KEY-----\nnot a key!\n-----END PRIVATE KEY-----\n', /privateKeyPem is not base64/],
+    ['a PEM whose body is not valid base64', '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n', /privateKeyPem is not base64/],
+    ['a PEM whose body is damaged', '-----BEGIN PRIVATE KEY-----\nnot a key!\n-----END PRIVATE KEY-----\n', /privateKeyPem is not a PEM private key/],
     ['an RSA private key', rsa, /privateKeyPem is not an ed25519 PKCS#8 private key/],
     ['the public key', ed.publicKey.export({ type: 'spki', format: 'pem' }).toString(), /privateKeyPem is a public key/],
     ['an encrypted key', ed.privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' }).toString(), /privateKeyPem is encrypted/],

@@ -22,9 +22,9 @@ import { privateKeyPemToSeed, signObject, SigningKeyError, verifyObject } from '
 
 /**
  * The ceiling a buyer applies when it is given none: 100 minor units, 1.00 USD, per call. Pay-per-call
- * prices are cents (the market's capabilities, the templates and the demo sell at 0.01 to 1.00), so an
- * agent seldom meets a higher quote, and a seller that quotes more (a mistake, a changed price, a
- * hostile endpoint) costs at most 1.00 per call before a person raises the ceiling on purpose.
+ * prices are small (the demo sells at 1.00, `agentpay init`'s example at 0.25), so an agent seldom
+ * meets a higher quote, and a seller that quotes more (a mistake, a changed price, a hostile endpoint)
+ * costs at most 1.00 per call before a person raises the ceiling on purpose (docs/sdk.md).
  */
 export const DEFAULT_MAX_PRICE_MINOR = '100';
 
