@@ -70,6 +70,21 @@ function bytesOf(data: unknown): Uint8Array {
   return new Uint8Array(0);
 }
 
+/** A streamed (`responseType: 'stream'`: a Node Readable, a web ReadableStream) or Blob body, read whole; else as it is. */
+async function readWhole(data: unknown): Promise<unknown> {
+  if (typeof Blob !== 'undefined' && data instanceof Blob) return new Uint8Array(await data.arrayBuffer());
+  if (data === null || typeof data !== 'object' || !(Symbol.asyncIterator in data)) return data;
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of data as AsyncIterable<unknown>) chunks.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : bytesOf(chunk));
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
 /** The 402's body as JSON, whatever responseType the request asked for; undefined when it is not JSON. */
 function bodyOf402(data: unknown): unknown {
   if (data !== null && typeof data === 'object' && !(data instanceof ArrayBuffer) && !ArrayBuffer.isView(data)) return data;
@@ -116,7 +131,7 @@ export function withAgentpay<T extends AxiosInstance>(instance: T, buyer: Buyer 
     const { maxPriceMinor, capabilityId } = config.agentpay ?? {};
     if (maxPriceMinor !== undefined) ceilingOf(maxPriceMinor, 'agentpay.maxPriceMinor');
     const signal = config.signal as AbortSignal | undefined;
-    const challenge = await payer.verifiedChallenge(bodyOf402(first.data)).catch((e: unknown) => {
+    const challenge = await readWhole(first.data).then((data) => payer.verifiedChallenge(bodyOf402(data))).catch((e: unknown) => {
       throw signal?.aborted ? cancelled() : e;
     });
     if (!challenge) throw error; // a 402 that is not the protocol's: axios's own error, as without agentpay
