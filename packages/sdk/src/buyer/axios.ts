@@ -23,9 +23,9 @@
  *
  * Trusting a seller's certificate is axios's business (`httpsAgent` on Node); the buyer's
  * `ca` is for the gateway only. A request body is sent twice, so it must be replayable
- * (a string, an object, bytes; not a stream). A `responseType: 'stream'` or `'blob'` paid
- * answer is delivered as the bytes that were verified (a Buffer on Node, an ArrayBuffer
- * elsewhere). The config's `signal` applies until the proof is sent (CANCELLED), as with fetch.
+ * (a string, an object, bytes; not a stream). With `responseType: 'stream'` or `'blob'` the
+ * 402 is read whole to pay it, and the paid answer is delivered as the bytes that were
+ * verified (a Buffer on Node, an ArrayBuffer elsewhere). The config's `signal` applies until the proof is sent (CANCELLED), as with fetch.
  */
 import { AxiosError, AxiosHeaders, type AxiosInstance, type AxiosResponse, type AxiosResponseTransformer, type InternalAxiosRequestConfig } from 'axios';
 import { toError } from '../client/http.js';
