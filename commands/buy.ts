@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { DEFAULT_MAX_PRICE_MINOR } from 'agentpay-sdk/buyer';
 import { BaseCommand } from '../src/cli/base-command.js';
 import { buy, buyText, failureNote, type BuyResult } from '../src/cli/buy.js';
 import { EXIT } from '../src/cli/errors.js';
@@ -9,10 +10,10 @@ export default class Buy extends BaseCommand<typeof Buy> {
   static override summary = 'Buy one call: pay a seller over HTTP 402 with an agent wallet and print the response and its receipt';
   static override description = [
     'TARGET is a capability id (its endpoint is looked up on the gateway) or the URL to call. The seller answers',
-    '402 with a platform-signed price; the price is checked against --max-price (integer minor units), a payment',
-    "proof is signed with the agent's key (--key-file) and the call is sent again. The receipt is verified against",
-    'the platform key and the exact bytes received. A refusal (PRICE_ABOVE_CLIENT_LIMIT, INSUFFICIENT_FUNDS,',
-    'POLICY_DENIED, ...) exits 1 with its code and moves no money; a seller error exits 1 after a refund.',
+    '402 with a platform-signed price; the price is checked against --max-price (integer minor units; without it',
+    `the default limit, ${DEFAULT_MAX_PRICE_MINOR} = 1.00 per call), a payment proof is signed with the agent's key (--key-file)`,
+    'and the call is sent again. The receipt is verified against the platform key and the exact bytes received.',
+    'A refusal (PRICE_ABOVE_CLIENT_LIMIT, INSUFFICIENT_FUNDS, POLICY_DENIED, ...) exits 1 with its code and moves no money; a seller error exits 1 after a refund.',
     'A capability id is what is paid for: a seller quoting another capability is refused (CHALLENGE_MISMATCH).',
     "An MCP capability at a URL is one call of its tool (--data: the tool's JSON arguments); an npx package",
     'capability is run by the buying agent itself (NOT_CALLABLE). With --wait-approval, a purchase a policy holds for',
@@ -33,7 +34,7 @@ export default class Buy extends BaseCommand<typeof Buy> {
   static override flags = {
     wallet: Flags.string({ description: 'the agent wallet that pays' }),
     'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet" }),
-    'max-price': Flags.string({ description: 'refuse to pay more than this, in integer minor units (150 = 1.50)' }),
+    'max-price': Flags.string({ description: `refuse to pay more than this per call, in integer minor units (150 = 1.50) [default: ${DEFAULT_MAX_PRICE_MINOR}]` }),
     method: Flags.string({ description: 'HTTP method [default: POST with a body, else GET]; not for an MCP tool' }),
     data: Flags.string({ description: "request body (JSON unless --header sets content-type); an MCP tool's arguments (a JSON object)", exclusive: ['data-file'] }),
     'data-file': Flags.string({ description: 'file holding the request body', exclusive: ['data'] }),

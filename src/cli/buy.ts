@@ -2,9 +2,9 @@
  * `agentpay buy`: one paid call from the command line with the buyer client. A
  * capability id is resolved to its endpoint through the gateway; a URL is called as
  * is. The buyer does the whole 402 flow (verify the quote, check that it is for the
- * capability asked for, check the ceiling, sign, retry, verify the receipt against the
- * bytes received); this file only prepares the request, trusts the right certificates
- * and reports progress. An MCP capability at a URL is one tool call through the MCP
+ * capability asked for, check the ceiling (--max-price, else the SDK's default,
+ * DEFAULT_MAX_PRICE_MINOR), sign, retry, verify the receipt against the bytes received);
+ * this file only prepares the request, trusts the right certificates and reports progress. An MCP capability at a URL is one tool call through the MCP
  * buyer (payingCallTool) over streamable HTTP, the same steps over `_meta`.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -97,7 +97,7 @@ async function endpointOf(client: AgentpayClient, id: string): Promise<{ url: st
  * The agent's private key from --key-file, checked before anything is sent: an ed25519
  * private key in PEM. Returned as the PKCS#8 PEM the buyer takes (Node reads more forms).
  */
-function readKeyFile(full: string): string {
+export function readKeyFile(full: string): string {
   const bad = (problem: string) =>
     usageError(`--key-file: ${full} ${problem}`, "pass the agent's ed25519 private key (PEM), e.g. the --key-file given to agentpay wallets create --generate-key", { flag: '--key-file' });
   let pem: string;
@@ -303,7 +303,7 @@ const APPROVAL_POLL_MS = 1000;
 function withNextStep(e: unknown, o: BuyOptions): unknown {
   if (!(e instanceof AgentpayError)) return e;
   const next: Record<string, string> = {
-    PRICE_ABOVE_CLIENT_LIMIT: `raise --max-price (the price is ${String(e.details.amountMinor)}), or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? 'N'}`,
+    PRICE_ABOVE_CLIENT_LIMIT: `raise it with --max-price ${String(e.details.amountMinor)} if that price is right, or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? String(e.details.maxPriceMinor)}`,
     WALLET_PROVIDER_PAUSED: `resume the seller for this wallet: agentpay wallets resume-provider ${o.walletId} --provider PROVIDER_ID`,
     APPROVAL_REQUIRED: typeof e.body.approvalId === 'string'
       ? `a person must approve the spend: agentpay approvals approve ${e.body.approvalId} (or review it in agentpay approvals); then run buy again once${o.waitApproval ? '' : ', or run it with --wait-approval SECONDS to wait for the decision'}`
@@ -322,7 +322,7 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
   // the buyer's message names its option maxPriceMinor; the person typed --max-price
   const overLimit = e.code === 'PRICE_ABOVE_CLIENT_LIMIT';
   const message = overLimit
-    ? `the price ${String(e.details.amountMinor)} ${String(e.details.currency)} minor units is above --max-price ${String(e.details.maxPriceMinor)}; nothing was signed`
+    ? `the price ${String(e.details.amountMinor)} ${String(e.details.currency)} minor units is above ${o.maxPrice === undefined ? `the default limit of ${String(e.details.maxPriceMinor)} (--max-price was not given)` : `--max-price ${String(e.details.maxPriceMinor)}`}; nothing was signed`
     : e.message;
   return new CliError(e.code, message, {
     tryNext,

@@ -36,8 +36,9 @@ async function agent(): Promise<AgentWallet & { keyFile: string }> {
   return { ...a, keyFile: cli.file(`${a.walletId}.pem`, a.privateKeyPem, 0o600) };
 }
 
+// 600 is above the default ceiling (100): these purchases raise it
 const buyArgs = (a: { walletId: string; keyFile: string }, ...extra: string[]) =>
-  ['buy', capabilityId, '--wallet', a.walletId, '--key-file', a.keyFile, '--data', '{"city":"Porto"}', ...extra];
+  ['buy', capabilityId, '--wallet', a.walletId, '--key-file', a.keyFile, '--data', '{"city":"Porto"}', '--max-price', '600', ...extra];
 const env = () => gatewayEnv(t, t.creds.workspace.apiKey);
 
 /** Starts a buy that will be held, and returns it with the approval id it printed on stderr. */
@@ -47,6 +48,20 @@ async function heldBuy(a: { walletId: string; keyFile: string }, seconds: string
   const approvalId = /held for a person: approval (apr_\w+)/.exec(run.stderr())![1]!;
   return { run, approvalId };
 }
+
+describe('agentpay buy: the default price ceiling', () => {
+  it('refuses 600 without --max-price (the default limit is 100): PRICE_ABOVE_CLIENT_LIMIT naming --max-price, exit 1, nothing held or paid', async () => {
+    const a = await agent();
+    const handled = seller.handled.forecast ?? 0;
+    const r = await cli.run(['buy', capabilityId, '--wallet', a.walletId, '--key-file', a.keyFile, '--data', '{"city":"Porto"}']);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(errorOf(r)).toMatchObject({ code: 'PRICE_ABOVE_CLIENT_LIMIT', details: { amountMinor: '600', maxPriceMinor: '100', defaultLimit: true, flag: '--max-price' } });
+    expect(errorOf(r).message).toContain('the default limit of 100 (--max-price was not given)');
+    expect(await balance(a.walletId)).toBe('1000');
+    expect(seller.handled.forecast ?? 0).toBe(handled);
+    expect((await t.workspace.approvals.list()).approvals.filter((x) => x.walletId === a.walletId)).toEqual([]);
+  });
+});
 
 describe('agentpay buy --wait-approval', () => {
   it('waits while the purchase is held, buys it once a person approves, and pays exactly the price', async () => {

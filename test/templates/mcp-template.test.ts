@@ -166,7 +166,7 @@ describe('template pricing tool', () => {
 
       const a = await fundedAgent(t, '1000');
       const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem });
-      const { receipt } = await payingCallTool(c.client, buyer, { name: 'text_stats', arguments: { text: 'a b' } });
+      const { receipt } = await payingCallTool(c.client, buyer, { name: 'text_stats', arguments: { text: 'a b' } }, { maxPriceMinor: '250' }); // above the default ceiling
       expect(receipt?.amount).toEqual({ amountMinor: '250', currency: 'USD' });
       expect((await t.workspace.wallets.balance(a.walletId)).balanceMinor).toBe('750');
       await expectLedgerConsistent(t.workspace, a.walletId);

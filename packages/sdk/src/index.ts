@@ -8,7 +8,7 @@ export { AgentpayClient, HttpClient, type ClientOptions, type RawResponse, type 
 export type * from './types.js';
 export { AgentpayError } from './errors.js';
 export { createBuyer, PAID_BUT_UNANSWERED, type Buyer, type BuyerOptions, type BuyerRequestInit, type PaidResponse, type Purchase } from './buyer/index.js';
-export { createPayer, type ApprovalWaitOptions, type Payer, type PayerOptions, type ProofSigner } from './buyer/payer.js';
+export { createPayer, DEFAULT_MAX_PRICE_MINOR, type ApprovalWaitOptions, type Payer, type PayerOptions, type ProofSigner } from './buyer/payer.js';
 export {
   PAYMENT_HEADER, RECEIPT_HEADER, decodeHeader, encodeHeader, responseHash, isPriceChallenge, isReceipt, paymentRequiredBody,
   type PaymentRequiredBody, type PriceChallenge, type UnsignedPaymentProof,

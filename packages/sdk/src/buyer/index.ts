@@ -7,7 +7,8 @@
  *   res.receipt; // the verified, platform-signed receipt
  *
  * On a 402 it verifies the challenge against the platform key, refuses a challenge for
- * another capability than the call's `capabilityId`, a price above the ceiling and an
+ * another capability than the call's `capabilityId`, a price above the ceiling (`maxPriceMinor`,
+ * default DEFAULT_MAX_PRICE_MINOR = "100", 1.00 per call) and an
  * expired quote (nothing signed, nothing sent), signs a proof with
  * the agent's key, retries once with x-payment, and verifies the receipt against the
  * exact bytes received. Every refusal is an AgentpayError with the specification's code.
@@ -105,8 +106,6 @@ function unreachable(url: string, error: unknown, paid: boolean): unknown {
 export function createBuyer(opts: BuyerOptions): Buyer {
   const payer = createPayer(opts);
   const sellerFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
-  // checked now, so that a bad ceiling fails at construction as before
-  ceilingOf(opts.maxPriceMinor, 'maxPriceMinor');
 
   async function verifiedChallenge(text: string): Promise<PriceChallenge | null> {
     let body: unknown;
@@ -212,5 +211,5 @@ export function createBuyer(opts: BuyerOptions): Buyer {
 
 export { AgentpayError } from '../errors.js';
 export type { PaymentProof, PriceChallenge, Receipt, UnsignedPaymentProof } from '../protocol.js';
-export { createPayer, type ApprovalWaitOptions, type Payer, type PayerOptions, type ProofSigner } from './payer.js';
+export { createPayer, DEFAULT_MAX_PRICE_MINOR, type ApprovalWaitOptions, type Payer, type PayerOptions, type ProofSigner } from './payer.js';
 export { RECEIPT_HEADER, PAYMENT_HEADER, responseHash, decodeHeader, encodeHeader } from '../protocol.js';

@@ -18,7 +18,15 @@
 import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { isPriceChallenge, isReceipt, responseHash, type PaymentProof, type PriceChallenge, type Receipt, type UnsignedPaymentProof } from '../protocol.js';
-import { signObject, verifyObject } from '../signing.js';
+import { privateKeyPemToSeed, signObject, SigningKeyError, verifyObject } from '../signing.js';
+
+/**
+ * The ceiling a buyer applies when it is given none: 100 minor units, 1.00 USD, per call. Pay-per-call
+ * prices are small (the demo sells at 1.00, `agentpay init`'s example at 0.25), so an agent seldom
+ * meets a higher quote, and a seller that quotes more (a mistake, a changed price, a hostile endpoint)
+ * costs at most 1.00 per call before a person raises the ceiling on purpose (docs/sdk.md).
+ */
+export const DEFAULT_MAX_PRICE_MINOR = '100';
 
 /** Signs the canonical proof (without `signature`) with the agent's key; returns base64 ed25519. */
 export type ProofSigner = (proof: UnsignedPaymentProof) => Promise<string> | string;
@@ -34,7 +42,11 @@ export interface PayerOptions {
   privateKeyPem?: string;
   /** or a signer, e.g. backed by a KMS or a hardware key */
   signer?: ProofSigner;
-  /** the most this buyer pays for one call, in minor units; no limit when absent */
+  /**
+   * the most this buyer pays for one call, in integer minor units; default DEFAULT_MAX_PRICE_MINOR
+   * ("100", 1.00 in the currency). A price above it is refused with PRICE_ABOVE_CLIENT_LIMIT before
+   * anything is signed. Raise it for dearer capabilities; a call's own `maxPriceMinor` overrides it.
+   */
   maxPriceMinor?: string | bigint;
   /** clock for the expiry check (tests) */
   now?: () => number;
@@ -92,11 +104,33 @@ export function ceilingOf(v: string | bigint | undefined, field: string): bigint
   return BigInt(v);
 }
 
+/**
+ * A malformed agent key is refused when the buyer is created, not at the first paid call (after the
+ * seller was reached): VALIDATION_FAILED naming privateKeyPem and the form expected.
+ */
+function checkPrivateKey(pem: unknown): void {
+  const refuse = (problem: string) =>
+    new AgentpayError('VALIDATION_FAILED', `privateKeyPem ${problem}; pass the agent's ed25519 private key as PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----", as generateKeyPair() or \`openssl genpkey -algorithm ed25519\` write it), the key whose public half is registered on the wallet, or pass a signer`, {
+      details: { field: 'privateKeyPem' },
+    });
+  if (typeof pem !== 'string') throw refuse(`is a ${pem === null ? 'null' : typeof pem}, not a PEM string`);
+  if (/-----BEGIN PUBLIC KEY-----/.test(pem)) throw refuse('is a public key: the buyer signs with the private key');
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----/.test(pem)) throw refuse('is encrypted: decrypt it first');
+  try {
+    privateKeyPemToSeed(pem);
+  } catch (e) {
+    if (e instanceof SigningKeyError) throw refuse(e.message);
+    throw e;
+  }
+}
+
 export function createPayer(opts: PayerOptions): Payer {
   if (!opts.privateKeyPem && !opts.signer) throw new AgentpayError('VALIDATION_FAILED', 'createBuyer: pass privateKeyPem (the agent key) or a signer', { details: { field: 'privateKeyPem' } });
+  if (opts.privateKeyPem !== undefined && !opts.signer) checkPrivateKey(opts.privateKeyPem);
   const gateway = new AgentpayClient({ baseUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
   const now = opts.now ?? Date.now;
-  const defaultCeiling = ceilingOf(opts.maxPriceMinor, 'maxPriceMinor');
+  const defaultCeiling = ceilingOf(opts.maxPriceMinor ?? DEFAULT_MAX_PRICE_MINOR, 'maxPriceMinor')!;
+  const ceilingIsDefault = opts.maxPriceMinor === undefined;
   const sign: ProofSigner = opts.signer ?? ((proof) => signObject(opts.privateKeyPem!, proof as unknown as Record<string, unknown>));
 
   // Platform keys by id: one lookup per key, ever (old receipt keys stay retrievable after rotation).
@@ -173,10 +207,12 @@ export function createPayer(opts: PayerOptions): Payer {
           body: { challenge },
         });
       }
-      const ceiling = maxPriceMinor !== undefined ? ceilingOf(maxPriceMinor, 'maxPriceMinor') : defaultCeiling;
-      if (ceiling !== undefined && BigInt(challenge.amountMinor) > ceiling) {
-        throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above this buyer's limit of ${ceiling}; nothing was signed. Raise maxPriceMinor or choose another capability`, {
-          details: { amountMinor: challenge.amountMinor, currency: challenge.currency, maxPriceMinor: String(ceiling), capabilityId: challenge.capabilityId },
+      const ceiling = maxPriceMinor !== undefined ? ceilingOf(maxPriceMinor, 'maxPriceMinor')! : defaultCeiling;
+      if (BigInt(challenge.amountMinor) > ceiling) {
+        const isDefault = maxPriceMinor === undefined && ceilingIsDefault;
+        const limit = isDefault ? `the default limit of ${ceiling} (no maxPriceMinor was set)` : `this buyer's limit of ${ceiling}`;
+        throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above ${limit}; nothing was signed. Raise maxPriceMinor (e.g. maxPriceMinor: "${challenge.amountMinor}") or choose another capability`, {
+          details: { amountMinor: challenge.amountMinor, currency: challenge.currency, maxPriceMinor: String(ceiling), defaultLimit: isDefault, capabilityId: challenge.capabilityId },
         });
       }
       if (!(Date.parse(challenge.expiresAt) > now())) {

@@ -13,11 +13,15 @@
  * against the exact result (resultBytes). Every refusal is an AgentpayError with the
  * specification's code; a paid call that gets no answer is SELLER_UNREACHABLE with `paid: true`.
  *
+ * An MCP `Client` a framework already holds pays through `wrapMcpClient(client, buyer)`: its own
+ * `callTool` then does the above.
+ *
  * Package capabilities (an npm package run with `npx` at one exact version) are launched
  * over stdio with `launchPackageCapability` / `connectPackageCapability`.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ListToolsResultSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AddressError, checkCapabilityAddress } from '../contract/address.js';
 import { PAID_BUT_UNANSWERED, type Buyer } from '../buyer/index.js';
@@ -78,17 +82,30 @@ export async function payingCallTool(client: Client, buyer: Buyer | Payer, param
     // a task's result would come later, through tasks/result, without the receipt check; sellers refuse it too
     throw new AgentpayError('VALIDATION_FAILED', `params.task: a paid tool call does not run as an MCP task; call ${params.name} without params.task (nothing was sent)`, { details: { field: 'params.task' } });
   }
-  const payer = payerOf(buyer);
-  const attempt = () => callOnce(client, payer, params, opts);
+  // a wrapped client's own callTool, so that this call pays (and returns its receipt) itself
+  const callTool = originals.get(client) ?? (client.callTool.bind(client) as CallTool);
+  return paying(client, callTool, payerOf(buyer), params, opts, undefined);
+}
+
+/** A client's own callTool (before wrapMcpClient replaced it). */
+type CallTool = (params: CallToolRequest['params'], resultSchema?: unknown, options?: RequestOptions) => Promise<unknown>;
+
+/** Wrapped clients and their own callTool. */
+const originals = new WeakMap<Client, CallTool>();
+
+async function paying(client: Client, callTool: CallTool, payer: Payer, params: CallToolRequest['params'], opts: PayingCallOptions, schema: unknown, base: RequestOptions = {}): Promise<PaidToolCall> {
+  const attempt = () => callOnce(client, callTool, payer, params, opts, schema, base);
   return opts.approval ? payer.withApproval(attempt, opts.approval, opts.signal) : attempt();
 }
 
-async function callOnce(client: Client, payer: Payer, params: CallToolRequest['params'], opts: PayingCallOptions): Promise<PaidToolCall> {
+async function callOnce(client: Client, callTool: CallTool, payer: Payer, params: CallToolRequest['params'], opts: PayingCallOptions, schema: unknown, base: RequestOptions): Promise<PaidToolCall> {
   const { signal } = opts;
   if (signal?.aborted) throw cancelled();
   const { [PAYMENT_META]: _stale, ...meta } = params._meta ?? {};
+  const { signal: _baseSignal, ...baseNoSignal } = base;
   const call = async (extraMeta: Record<string, unknown>, withSignal: boolean): Promise<CallToolResult> =>
-    (await client.callTool({ ...params, _meta: { ...meta, ...extraMeta } }, undefined, {
+    (await callTool({ ...params, _meta: { ...meta, ...extraMeta } }, schema, {
+      ...baseNoSignal,
       ...(withSignal && signal ? { signal } : {}),
       ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
     })) as CallToolResult;
@@ -119,6 +136,50 @@ async function callOnce(client: Client, payer: Payer, params: CallToolRequest['p
   if (refusal) throw refusal; // the gateway refused the proof: the tool did not run, nothing charged
   const receipt = await payer.verifiedReceipt(paid._meta?.[RECEIPT_META], resultBytes(paid), challenge);
   return { result: paid, receipt, challenge };
+}
+
+// ---- an MCP Client that pays ----
+
+export interface WrapOptions {
+  /** ceiling per call, overriding the buyer's (whose default is DEFAULT_MAX_PRICE_MINOR) */
+  maxPriceMinor?: string | bigint;
+  /** wait for a person when a policy holds a purchase (APPROVAL_REQUIRED), then retry once */
+  approval?: ApprovalWaitOptions;
+  /** told of every paid call once its receipt is verified (e.g. to log spending) */
+  onPaid?: (call: PaidToolCall & { tool: string }) => void;
+}
+
+
+/**
+ * Makes an existing MCP `Client` pay: its `callTool` runs payingCallTool's steps with `buyer`
+ * (verify the challenge, refuse a price above the ceiling or another capability than the tool
+ * advertises, sign, call again with the proof, verify the receipt), so an agent framework that
+ * hands out such a client pays without other changes. A free tool's call is unchanged. A paid
+ * call resolves to the tool's result, whose `_meta["agentpay/receipt"]` is the receipt, already
+ * verified; a refusal rejects with an AgentpayError (PRICE_ABOVE_CLIENT_LIMIT, INSUFFICIENT_FUNDS,
+ * POLICY_DENIED, ...), before anything is signed where the specification says so. The call's
+ * `options.signal` and `options.timeout` apply as in payingCallTool. A task-augmented call
+ * (`params.task`) passes through unchanged (a seller refuses to run a paid tool as a task).
+ * Returns the same client; wrapping it twice does nothing.
+ */
+export function wrapMcpClient<C extends Client>(client: C, buyer: Buyer | Payer, opts: WrapOptions = {}): C {
+  if (originals.has(client)) return client;
+  const payer = payerOf(buyer);
+  const original = client.callTool.bind(client) as CallTool;
+  const payingCall = async (params: CallToolRequest['params'], resultSchema?: unknown, options: RequestOptions = {}) => {
+    if (params.task !== undefined) return original(params, resultSchema, options);
+    const call = await paying(client, original, payer, params, {
+      ...(opts.maxPriceMinor !== undefined ? { maxPriceMinor: opts.maxPriceMinor } : {}),
+      ...(opts.approval ? { approval: opts.approval } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    }, resultSchema, options);
+    if (call.receipt) opts.onPaid?.({ ...call, tool: params.name });
+    return call.result;
+  };
+  Object.defineProperty(client, 'callTool', { value: payingCall, writable: true, configurable: true, enumerable: false });
+  originals.set(client, original);
+  return client;
 }
 
 /**
@@ -236,5 +297,6 @@ export async function connectPackageCapability(capability: LaunchableCapability,
 }
 
 export { createBuyer, type Buyer, type BuyerOptions } from '../buyer/index.js';
+export { DEFAULT_MAX_PRICE_MINOR } from '../buyer/payer.js';
 export { AgentpayError } from '../errors.js';
 export { PAYMENT_META, RECEIPT_META, STATUS_META, resultBytes } from './protocol.js';
