@@ -225,6 +225,19 @@ describe('agentpay-sdk installed on its own', () => {
     const imported = await run(process.execPath, ['--input-type=module', '-e', script], dir, 30_000);
     expect(imported.output).toContain('ok');
     expect(imported.exitCode, imported.output).toBe(0);
+
+    // without undici (the CLI's, not the SDK's), the client uses Node's fetch: a call reaches the
+    // network (refused here: nothing listens on port 9), and a per-client CA is refused by name
+    const call = `import { AgentpayClient } from 'agentpay-sdk/client';
+      const seen = {};
+      try { await new AgentpayClient({ baseUrl: 'http://127.0.0.1:9' }).platform.health(); } catch (e) { seen.plain = e.code + ' ' + (e.cause?.code ?? e.cause?.cause?.code ?? ''); }
+      try { await new AgentpayClient({ baseUrl: 'https://127.0.0.1:9', ca: 'PEM' }).platform.health(); } catch (e) { seen.ca = e.code + ' ' + e.details?.field; }
+      console.log(JSON.stringify(seen));`;
+    const called = await run(process.execPath, ['--input-type=module', '-e', call], dir, 30_000);
+    expect(called.exitCode, called.output).toBe(0);
+    const seen = JSON.parse(called.output.trim().split('\n').at(-1)!) as { plain: string; ca: string };
+    expect(seen.plain).not.toMatch(/MODULE_NOT_FOUND/);
+    expect(seen.ca).toBe('VALIDATION_FAILED ca');
   });
 });
 

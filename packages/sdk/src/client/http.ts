@@ -51,7 +51,15 @@ export class HttpClient {
     if (opts.fetch) this.fetchImpl = Promise.resolve(opts.fetch);
     // On Node, undici's request() rather than fetch(): measured 2.1 ms -> 0.76 ms of CPU per
     // request (docs/performance.md); the seller middleware makes three per paid call.
-    this.transport = opts.fetch || !onNode ? Promise.resolve(fetchTransport(this.fetcher())) : undiciTransport(opts.ca);
+    // undici is not a dependency of agentpay-sdk (the agentpay CLI has it): without it, Node's own
+    // fetch does the work, which is enough unless a CA must be trusted per client
+    this.transport = opts.fetch || !onNode
+      ? Promise.resolve(fetchTransport(this.fetcher()))
+      : undiciTransport(opts.ca).catch((e: unknown) => {
+        if (!isMissingModule(e)) throw e;
+        return fetchTransport(this.fetcher());
+      });
+    this.transport.catch(() => {}); // surfaced on the first request, not as an unhandled rejection
   }
 
   /** The fetch this client uses (with its CA), for callers that need raw requests. */
@@ -175,8 +183,21 @@ async function undiciTransport(ca: string | undefined): Promise<Transport> {
   };
 }
 
+/** True for the error of importing a package that is not installed. */
+function isMissingModule(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+}
+
 async function fetchWithCa(ca: string): Promise<typeof fetch> {
-  const { Agent, fetch: undiciFetch } = await loadUndici();
+  let undici: Awaited<ReturnType<typeof loadUndici>>;
+  try {
+    undici = await loadUndici();
+  } catch (e) {
+    if (!isMissingModule(e)) throw e;
+    throw new AgentpayError('VALIDATION_FAILED', 'ca: trusting a CA per client needs the undici package on Node (npm install undici); or leave out ca and start node with NODE_EXTRA_CA_CERTS=<the CA file>', { details: { field: 'ca' } });
+  }
+  const { Agent, fetch: undiciFetch } = undici;
   const dispatcher = new Agent({ connect: { ca } });
   return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
     undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
