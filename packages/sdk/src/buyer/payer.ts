@@ -94,7 +94,7 @@ export function ceilingOf(v: string | bigint | undefined, field: string): bigint
 
 export function createPayer(opts: PayerOptions): Payer {
   if (!opts.privateKeyPem && !opts.signer) throw new AgentpayError('VALIDATION_FAILED', 'createBuyer: pass privateKeyPem (the agent key) or a signer', { details: { field: 'privateKeyPem' } });
-  const gateway = new AgentpayClient({ baseUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
+  const gateway = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
   const now = opts.now ?? Date.now;
   const defaultCeiling = ceilingOf(opts.maxPriceMinor, 'maxPriceMinor');
   const sign: ProofSigner = opts.signer ?? ((proof) => signObject(opts.privateKeyPem!, proof as unknown as Record<string, unknown>));
