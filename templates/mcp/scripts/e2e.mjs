@@ -144,7 +144,7 @@ async function main() {
     }
     const serverEnv = {
       AGENTPAY_GATEWAY_URL: ready.baseUrl,
-      AGENTPAY_PROVIDER_KEY: ready.provider.apiKey,
+      AGENTPAY_API_KEY: ready.provider.apiKey,
       AGENTPAY_CA: ready.caCertPath,
       AGENTPAY_CAPABILITIES: JSON.stringify(capabilities),
     };

@@ -126,7 +126,7 @@ async function main() {
     step('starting the seller');
     const seller = start('seller', [path.join(ROOT, 'src/server.js')], {
       AGENTPAY_GATEWAY_URL: ready.baseUrl,
-      AGENTPAY_PROVIDER_KEY: ready.provider.apiKey,
+      AGENTPAY_API_KEY: ready.provider.apiKey,
       AGENTPAY_CA: ready.caCertPath,
       AGENTPAY_CAPABILITY_ID: published.id,
       HOST: '127.0.0.1',
