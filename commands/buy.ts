@@ -32,8 +32,8 @@ export default class Buy extends BaseCommand<typeof Buy> {
   ];
   static override args = { target: Args.string({ description: 'capability id (cap_…) or URL', required: true }) };
   static override flags = {
-    wallet: Flags.string({ description: 'the agent wallet that pays' }),
-    'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet" }),
+    wallet: Flags.string({ description: 'the agent wallet that pays (env AGENTPAY_WALLET_ID)', env: 'AGENTPAY_WALLET_ID' }),
+    'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet (env AGENTPAY_PRIVATE_KEY_FILE)", env: 'AGENTPAY_PRIVATE_KEY_FILE' }),
     'max-price': Flags.string({ description: `refuse to pay more than this per call, in integer minor units (150 = 1.50) [default: ${DEFAULT_MAX_PRICE_MINOR}]` }),
     method: Flags.string({ description: 'HTTP method [default: POST with a body, else GET]; not for an MCP tool' }),
     data: Flags.string({ description: "request body (JSON unless --header sets content-type); an MCP tool's arguments (a JSON object)", exclusive: ['data-file'] }),

@@ -8,7 +8,8 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
     'every request 403 INSECURE_TRANSPORT. On first start it makes a local certificate authority, an operator key,',
     'one workspace and one verified provider, keeping their keys in DATA_DIR/dev-credentials.json (mode 0600);',
     'later starts reuse them, replacing a key that was revoked or expired. While it runs, DATA_DIR/gateway.json says where it listens, so other agentpay',
-    'commands in this directory find it. SIGINT/SIGTERM stop it gracefully.',
+    'commands in this directory and the directories below it find it (as git finds .git), and `agentpay dev env` prints the settings',
+    'a seller or buyer in another terminal needs. SIGINT/SIGTERM stop it gracefully.',
   ].join(' ');
   static override examples = [
     '<%= config.bin %> dev',
@@ -19,7 +20,7 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
   static override flags = {
     port: Flags.integer({ description: 'HTTPS port; 0 picks a free one', default: 4402, min: 0, max: 65535 }),
     'http-port': Flags.integer({ description: 'plain-HTTP port (answers 403 INSECURE_TRANSPORT); 0 picks a free one', default: 4080, min: 0, max: 65535 }),
-    'data-dir': Flags.string({ description: 'database, keys, certificate and dev credentials', default: '.agentpay' }),
+    'data-dir': Flags.string({ description: 'database, keys, certificate and dev credentials [default: the nearest .agentpay, here or in a parent directory, else ./.agentpay]' }),
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: 'sandbox: development shortcuts such as wallet funding work', default: 'sandbox' as const })(),
     'dev-echo-tokens': Flags.boolean({ description: 'signup and password-reset responses include the token (refused in production mode)' }),
     quiet: Flags.boolean({ char: 'q', description: 'log warnings and errors only' }),
@@ -31,11 +32,11 @@ export default class Dev extends AgentpayCommand<typeof Dev> {
     // the gateway is loaded only when this command runs, so other commands start fast
     const { startDev, readyLine, devBanner } = await import('../src/cli/dev.js');
     const { untilStopSignal } = await import('../src/cli/gateway-runner.js');
-    const { removeGatewayFile } = await import('../src/cli/local-gateway.js');
+    const { removeGatewayFile, findLocalDataDir, LOCAL_DATA_DIR } = await import('../src/cli/local-gateway.js');
     const dev = await startDev({
       port: this.flags.port,
       httpPort: this.flags['http-port'],
-      dataDir: this.flags['data-dir'],
+      dataDir: this.flags['data-dir'] ?? findLocalDataDir() ?? LOCAL_DATA_DIR,
       mode: this.flags.mode,
       devEchoTokens: this.flags['dev-echo-tokens'],
       quiet: this.flags.quiet,

@@ -5,12 +5,12 @@ import { login, loginText } from '../src/cli/account.js';
 export default class Login extends BaseCommand<typeof Login> {
   static override summary = 'Check a key and save it as a profile';
   static override description = [
-    'Three ways in: an API key (--api-key, with --base-url and --ca), an account (--email and --password: a new',
+    'Three ways in: an API key (--api-key, with --gateway-url and --ca), an account (--email and --password: a new',
     '30-day key is made), or a local dev gateway (--data-dir DIR --as workspace|provider|operator). The key is',
     'checked with whoami, then saved (mode 0600) as profile --profile NAME (default "default") and made current.',
   ].join(' ');
   static override examples = [
-    '<%= config.bin %> login --base-url https://127.0.0.1:4402 --ca .agentpay/tls/ca.pem --api-key ap_w_...',
+    '<%= config.bin %> login --gateway-url https://127.0.0.1:4402 --ca .agentpay/tls/ca.pem --api-key ap_w_...',
     '<%= config.bin %> login --email ops@acme.test --profile acme',
     '<%= config.bin %> login --data-dir .agentpay --as provider --profile seller',
   ];

@@ -18,7 +18,7 @@ export default class LogsTail extends AgentpayCommand<typeof LogsTail> {
     '<%= config.bin %> logs tail --data-dir /var/lib/agentpay --status 500 --json',
   ];
   static override flags = {
-    'data-dir': Flags.string({ description: "the gateway's data dir", default: '.agentpay' }),
+    'data-dir': Flags.string({ description: "the gateway's data dir [default: the nearest .agentpay, here or in a parent directory]" }),
     status: Flags.string({ description: 'only these statuses: a class (4xx) or a status (404); several: 4xx,500 or the flag again', multiple: true }),
     path: Flags.string({ description: 'only paths starting with this, e.g. /v1/x402' }),
     code: Flags.string({ description: 'only answers with this error code, e.g. RATE_LIMITED; several: the flag again', multiple: true }),
@@ -34,9 +34,9 @@ export default class LogsTail extends AgentpayCommand<typeof LogsTail> {
     const { followRequestLog, parseStatusFilter } = await import('../../src/cli/logs.js');
     const { requestLogPath } = await import('../../src/gateway/request-log.js');
     const { requestLine, colorsFor } = await import('../../src/cli/log-pretty.js');
-    const { gatewayNotRunning, runningGateway } = await import('../../src/cli/local-gateway.js');
+    const { findLocalDataDir, gatewayNotRunning, LOCAL_DATA_DIR, runningGateway } = await import('../../src/cli/local-gateway.js');
     const f = this.flags;
-    const dataDir = resolve(f['data-dir']);
+    const dataDir = resolve(f['data-dir'] ?? findLocalDataDir() ?? LOCAL_DATA_DIR);
     if (f.status) parseStatusFilter(f.status); // a malformed --status is refused before waiting
     const running = runningGateway(dataDir);
     const file = requestLogPath(dataDir);

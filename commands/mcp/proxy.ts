@@ -26,7 +26,7 @@ export default class McpProxy extends BaseCommand<typeof McpProxy> {
     '"env": {"AGENTPAY_BASE_URL": "https://gateway.example", "AGENTPAY_CA": "/home/me/agentpay-ca.pem"}}}}',
     '',
     '(Claude Desktop: claude_desktop_config.json; other hosts take the same command, args and env; see docs/cli.md,',
-    '"agentpay mcp proxy".) Instead of flags, AGENTPAY_WALLET, AGENTPAY_KEY_FILE and AGENTPAY_MAX_PRICE may be set in "env".',
+    '"agentpay mcp proxy".) Instead of flags, AGENTPAY_WALLET_ID, AGENTPAY_PRIVATE_KEY_FILE and AGENTPAY_MAX_PRICE may be set in "env".',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> mcp proxy --wallet wal_456 --key-file agent.pem -- npx -y weather-mcp@1.2.3',
@@ -35,8 +35,8 @@ export default class McpProxy extends BaseCommand<typeof McpProxy> {
   // the server's command and its arguments, after --
   static override strict = false;
   static override flags = {
-    wallet: Flags.string({ description: 'the agent wallet that pays', env: 'AGENTPAY_WALLET', required: true }),
-    'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet", env: 'AGENTPAY_KEY_FILE', required: true }),
+    wallet: Flags.string({ description: 'the agent wallet that pays', env: 'AGENTPAY_WALLET_ID', required: true }),
+    'key-file': Flags.string({ description: "the agent's ed25519 private key (PEM) registered on the wallet", env: 'AGENTPAY_PRIVATE_KEY_FILE', required: true }),
     'max-price': Flags.string({ description: `refuse to pay more than this per call, in integer minor units (150 = 1.50) [default: ${DEFAULT_MAX_PRICE_MINOR}]`, env: 'AGENTPAY_MAX_PRICE' }),
     timeout: Flags.integer({ description: 'time limit of one tool call, in seconds (keep it above the seller\'s handler limit, 30 s by default)', default: 120, min: 1 }),
   };

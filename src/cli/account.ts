@@ -3,13 +3,13 @@
  * new key as a profile (and making it current), so later commands need no flags.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { relative } from 'node:path';
 import { outboxPath } from '../domain/mailer.js';
 import type { SignupRecord, SignupVerified, Whoami } from 'agentpay-sdk/types';
 import { makeClient, requireBaseUrl, type Connection } from './client.js';
 import { usageError } from './errors.js';
 import { renderFields } from './output.js';
-import { isGatewayDataDir, LOCAL_DATA_DIR } from './local-gateway.js';
+import { findLocalDataDir } from './local-gateway.js';
 import { DEFAULT_PROFILE, maskKey, saveCurrentProfile, type Profile, type SaveOutcome } from './profile.js';
 import { askChoice, askSecret, askText, canPrompt } from './prompts.js';
 
@@ -56,8 +56,10 @@ export function switchNote(name: string, profile: Profile, saved: SaveOutcome, c
     return `Profile "${name}" in ${saved.path} now holds this key, replacing ${maskKey(old.apiKey)} (for ${old.baseUrl}), which stays valid but is no longer saved; keep both next time with --profile NAME`;
   }
   if (saved.previousCurrent) return `${now}, instead of "${saved.previousCurrent}"; to go back: agentpay config use ${saved.previousCurrent}`;
-  if (isGatewayDataDir(join(cwd, LOCAL_DATA_DIR))) {
-    return `${now}: commands in this directory now use it instead of ./.agentpay's dev keys; to go back: agentpay config remove ${name} (the key stays valid), or add --data-dir .agentpay to a command`;
+  const local = findLocalDataDir(cwd);
+  if (local) {
+    const rel = relative(cwd, local);
+    return `${now}: commands in this directory now use it instead of ${rel.startsWith('..') ? rel : `./${rel}`}'s dev keys; to go back: agentpay config remove ${name} (the key stays valid), or add --data-dir ${rel} to a command`;
   }
   return `${now}; to undo: agentpay config remove ${name} (the key stays valid)`;
 }
@@ -201,7 +203,7 @@ export async function login(conn: Connection, opts: LoginOptions): Promise<Login
     // a key from flags, env or a dev data dir; a saved profile's key is not a new login
     const given = conn.sources.apiKey && conn.sources.apiKey !== 'profile' ? conn.apiKey : undefined;
     if (!given && !canPrompt()) {
-      throw usageError('missing --api-key (or --email, or --data-dir of a local gateway); there is no terminal to ask on', 'agentpay login --api-key KEY --base-url URL', { flag: '--api-key' });
+      throw usageError('missing --api-key (or --email, or --data-dir of a local gateway); there is no terminal to ask on', 'agentpay login --api-key KEY --gateway-url URL', { flag: '--api-key' });
     }
     apiKey = given ?? (await askSecret({ flag: '--api-key', message: 'API key', validate: notEmpty }));
   }

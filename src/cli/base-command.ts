@@ -10,6 +10,7 @@ import type { AgentpayClient } from 'agentpay-sdk/client';
 import { makeClient, resolveConnection, type Connection } from './client.js';
 import { describeError, type Report } from './errors.js';
 import { DEV_ROLES } from './local-gateway.js';
+import { noticeOldFlags } from './old-names.js';
 import { Output } from './output.js';
 import { flagsFromEnv } from './setting-source.js';
 
@@ -23,11 +24,11 @@ export const jsonFlag = Flags.boolean({ description: 'print JSON (the default wh
 /** Which gateway, key and CA to use; see docs/cli.md for the resolution order. */
 export const connectionFlags = {
   profile: Flags.string({ description: 'saved profile to use (env AGENTPAY_PROFILE)', helpGroup: GLOBAL }),
-  'base-url': Flags.string({ description: 'gateway URL, e.g. https://127.0.0.1:4402 (env AGENTPAY_BASE_URL)', helpGroup: GLOBAL }),
+  'gateway-url': Flags.string({ description: 'gateway URL, e.g. https://127.0.0.1:4402 (env AGENTPAY_GATEWAY_URL; old name --base-url)', aliases: ['base-url'], helpGroup: GLOBAL }),
   'api-key': Flags.string({ description: 'API key (env AGENTPAY_API_KEY)', helpGroup: GLOBAL }),
   ca: Flags.string({ description: "path of the gateway's CA certificate (env AGENTPAY_CA)", helpGroup: GLOBAL }),
-  'data-dir': Flags.string({ description: "a local dev gateway's data dir: URL, CA and dev keys come from it", helpGroup: GLOBAL }),
-  as: Flags.option({ options: DEV_ROLES, description: 'which dev key of --data-dir (or ./.agentpay) to use [default: workspace]', helpGroup: GLOBAL })(),
+  'data-dir': Flags.string({ description: "a local dev gateway's data dir: URL, CA and dev keys come from it [default: the nearest .agentpay, here or in a parent directory]", helpGroup: GLOBAL }),
+  as: Flags.option({ options: DEV_ROLES, description: 'which dev key of --data-dir (or the nearest .agentpay) to use [default: workspace]', helpGroup: GLOBAL })(),
 };
 
 /**
@@ -43,6 +44,7 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
 
   public override async init(): Promise<void> {
     await super.init();
+    noticeOldFlags(this.argv);
     // parse here, not in run(), so that usage errors reach the one catch below
     const { flags, args } = await this.parse({
       flags: this.ctor.flags,

@@ -1,21 +1,23 @@
 /**
  * Which gateway, key and CA a command uses, and the API client built from them.
  * Each field is taken from the first source that has it:
- *   flags (--base-url, --api-key, --ca; then --data-dir with --as)
- *   > environment (AGENTPAY_BASE_URL, AGENTPAY_API_KEY, AGENTPAY_CA)
+ *   flags (--gateway-url, --api-key, --ca; then --data-dir with --as)
+ *   > environment (AGENTPAY_GATEWAY_URL, AGENTPAY_API_KEY, AGENTPAY_CA)
  *   > the profile (--profile, AGENTPAY_PROFILE, or the current one)
- *   > a local dev gateway in ./.agentpay (with --as).
+ *   > a local dev gateway in the nearest .agentpay (this directory or a parent; with --as).
+ * Old names (--base-url, AGENTPAY_BASE_URL) still work, with a notice (old-names.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentpayClient } from 'agentpay-sdk/client';
 import { CliError, EXIT, usageError } from './errors.js';
-import { gatewayNotRunning, isGatewayDataDir, LOCAL_DATA_DIR, localConnection, runningGateway, type DevRole } from './local-gateway.js';
+import { findLocalDataDir, gatewayNotRunning, localConnection, runningGateway, type DevRole } from './local-gateway.js';
+import { envSetting } from './old-names.js';
 import { configPath, loadProfiles, profileNotFound } from './profile.js';
 
 export interface ConnectionFlags {
   profile?: string | undefined;
-  'base-url'?: string | undefined;
+  'gateway-url'?: string | undefined;
   'api-key'?: string | undefined;
   ca?: string | undefined;
   'data-dir'?: string | undefined;
@@ -35,8 +37,10 @@ export interface Connection {
   profileDataDir?: string;
   /** the saved profile that gave the gateway (URL, CA), and the config file holding it: errors name them */
   gatewayProfile?: { name: string; path: string };
-  /** the data dir consulted (--data-dir or ./.agentpay), if any */
+  /** the data dir consulted (--data-dir or the nearest .agentpay), if any */
   dataDir?: string;
+  /** the environment variable the gateway URL came from (AGENTPAY_GATEWAY_URL, or an old name) */
+  urlEnv?: string;
   sources: Partial<Record<'baseUrl' | 'apiKey' | 'ca', Source>>;
 }
 
@@ -51,21 +55,23 @@ interface Layer {
  * `optionalProfile`: a profile named but not saved is skipped instead of refused (login
  * and signup are how a profile gets saved under that name).
  */
-export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.ProcessEnv; cwd?: string; optionalProfile?: boolean } = {}): Connection {
+export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.ProcessEnv; cwd?: string; home?: string; optionalProfile?: boolean } = {}): Connection {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const as = flags.as ?? 'workspace';
-  const layers: Layer[] = [{ source: 'flag', baseUrl: flags['base-url'], apiKey: flags['api-key'], ca: flags.ca && resolve(cwd, flags.ca) }];
+  const layers: Layer[] = [{ source: 'flag', baseUrl: flags['gateway-url'], apiKey: flags['api-key'], ca: flags.ca && resolve(cwd, flags.ca) }];
   const conn: Connection = { sources: {} };
 
   if (flags['data-dir']) {
     const local = localConnection(resolve(cwd, flags['data-dir']), as);
     // asking for a data dir means its gateway: never fall through to another source's URL
-    if (!local.baseUrl && !flags['base-url']) throw gatewayNotRunning(local.dataDir);
+    if (!local.baseUrl && !flags['gateway-url']) throw gatewayNotRunning(local.dataDir);
     conn.dataDir = local.dataDir;
     layers.push({ source: 'data-dir', ...local });
   }
-  layers.push({ source: 'env', baseUrl: env.AGENTPAY_BASE_URL, apiKey: env.AGENTPAY_API_KEY, ca: env.AGENTPAY_CA && resolve(cwd, env.AGENTPAY_CA) });
+  const urlEnv = envSetting(env, 'AGENTPAY_GATEWAY_URL');
+  if (urlEnv) conn.urlEnv = urlEnv.from;
+  layers.push({ source: 'env', baseUrl: urlEnv?.value, apiKey: env.AGENTPAY_API_KEY, ca: env.AGENTPAY_CA && resolve(cwd, env.AGENTPAY_CA) });
 
   const file = loadProfiles(env);
   const asked = flags.profile ?? env.AGENTPAY_PROFILE;
@@ -89,10 +95,10 @@ export function resolveConnection(flags: ConnectionFlags, opts: { env?: NodeJS.P
   // from the current profile")
   if (p && profileLayer) layers.push(profileLayer);
 
-  // ./.agentpay comes last: it is not even read when the sources above give the gateway and the key
-  const localDir = join(cwd, LOCAL_DATA_DIR);
+  // the nearest .agentpay comes last: it is not even looked for when the sources above give the gateway and the key
   const complete = layers.some((l) => l.baseUrl) && layers.some((l) => l.apiKey);
-  if (!flags['data-dir'] && !complete && isGatewayDataDir(localDir)) {
+  const localDir = !flags['data-dir'] && !complete ? findLocalDataDir(cwd, opts.home) : undefined;
+  if (localDir) {
     const local = localConnection(localDir, as);
     conn.dataDir ??= local.dataDir;
     layers.push({ source: 'local', ...local });
@@ -139,13 +145,13 @@ function sourceOf(conn: Connection, field: 'baseUrl' | 'ca'): { name: string; fi
   const url = field === 'baseUrl';
   switch (conn.sources[field]) {
     case 'env': {
-      const env = url ? 'AGENTPAY_BASE_URL' : 'AGENTPAY_CA';
+      const env = url ? (conn.urlEnv ?? 'AGENTPAY_GATEWAY_URL') : 'AGENTPAY_CA';
       const what = url ? `a gateway URL such as ${EXAMPLE_URL}` : `the gateway's CA certificate (${LOCAL_CA})`;
       return { name: env, fix: `set ${env} to ${what}, or unset it (unset ${env})`, details: { env } };
     }
     case 'profile': {
       const { name, path } = conn.gatewayProfile!;
-      const flag = url ? '--base-url URL' : '--ca PATH';
+      const flag = url ? '--gateway-url URL' : '--ca PATH';
       return {
         name: `"${field}" of profile "${name}" in ${path}`,
         fix: `correct it in ${path}, or save the profile again: agentpay login --profile ${name} ${flag} --api-key KEY`,
@@ -159,7 +165,7 @@ function sourceOf(conn: Connection, field: 'baseUrl' | 'ca'): { name: string; fi
     }
     default:
       return url
-        ? { name: '--base-url', fix: `pass one like --base-url ${EXAMPLE_URL}`, details: { flag: '--base-url' } }
+        ? { name: '--gateway-url', fix: `pass one like --gateway-url ${EXAMPLE_URL}`, details: { flag: '--gateway-url' } }
         : { name: '--ca', fix: `pass the gateway's CA with --ca PATH (${LOCAL_CA})`, details: { flag: '--ca' } };
   }
 }
@@ -170,7 +176,7 @@ export function requireBaseUrl(conn: Connection): string {
     if (conn.dataDir) throw gatewayNotRunning(conn.dataDir);
     throw new CliError('NO_GATEWAY', 'no gateway configured', {
       exit: EXIT.UNREACHABLE,
-      tryNext: 'log in to one: agentpay login --base-url URL --api-key KEY, or start a local one: npx agentpay dev',
+      tryNext: 'log in to one: agentpay login --gateway-url URL --api-key KEY, or start a local one: npx agentpay dev',
     });
   }
   let url: URL | undefined;
@@ -218,5 +224,5 @@ export function readCa(path: string, conn?: Connection): string {
 export function makeClient(conn: Connection, opts: { auth?: boolean; apiKey?: string } = {}): AgentpayClient {
   const baseUrl = requireBaseUrl(conn);
   const apiKey = opts.apiKey ?? (opts.auth === false ? undefined : requireApiKey(conn));
-  return new AgentpayClient({ baseUrl, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) });
+  return new AgentpayClient({ gatewayUrl: baseUrl, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) });
 }

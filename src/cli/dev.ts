@@ -6,7 +6,7 @@ import { relative, resolve } from 'node:path';
 import { usageError } from './errors.js';
 import { checkDataDirFlag } from './gateway-config.js';
 import { runGateway, type LocalGateway, type ReadyInfo } from './gateway-runner.js';
-import { LOCAL_DATA_DIR } from './local-gateway.js';
+import { findLocalDataDir } from './local-gateway.js';
 import type { LogFormat } from './log-pretty.js';
 
 export interface DevOptions {
@@ -61,8 +61,11 @@ export function dashboardUrl(baseUrl: string, apiKey?: string): string {
 
 /** What a person sees when the gateway is ready: where it is, how to trust it, the keys, what to do next. */
 export function devBanner(r: ReadyInfo, mode: string, cwd: string = process.cwd()): string {
-  const isDefaultDir = resolve(cwd, LOCAL_DATA_DIR) === r.dataDir;
-  const dirFlag = isDefaultDir ? '' : ` --data-dir ${relative(cwd, r.dataDir) || '.'}`;
+  // the data dir other commands here find by themselves (the nearest .agentpay) needs no flag
+  const found = findLocalDataDir(cwd);
+  const isDefaultDir = found !== undefined && resolve(found) === resolve(r.dataDir);
+  const rel = relative(cwd, r.dataDir) || '.';
+  const dirFlag = isDefaultDir ? '' : ` --data-dir ${rel}`;
   const lines = [
     `agentpay dev: ${mode} gateway ready`,
     '',
@@ -83,7 +86,8 @@ export function devBanner(r: ReadyInfo, mode: string, cwd: string = process.cwd(
       `  dashboard    ${dashboardUrl(r.baseUrl, r.workspace.apiKey)}`,
       '               (signs the workspace in; trust the CA above in the browser, or accept its warning)',
       '',
-      `Next, in another terminal in this directory (the CLI finds ${isDefaultDir ? './.agentpay' : 'the gateway through --data-dir'}):`,
+      `Next, in another terminal in this directory (the CLI finds ${isDefaultDir ? (rel.startsWith('..') ? rel : `./${rel}`) : 'the gateway through --data-dir'}):`,
+      `  eval "$(npx agentpay dev env --role buyer${dirFlag})"     # gateway URL, CA and keys as AGENTPAY_* variables`,
       `  npx agentpay wallets create --owner-type agent --owner-id my-agent --generate-key --key-file my-agent.pem${dirFlag}`,
       `  npx agentpay wallets fund WALLET_ID --amount 1000${dirFlag}`,
     );

@@ -347,7 +347,7 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
     case 'INTERNAL':
       return "the gateway failed; look for the errorId in the gateway's log";
     case 'HTTP_ERROR':
-      return 'check that --base-url points at an agentpay gateway';
+      return 'check that --gateway-url points at an agentpay gateway';
     default:
       return undefined;
   }
@@ -416,7 +416,7 @@ function devCredentialsError(e: DevCredentialsError): CliError {
       ? `move that directory away and ${restart}`
       : `check that it belongs to you and is readable by you (ls -l ${e.path})`;
   return new CliError(e.code, e.message, {
-    tryNext: `${fix}; or use another gateway and key: --base-url URL --api-key KEY`,
+    tryNext: `${fix}; or use another gateway and key: --gateway-url URL --api-key KEY`,
     details: { path: e.path, ...(e.readError ? { cause: e.readError } : {}) },
   });
 }

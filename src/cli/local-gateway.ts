@@ -7,7 +7,8 @@
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { readDevCredentials } from '../gateway/dev-credentials.js';
 import { CliError, EXIT } from './errors.js';
 
@@ -123,13 +124,13 @@ export function mayHoldLock(pid: number, writtenMs: number): boolean {
   return cmdline.some((arg) => runsAgentpay(pid, arg));
 }
 
-/** Whether `arg`, an argument of process `pid`, is an agentpay CLI: this one's script, the `agentpay` bin, or bin/run.js of the agentpay package. */
+/** Whether `arg`, an argument of process `pid`, is an agentpay CLI: this one's script, the `agentpay` bin, or bin/run.js of the agentpay-cli package. */
 function runsAgentpay(pid: number, arg: string): boolean {
   if (arg === process.argv[1] || basename(arg) === 'agentpay') return true;
   if (basename(arg) !== 'run.js') return false;
   const script = isAbsolute(arg) ? arg : join(`/proc/${pid}/cwd`, arg);
   try {
-    return (JSON.parse(readFileSync(join(script, '..', '..', 'package.json'), 'utf8')) as { name?: unknown }).name === 'agentpay';
+    return (JSON.parse(readFileSync(join(script, '..', '..', 'package.json'), 'utf8')) as { name?: unknown }).name === 'agentpay-cli';
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EACCES'; // another user's process: it may be
   }
@@ -258,6 +259,28 @@ export function localConnection(dataDirIn: string, as: DevRole): LocalConnection
 
 export function isGatewayDataDir(dir: string): boolean {
   return existsSync(join(dir, 'dev-credentials.json')) || existsSync(gatewayFilePath(dir));
+}
+
+/**
+ * The nearest local gateway's data dir, as git finds `.git`: ./.agentpay, else .agentpay in the
+ * parent directory, and so on up. Only a gateway's data dir counts (dev-credentials.json or
+ * gateway.json in it), so an unrelated directory of that name is passed over. The search stops
+ * after the user's home directory when it starts inside it (a project under ~ never picks up a
+ * data dir of another user or of /), else at the filesystem root. Undefined when there is none.
+ */
+export function findLocalDataDir(cwd: string = process.cwd(), home: string = homedir()): string | undefined {
+  let dir = resolve(cwd);
+  const h = resolve(home);
+  const fromHome = relative(h, dir);
+  const underHome = fromHome === '' || (!fromHome.startsWith('..') && !isAbsolute(fromHome));
+  for (;;) {
+    const candidate = join(dir, LOCAL_DATA_DIR);
+    if (isGatewayDataDir(candidate)) return candidate;
+    if (underHome && dir === h) return undefined;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
 }
 
 export function gatewayNotRunning(dataDir: string): CliError {

@@ -102,7 +102,7 @@ export async function resolvePayout(client: AgentpayClient, id: string, input: {
   } catch (e) {
     const tryNext = resolveRefusalNext(e, id, outcome);
     if (tryNext === undefined) throw e;
-    const r = describeError(e, { baseUrl: client.http.baseUrl });
+    const r = describeError(e, { baseUrl: client.http.gatewayUrl });
     throw new CliError(r.code, r.message, { exit: r.exit, tryNext, details: r.details });
   }
 }

@@ -70,7 +70,7 @@ export async function createPayout(client: AgentpayClient, input: {
     if (!outcomeUnknown(e)) throw e;
     const flags = ['--amount', amountMinor, '--rail', input.rail, ...(input.wallet ? ['--wallet', input.wallet] : []),
       ...(input.destination ? ['--destination', input.destination] : []), ...(input.provider ? ['--provider', input.provider] : [])];
-    throw payoutMaybeMade(e, client.http.baseUrl, { flags, idempotencyKey });
+    throw payoutMaybeMade(e, client.http.gatewayUrl, { flags, idempotencyKey });
   }
 }
 

@@ -61,7 +61,7 @@ export async function createWallet(client: AgentpayClient, input: CreateWalletIn
         rmSync(keyFile, { force: true });
         throw e;
       }
-      throw keyKept(e, keyFile, input.ownerId, client.http.baseUrl);
+      throw keyKept(e, keyFile, input.ownerId, client.http.gatewayUrl);
     }
   }
   if (input.ownerType === 'agent') {

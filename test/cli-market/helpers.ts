@@ -32,7 +32,7 @@ export function cliFor(t: TestGateway): Cli {
   const run = (args: readonly string[], opts: { key?: string } = {}) =>
     cli([...args, '--json'], {
       configDir: dir, // also the cwd: no ./.agentpay there, the connection comes from the environment
-      env: { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_API_KEY: opts.key ?? t.creds.workspace.apiKey, AGENTPAY_CA: caPath(t.dataDir) },
+      env: { AGENTPAY_GATEWAY_URL: t.baseUrl, AGENTPAY_API_KEY: opts.key ?? t.creds.workspace.apiKey, AGENTPAY_CA: caPath(t.dataDir) },
     });
   return {
     dir,

@@ -58,7 +58,7 @@ const file = (name: string, content: string | Uint8Array) => {
 function verify(args: string[], opts: { input?: string; key?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   return cli(['receipts', 'verify', ...args], {
     configDir: dir,
-    env: { AGENTPAY_BASE_URL: baseUrl, AGENTPAY_CA: ca, ...(opts.key ? { AGENTPAY_API_KEY: opts.key } : {}), ...opts.env },
+    env: { AGENTPAY_GATEWAY_URL: baseUrl, AGENTPAY_CA: ca, ...(opts.key ? { AGENTPAY_API_KEY: opts.key } : {}), ...opts.env },
     ...(opts.input !== undefined ? { input: opts.input } : {}),
   });
 }

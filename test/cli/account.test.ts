@@ -17,7 +17,7 @@ let gw: string[];
 beforeAll(async () => {
   t = await startTestGateway({ config: { devEchoTokens: true } });
   ca = join(t.dataDir, 'tls', 'ca.pem');
-  gw = ['--base-url', t.baseUrl, '--ca', ca];
+  gw = ['--gateway-url', t.baseUrl, '--ca', ca];
 });
 afterAll(async () => {
   await t.close();
@@ -73,7 +73,7 @@ describe('agentpay login --api-key', () => {
   });
 
   it('fails TLS with exit 3 and a next step when the CA is not trusted', async () => {
-    const r = await cli(['whoami', '--base-url', t.baseUrl, '--api-key', t.creds.workspace.apiKey], { configDir: tempDir() });
+    const r = await cli(['whoami', '--gateway-url', t.baseUrl, '--api-key', t.creds.workspace.apiKey], { configDir: tempDir() });
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toMatch(/^error TLS_FAILED: /);
     expect(r.stderr).toContain('Try: trust the gateway');
@@ -111,7 +111,7 @@ describe('agentpay signup', () => {
     await t.client().signup.start({ kind: 'workspace', name: 'Second Co', email: 'second@acme.test', password: 'second secret phrase' })
       .then((s) => t.client().signup.verify({ signupId: s.signup.id, token: s.token! }));
 
-    // no --base-url or --ca: the gateway is the current profile's
+    // no --gateway-url or --ca: the gateway is the current profile's
     const r = await cli(['login', '--email', 'second@acme.test', '--password', 'second secret phrase', '--profile', 'second', '--json'], { configDir });
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     expect(json(r)).toMatchObject({ baseUrl: t.baseUrl, profile: { name: 'second' } });

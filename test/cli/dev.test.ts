@@ -42,7 +42,7 @@ describe('agentpay dev --json', () => {
 
   it('answers /health over HTTPS when the CA is trusted, and refuses plain HTTP with 403 INSECURE_TRANSPORT', async () => {
     const ca = readFileSync(dev.ready.caCertPath!, 'utf8');
-    const health = await new AgentpayClient({ baseUrl: dev.ready.baseUrl, ca }).platform.health();
+    const health = await new AgentpayClient({ gatewayUrl: dev.ready.baseUrl, ca }).platform.health();
     expect(health.status).toBe('ok');
     const plain = await fetch(`${dev.ready.httpUrl}/health`);
     expect(plain.status).toBe(403);

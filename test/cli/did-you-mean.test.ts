@@ -80,8 +80,8 @@ describe('a mistyped flag', () => {
   });
 
   it('suggests global flags too, one suggestion per mistyped flag', async () => {
-    const r = await run('wallets', 'list', '--bse-url', 'https://127.0.0.1:9', '--jsno');
+    const r = await run('wallets', 'list', '--gatway-url', 'https://127.0.0.1:9', '--jsno');
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain('unknown flags --bse-url (did you mean --base-url?), --jsno (did you mean --json?)');
+    expect(r.stderr).toContain('unknown flags --gatway-url (did you mean --gateway-url?), --jsno (did you mean --json?)');
   });
 });

@@ -121,7 +121,7 @@ describe('agentpay events tail', () => {
     let route: ProxyRoute = 'forward';
     const proxy = await gatewayProxy(t, () => route);
     try {
-      const viaProxy = { ...env, AGENTPAY_BASE_URL: proxy.url };
+      const viaProxy = { ...env, AGENTPAY_GATEWAY_URL: proxy.url };
       const tail = spawnCli(['events', 'tail', '--json', '--interval', '1', '--timeout', '120'], { configDir, env: viaProxy });
       await tail.waitFor('stderr', 'Following');
       route = { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: 'the gateway is closing', details: {} } } };

@@ -52,7 +52,7 @@ describe('the gateway data dir lock', () => {
       expect(statSync(join(dataDir, 'gateway.lock')).mode & 0o777).toBe(0o600);
       expect(statSync(dataDir).mode & 0o777).toBe(0o700);
       // the certificate it serves is signed by the CA on disk
-      const health = await new AgentpayClient({ baseUrl: ready.baseUrl, ca: readFileSync(ready.caCertPath!, 'utf8') }).platform.health();
+      const health = await new AgentpayClient({ gatewayUrl: ready.baseUrl, ca: readFileSync(ready.caCertPath!, 'utf8') }).platform.health();
       expect(health.status).toBe('ok');
     } finally {
       for (const b of both) b.proc.kill('SIGTERM');

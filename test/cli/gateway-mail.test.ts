@@ -23,7 +23,7 @@ describe('agentpay gateway start with --smtp-url', () => {
       env: { AGENTPAY_SMTP_URL: `smtp://${USER}:${PASSWORD}@127.0.0.1:${smtp.port}` },
     });
     try {
-      const client = new AgentpayClient({ baseUrl: gw.ready.baseUrl, ca: readFileSync(gw.ready.caCertPath!, 'utf8') });
+      const client = new AgentpayClient({ gatewayUrl: gw.ready.baseUrl, ca: readFileSync(gw.ready.caCertPath!, 'utf8') });
       await client.signup.start({ kind: 'provider', name: 'Mail Seller', email: 'seller@mail.test', password: 'correct horse battery staple 42' });
       const [mail] = await smtp.arrived(1);
       expect(mail!.to).toEqual(['seller@mail.test']);

@@ -26,8 +26,8 @@ describe('agentpay gateway operator-key', () => {
       expect(readFileSync(join(dataDir, 'agentpay.db')).includes(Buffer.from(apiKey.key))).toBe(false); // only its hash is stored
 
       const ca = readFileSync(gw.ready.caCertPath!, 'utf8');
-      const operator = new AgentpayClient({ baseUrl: gw.ready.baseUrl, ca, apiKey: apiKey.key });
-      const seller = await new AgentpayClient({ baseUrl: gw.ready.baseUrl, ca }).signup.start({
+      const operator = new AgentpayClient({ gatewayUrl: gw.ready.baseUrl, ca, apiKey: apiKey.key });
+      const seller = await new AgentpayClient({ gatewayUrl: gw.ready.baseUrl, ca }).signup.start({
         kind: 'provider', name: 'Weather Co', email: 'ops@weather.test', password: 'long enough password', website: 'https://weather.test',
       });
       expect(seller.signup.id).toMatch(/^sgn_/);

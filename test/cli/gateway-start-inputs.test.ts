@@ -57,7 +57,7 @@ describe('agentpay dev after a dev key was revoked', () => {
     const revoked = first.ready.workspace!.apiKey;
     try {
       const ca = readFileSync(first.ready.caCertPath!, 'utf8');
-      const ws = new AgentpayClient({ baseUrl: first.ready.baseUrl, ca, apiKey: revoked });
+      const ws = new AgentpayClient({ gatewayUrl: first.ready.baseUrl, ca, apiKey: revoked });
       await ws.keys.revoke((await ws.auth.whoami()).key.id);
     } finally {
       await first.stop();
@@ -70,7 +70,7 @@ describe('agentpay dev after a dev key was revoked', () => {
       expect(ready.workspace!.apiKey).not.toBe(revoked);
       expect(ready.operatorKey).toBe(first.ready.operatorKey);
       const ca = readFileSync(ready.caCertPath!, 'utf8');
-      const me = await new AgentpayClient({ baseUrl: ready.baseUrl, ca, apiKey: ready.workspace!.apiKey }).auth.whoami();
+      const me = await new AgentpayClient({ gatewayUrl: ready.baseUrl, ca, apiKey: ready.workspace!.apiKey }).auth.whoami();
       expect(me.tenant.id).toBe(ready.workspace!.id);
       const file = join(dataDir, 'dev-credentials.json');
       expect(JSON.parse(readFileSync(file, 'utf8')).workspace).toEqual(ready.workspace);

@@ -24,7 +24,7 @@ describe('agentpay gateway start', () => {
       expect(gw.ready).toEqual({ baseUrl: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/), httpUrl: null, caCertPath: join(dataDir, 'tls', 'ca.pem'), dataDir });
       expect(gw.ready.baseUrl).not.toBe('https://127.0.0.1:4402');
       expect(existsSync(join(dataDir, 'dev-credentials.json'))).toBe(false);
-      const health = await new AgentpayClient({ baseUrl: gw.ready.baseUrl, ca: readFileSync(gw.ready.caCertPath!, 'utf8') }).platform.health();
+      const health = await new AgentpayClient({ gatewayUrl: gw.ready.baseUrl, ca: readFileSync(gw.ready.caCertPath!, 'utf8') }).platform.health();
       expect(health.status).toBe('ok');
     } finally {
       const stopped = await gw.stop();

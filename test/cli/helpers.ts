@@ -114,7 +114,7 @@ export async function startGatewayProcess(args: string[], opts: CliOptions): Pro
 
 /** AGENTPAY_* variables that point the CLI at a test gateway (its URL and CA), with a key if given. */
 export function gatewayEnv(t: { baseUrl: string; dataDir: string }, apiKey?: string): Record<string, string> {
-  return { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), ...(apiKey ? { AGENTPAY_API_KEY: apiKey } : {}) };
+  return { AGENTPAY_GATEWAY_URL: t.baseUrl, AGENTPAY_CA: join(t.dataDir, 'tls', 'ca.pem'), ...(apiKey ? { AGENTPAY_API_KEY: apiKey } : {}) };
 }
 
 /** What a gatewayProxy does with one request. */

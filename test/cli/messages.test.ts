@@ -184,7 +184,7 @@ describe('messages in CLI terms', () => {
 describe('agentpay signup without a terminal', () => {
   for (const mode of [['--json'], []]) {
     it(`prints the pending signup with its next step, on stderr and as next (${mode.join(' ') || 'piped'})`, async () => {
-      const r = await cli(['signup', '--base-url', t.baseUrl, '--ca', join(t.dataDir, 'tls', 'ca.pem'), '--kind', 'workspace', '--name', 'Pending Ltd',
+      const r = await cli(['signup', '--gateway-url', t.baseUrl, '--ca', join(t.dataDir, 'tls', 'ca.pem'), '--kind', 'workspace', '--name', 'Pending Ltd',
         '--email', `pending${mode.length}@x.test`, '--password', 'long enough password', ...mode], { configDir: tempDir() });
       expect(r.exitCode, r.stderr).toBe(0);
       const out = json(r);
@@ -217,7 +217,7 @@ describe('--as with a profile', () => {
   it('is refused, naming the profile, instead of being ignored; with --data-dir it picks that dev key', async () => {
     const dir = tempDir();
     const ca = join(t.dataDir, 'tls', 'ca.pem');
-    const login = await cli(['login', '--base-url', t.baseUrl, '--ca', ca, '--api-key', t.creds.workspace.apiKey, '--profile', 'ws', '--json'], { configDir: dir });
+    const login = await cli(['login', '--gateway-url', t.baseUrl, '--ca', ca, '--api-key', t.creds.workspace.apiKey, '--profile', 'ws', '--json'], { configDir: dir });
     expect(login.exitCode, login.stderr).toBe(0);
 
     const r = await cli(['whoami', '--as', 'provider'], { configDir: dir });
@@ -225,7 +225,7 @@ describe('--as with a profile', () => {
     expect(r.stderr).toContain('error USAGE: --as provider picks a dev key of a local gateway\'s data dir, but the key in use comes from profile "ws"');
     expect(tryOf(r)).toContain('--data-dir DIR --as provider');
 
-    const dev = await cli(['whoami', '--as', 'provider', '--data-dir', t.dataDir, '--base-url', t.baseUrl, '--ca', ca, '--json'], { configDir: dir });
+    const dev = await cli(['whoami', '--as', 'provider', '--data-dir', t.dataDir, '--gateway-url', t.baseUrl, '--ca', ca, '--json'], { configDir: dir });
     expect(dev.exitCode, dev.stderr).toBe(0);
     expect(json(dev).tenant).toMatchObject({ kind: 'provider', id: t.creds.provider.id });
   });

@@ -53,7 +53,7 @@ describe('agentpay payouts create with an unknown outcome', () => {
     const p = await proxy('forward-and-drop');
     let lost: CliResult;
     try {
-      lost = await cli(['payouts', 'create', '--amount', '4000', '--rail', 'ach', '--base-url', p.url, '--json'], { configDir, env });
+      lost = await cli(['payouts', 'create', '--amount', '4000', '--rail', 'ach', '--gateway-url', p.url, '--json'], { configDir, env });
     } finally {
       await p.close();
     }
@@ -66,7 +66,7 @@ describe('agentpay payouts create with an unknown outcome', () => {
     // the gateway made it
     expect(payoutEntries()).toEqual([['fund', '10000'], ['payout', '-4000']]);
 
-    const retry = await cli(['payouts', 'create', '--amount', '4000', '--rail', 'ach', '--idempotency-key', key!, '--base-url', t.baseUrl, '--json'], { configDir, env });
+    const retry = await cli(['payouts', 'create', '--amount', '4000', '--rail', 'ach', '--idempotency-key', key!, '--gateway-url', t.baseUrl, '--json'], { configDir, env });
     expect(retry.exitCode, retry.stderr).toBe(0);
     const { payouts } = await payee.client.payouts.list();
     expect(payouts).toHaveLength(1);
@@ -78,7 +78,7 @@ describe('agentpay payouts create with an unknown outcome', () => {
     const p = await proxy('answer-500');
     let failed: CliResult;
     try {
-      failed = await cli(['payouts', 'create', '--amount', '1000', '--rail', 'ach', '--wallet', payee.walletId, '--base-url', p.url], { configDir, env });
+      failed = await cli(['payouts', 'create', '--amount', '1000', '--rail', 'ach', '--wallet', payee.walletId, '--gateway-url', p.url], { configDir, env });
     } finally {
       await p.close();
     }
@@ -92,14 +92,14 @@ describe('agentpay payouts create with an unknown outcome', () => {
   it('each run sends a new key, and a refusal keeps its own message', async () => {
     const p = await proxy('answer-500');
     try {
-      await cli(['payouts', 'create', '--amount', '1', '--rail', 'ach', '--wallet', payee.walletId, '--base-url', p.url, '--json'], { configDir, env });
-      await cli(['payouts', 'create', '--amount', '1', '--rail', 'ach', '--wallet', payee.walletId, '--base-url', p.url, '--json'], { configDir, env });
+      await cli(['payouts', 'create', '--amount', '1', '--rail', 'ach', '--wallet', payee.walletId, '--gateway-url', p.url, '--json'], { configDir, env });
+      await cli(['payouts', 'create', '--amount', '1', '--rail', 'ach', '--wallet', payee.walletId, '--gateway-url', p.url, '--json'], { configDir, env });
     } finally {
       await p.close();
     }
     expect(new Set(p.keys).size).toBe(2);
 
-    const refused = await cli(['payouts', 'create', '--amount', '999999', '--rail', 'ach', '--base-url', t.baseUrl, '--json'], { configDir, env });
+    const refused = await cli(['payouts', 'create', '--amount', '999999', '--rail', 'ach', '--gateway-url', t.baseUrl, '--json'], { configDir, env });
     expect(refused.exitCode).toBe(1);
     expect(errorOf(refused).code).toBe('INSUFFICIENT_FUNDS');
     expect(errorOf(refused).message).not.toContain('may have been made');

@@ -19,17 +19,17 @@ describe('the gateway a command talks to', () => {
   const configDir = tempDir();
   const run = (args: string[], env: Record<string, string>, dir = configDir) => cli(args, { configDir: dir, env });
 
-  it('names AGENTPAY_BASE_URL when it is not a URL or not http(s), and says to set or unset it', async () => {
+  it('names AGENTPAY_GATEWAY_URL when it is not a URL or not http(s), and says to set or unset it', async () => {
     const [bad, human, ftp] = await Promise.all([
-      run(['whoami', '--json'], { AGENTPAY_BASE_URL: 'not-a-url', AGENTPAY_API_KEY: 'ap_w_x' }),
-      run(['whoami'], { AGENTPAY_BASE_URL: 'not-a-url', AGENTPAY_API_KEY: 'ap_w_x' }),
-      run(['whoami', '--json'], { AGENTPAY_BASE_URL: 'ftp://127.0.0.1', AGENTPAY_API_KEY: 'ap_w_x' }),
+      run(['whoami', '--json'], { AGENTPAY_GATEWAY_URL: 'not-a-url', AGENTPAY_API_KEY: 'ap_w_x' }),
+      run(['whoami'], { AGENTPAY_GATEWAY_URL: 'not-a-url', AGENTPAY_API_KEY: 'ap_w_x' }),
+      run(['whoami', '--json'], { AGENTPAY_GATEWAY_URL: 'ftp://127.0.0.1', AGENTPAY_API_KEY: 'ap_w_x' }),
     ]);
     expect(bad.exitCode).toBe(2);
-    expect(errorOf(bad)).toEqual({ code: 'USAGE', message: 'the gateway URL "not-a-url" from AGENTPAY_BASE_URL is not a URL', details: { env: 'AGENTPAY_BASE_URL' } });
-    expect(tryLine(human)).toBe('Try: set AGENTPAY_BASE_URL to a gateway URL such as https://127.0.0.1:4402, or unset it (unset AGENTPAY_BASE_URL)');
-    expect(human.stderr).not.toContain('--base-url');
-    expect(errorOf(ftp).message).toBe('the gateway URL "ftp://127.0.0.1" from AGENTPAY_BASE_URL must start with https://');
+    expect(errorOf(bad)).toEqual({ code: 'USAGE', message: 'the gateway URL "not-a-url" from AGENTPAY_GATEWAY_URL is not a URL', details: { env: 'AGENTPAY_GATEWAY_URL' } });
+    expect(tryLine(human)).toBe('Try: set AGENTPAY_GATEWAY_URL to a gateway URL such as https://127.0.0.1:4402, or unset it (unset AGENTPAY_GATEWAY_URL)');
+    expect(human.stderr).not.toContain('--gateway-url');
+    expect(errorOf(ftp).message).toBe('the gateway URL "ftp://127.0.0.1" from AGENTPAY_GATEWAY_URL must start with https://');
   });
 
   it('names the profile and its config file when a saved baseUrl or ca is bad', async () => {
@@ -43,7 +43,7 @@ describe('the gateway a command talks to', () => {
       message: `the gateway URL "not-a-url" from "baseUrl" of profile "prod" in ${path} is not a URL`,
       details: { profile: 'prod', path, field: 'baseUrl' },
     });
-    expect(tryLine(await run(['whoami'], {}, dir))).toBe(`Try: correct it in ${path}, or save the profile again: agentpay login --profile prod --base-url URL --api-key KEY`);
+    expect(tryLine(await run(['whoami'], {}, dir))).toBe(`Try: correct it in ${path}, or save the profile again: agentpay login --profile prod --gateway-url URL --api-key KEY`);
 
     writeFileSync(path, JSON.stringify({ current: 'prod', profiles: { prod: { baseUrl: 'https://127.0.0.1:9', apiKey: 'ap_w_x', ca: '/no/such/ca.pem' } } }));
     const ca = await run(['whoami', '--json'], {}, dir);
@@ -56,7 +56,7 @@ describe('the gateway a command talks to', () => {
   });
 
   it('names AGENTPAY_CA when the certificate it names does not exist', async () => {
-    const env = { AGENTPAY_BASE_URL: 'https://127.0.0.1:9', AGENTPAY_API_KEY: 'ap_w_x', AGENTPAY_CA: '/no/such/ca.pem' };
+    const env = { AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:9', AGENTPAY_API_KEY: 'ap_w_x', AGENTPAY_CA: '/no/such/ca.pem' };
     const [r, human] = await Promise.all([run(['whoami', '--json'], env), run(['whoami'], env)]);
     expect(r.exitCode).toBe(3);
     expect(errorOf(r)).toEqual({ code: 'CA_NOT_FOUND', message: 'the CA certificate /no/such/ca.pem (from AGENTPAY_CA) does not exist', details: { env: 'AGENTPAY_CA' } });
@@ -64,12 +64,12 @@ describe('the gateway a command talks to', () => {
     expect(human.stderr).not.toContain('--ca');
   });
 
-  it('still names a typed --base-url or --ca as the flag', async () => {
+  it('still names a typed --gateway-url or --ca as the flag', async () => {
     const [url, ca] = await Promise.all([
-      run(['whoami', '--json', '--base-url', 'nope', '--api-key', 'ap_w_x'], { AGENTPAY_BASE_URL: 'https://127.0.0.1:9' }),
-      run(['whoami', '--json', '--base-url', 'https://127.0.0.1:9', '--api-key', 'ap_w_x', '--ca', '/no/such/ca.pem'], {}),
+      run(['whoami', '--json', '--gateway-url', 'nope', '--api-key', 'ap_w_x'], { AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:9' }),
+      run(['whoami', '--json', '--gateway-url', 'https://127.0.0.1:9', '--api-key', 'ap_w_x', '--ca', '/no/such/ca.pem'], {}),
     ]);
-    expect(errorOf(url)).toEqual({ code: 'USAGE', message: 'the gateway URL "nope" from --base-url is not a URL', details: { flag: '--base-url' } });
+    expect(errorOf(url)).toEqual({ code: 'USAGE', message: 'the gateway URL "nope" from --gateway-url is not a URL', details: { flag: '--gateway-url' } });
     expect(errorOf(ca)).toEqual({ code: 'CA_NOT_FOUND', message: 'the CA certificate /no/such/ca.pem does not exist', details: {} });
   });
 });

@@ -18,7 +18,7 @@ let gw: string[];
 
 beforeAll(async () => {
   t = await startTestGateway({ config: { devEchoTokens: true } });
-  gw = ['--base-url', t.baseUrl, '--ca', join(t.dataDir, 'tls', 'ca.pem')];
+  gw = ['--gateway-url', t.baseUrl, '--ca', join(t.dataDir, 'tls', 'ca.pem')];
 });
 afterAll(async () => {
   await t.close();

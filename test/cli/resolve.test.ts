@@ -29,7 +29,7 @@ afterAll(removeTempDirs);
 
 describe('resolveConnection', () => {
   const cwd = tempDir();
-  const env = { AGENTPAY_CONFIG_DIR: tempDir(), AGENTPAY_BASE_URL: 'https://env:1', AGENTPAY_API_KEY: 'ap_w_env' };
+  const env = { AGENTPAY_CONFIG_DIR: tempDir(), AGENTPAY_GATEWAY_URL: 'https://env:1', AGENTPAY_API_KEY: 'ap_w_env' };
   saveProfile('saved', { baseUrl: 'https://profile:1', apiKey: 'ap_w_profile', ca: '/profile-ca.pem' }, env);
 
   it('takes each field from flags, then env, then the profile', () => {

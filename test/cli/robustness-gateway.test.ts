@@ -25,7 +25,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   t = await startTestGateway();
-  env = { AGENTPAY_BASE_URL: t.baseUrl, AGENTPAY_CA: caPath(t.dataDir), AGENTPAY_API_KEY: t.creds.workspace.apiKey };
+  env = { AGENTPAY_GATEWAY_URL: t.baseUrl, AGENTPAY_CA: caPath(t.dataDir), AGENTPAY_API_KEY: t.creds.workspace.apiKey };
   seller = await startFastifySeller(t, { price100: await publish(t, '100'), price1: await publish(t, '1') });
 });
 afterAll(async () => {
@@ -58,7 +58,7 @@ describe('agentpay wallets create', () => {
     const proxy = await replyDroppingProxy();
     try {
       const keyFile = join(configDir, 'lost-reply.pem');
-      const r = await run('--owner-id', 'lost-reply', '--generate-key', '--key-file', keyFile, '--base-url', proxy.url);
+      const r = await run('--owner-id', 'lost-reply', '--generate-key', '--key-file', keyFile, '--gateway-url', proxy.url);
       expect(r.exitCode).toBe(3);
       const error = errorOf(r);
       expect(error).toMatchObject({ code: 'GATEWAY_UNREACHABLE', details: { keyFile } });
@@ -69,7 +69,7 @@ describe('agentpay wallets create', () => {
       const { createPrivateKey, createPublicKey } = await import('node:crypto');
       expect(wallet?.publicKeyPem).toBe(createPublicKey(createPrivateKey(readFileSync(keyFile, 'utf8'))).export({ type: 'spki', format: 'pem' }).toString());
 
-      const human = await cli(['wallets', 'create', '--owner-type', 'agent', '--owner-id', 'lost-reply-2', '--generate-key', '--key-file', join(configDir, 'lost-2.pem'), '--base-url', proxy.url], { configDir, env });
+      const human = await cli(['wallets', 'create', '--owner-type', 'agent', '--owner-id', 'lost-reply-2', '--generate-key', '--key-file', join(configDir, 'lost-2.pem'), '--gateway-url', proxy.url], { configDir, env });
       expect(tryOf(human)).toContain('agentpay wallets list');
     } finally {
       await proxy.close();
@@ -117,7 +117,7 @@ describe('a damaged ./.agentpay/dev-credentials.json', () => {
       expect(() => readDevCredentials(join(cwd, '.agentpay'))).toThrow(DevCredentialsError);
 
       const configDir = tempDir();
-      const flagged = await cli(['whoami', '--base-url', t.baseUrl, '--api-key', t.creds.workspace.apiKey, '--ca', caPath(t.dataDir), '--json'], { configDir, cwd });
+      const flagged = await cli(['whoami', '--gateway-url', t.baseUrl, '--api-key', t.creds.workspace.apiKey, '--ca', caPath(t.dataDir), '--json'], { configDir, cwd });
       expect(flagged.exitCode, flagged.stderr).toBe(0);
 
       for (const args of [['whoami'], ['whoami', '--data-dir', '.agentpay']]) {

@@ -29,14 +29,14 @@ describe('agentpay --help', () => {
 
 describe('usage errors', () => {
   it('a missing required value without a terminal is an error naming the flag, exit 2', async () => {
-    const r = await run('wallets', 'create', '--base-url', 'https://127.0.0.1:9', '--api-key', 'ap_w_x');
+    const r = await run('wallets', 'create', '--gateway-url', 'https://127.0.0.1:9', '--api-key', 'ap_w_x');
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('error USAGE: --owner-type is required (there is no terminal to ask on)');
     expect(r.stderr).toContain('Try: pass --owner-type <agent|workspace>');
   });
 
   it('an agent wallet without a key is refused before any request', async () => {
-    const r = await run('wallets', 'create', '--owner-type', 'agent', '--owner-id', 'a', '--base-url', 'https://127.0.0.1:9', '--api-key', 'ap_w_x');
+    const r = await run('wallets', 'create', '--owner-type', 'agent', '--owner-id', 'a', '--gateway-url', 'https://127.0.0.1:9', '--api-key', 'ap_w_x');
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('--key-file');
   });
@@ -135,14 +135,14 @@ describe('no gateway', () => {
 
   it('when nothing listens: exit 3, and the hint to start one', async () => {
     const port = await closedPort();
-    const r = await run('wallets', 'list', '--base-url', `https://127.0.0.1:${port}`, '--api-key', 'ap_w_x');
+    const r = await run('wallets', 'list', '--gateway-url', `https://127.0.0.1:${port}`, '--api-key', 'ap_w_x');
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toContain(`error GATEWAY_UNREACHABLE: cannot reach the gateway at https://127.0.0.1:${port} (ECONNREFUSED)`);
     expect(r.stderr).toContain('Try: is the gateway running? start one with: npx agentpay dev');
   });
 
   it('without an API key: exit 4, and how to log in', async () => {
-    const r = await run('wallets', 'list', '--base-url', 'https://127.0.0.1:9');
+    const r = await run('wallets', 'list', '--gateway-url', 'https://127.0.0.1:9');
     expect(r.exitCode).toBe(4);
     expect(r.stderr).toContain('error NOT_AUTHENTICATED');
     expect(r.stderr).toContain('Try: log in: agentpay login');

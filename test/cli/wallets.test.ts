@@ -1,6 +1,6 @@
 /**
  * `agentpay wallets ...` against a real in-process HTTPS gateway. The CLI finds it
- * through AGENTPAY_BASE_URL / AGENTPAY_CA / AGENTPAY_API_KEY.
+ * through AGENTPAY_GATEWAY_URL / AGENTPAY_CA / AGENTPAY_API_KEY.
  */
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey } from 'node:crypto';

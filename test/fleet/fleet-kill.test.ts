@@ -60,7 +60,7 @@ function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials;
 }
 
 const live = () => instances.filter((i) => i.alive);
-const at = (i: Instance, apiKey: string) => new AgentpayClient({ baseUrl: i.baseUrl, ca, apiKey });
+const at = (i: Instance, apiKey: string) => new AgentpayClient({ gatewayUrl: i.baseUrl, ca, apiKey });
 /** the n-th live instance, round robin: consecutive steps of one call go to different instances */
 const pick = (n: number) => { const l = live(); return l[n % l.length]!; };
 

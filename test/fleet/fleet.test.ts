@@ -51,7 +51,7 @@ function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials;
   });
 }
 
-const client = (i: number, apiKey: string) => new AgentpayClient({ baseUrl: instances[i % instances.length]!.baseUrl, ca, apiKey });
+const client = (i: number, apiKey: string) => new AgentpayClient({ gatewayUrl: instances[i % instances.length]!.baseUrl, ca, apiKey });
 
 /** Waits (polling, bounded) until `check` holds; the assertion is on what is seen, not on time. */
 async function until(check: () => boolean, what: string, limitMs = 30_000): Promise<void> {
@@ -187,7 +187,7 @@ describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL datab
     expect(runsOf('rail-jobs', mark)).not.toContain(victim.pid);
     // the survivors still serve, and see what the killed one wrote
     const alive = instances.filter((i) => i !== victim);
-    const wallets = await new AgentpayClient({ baseUrl: alive[0]!.baseUrl, ca, apiKey: creds.workspace.apiKey }).wallets.list();
+    const wallets = await new AgentpayClient({ gatewayUrl: alive[0]!.baseUrl, ca, apiKey: creds.workspace.apiKey }).wallets.list();
     expect(wallets.length).toBeGreaterThanOrEqual(2);
   }, 120_000);
 });

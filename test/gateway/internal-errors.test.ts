@@ -37,7 +37,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const client = (apiKey?: string) => new AgentpayClient({ baseUrl: gw.baseUrl, ca: gw.tls!.ca, ...(apiKey ? { apiKey } : {}) });
+const client = (apiKey?: string) => new AgentpayClient({ gatewayUrl: gw.baseUrl, ca: gw.tls!.ca, ...(apiKey ? { apiKey } : {}) });
 
 describe('GET /v1/platform/public-key after another instance rotated to a key this one lacks', () => {
   it('answers 200 with the key this instance still signs with, and logs the failed refresh naming the new key', async () => {

@@ -31,7 +31,7 @@ async function twoInstances(logLines: string[] = []): Promise<{ first: RunningGa
 }
 
 function health(gw: RunningGateway) {
-  return new AgentpayClient({ baseUrl: gw.baseUrl, ca: gw.tls!.ca }).platform.health();
+  return new AgentpayClient({ gatewayUrl: gw.baseUrl, ca: gw.tls!.ca }).platform.health();
 }
 
 const challenge = { capabilityId: 'cap_1', priceMinor: '100', nonce: 'n1' };

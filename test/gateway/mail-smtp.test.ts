@@ -188,7 +188,7 @@ describe('the SMTP password', () => {
     });
     const gw = await startGateway({ dataDir, port: 0, httpPort: null, clock: new ManualClock(Date.now()), logger: { level: 'trace', stream }, config: { mail: { smtpUrl: smtpUrl(port), from: FROM } } });
     cleanups.push(() => gw.close());
-    const client = new AgentpayClient({ baseUrl: gw.baseUrl, ca: gw.tls!.ca });
+    const client = new AgentpayClient({ gatewayUrl: gw.baseUrl, ca: gw.tls!.ca });
     await client.signup.start({ kind: 'workspace', name: 'Pw', email: 'pw@mail.test', password: 'correct horse battery staple 42' });
     await gw.mail!.deliverDue();
     const log = lines.join('');

@@ -86,7 +86,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const ctx = gw.services.ctx;
   const creds = await ensureDevCredentials(ctx, dataDir);
   const ca = gw.tls!.ca;
-  const client = (apiKey?: string) => new AgentpayClient({ baseUrl: gw.baseUrl, ca, ...(apiKey ? { apiKey } : {}) });
+  const client = (apiKey?: string) => new AgentpayClient({ gatewayUrl: gw.baseUrl, ca, ...(apiKey ? { apiKey } : {}) });
 
   return {
     gw,

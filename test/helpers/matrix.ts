@@ -199,7 +199,7 @@ export interface CallOptions {
 
 /** One raw request over the test gateway's HTTPS (or `baseUrl`), never throwing on a status. */
 export function call(t: TestGateway, method: string, path: string, opts: CallOptions = {}): Promise<RawResponse<{ error?: { code: string; message: string; details: Record<string, unknown> } } & Record<string, unknown>>> {
-  const client = opts.baseUrl ? new AgentpayClient({ baseUrl: opts.baseUrl, ca: t.ca }) : t.client();
+  const client = opts.baseUrl ? new AgentpayClient({ gatewayUrl: opts.baseUrl, ca: t.ca }) : t.client();
   return client.http.raw(method, path, {
     apiKey: opts.apiKey ?? null,
     ...(opts.body !== undefined ? { body: opts.body } : {}),

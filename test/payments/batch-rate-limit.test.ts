@@ -87,7 +87,7 @@ describe('GatewayBatcher refused a batch larger than the limit', () => {
   it('sends those operations again, first, in batches of half the limit', async () => {
     const s = await seller();
     const { fetch, log } = recordingFetch(t.ca);
-    const batcher = new GatewayBatcher(new AgentpayClient({ baseUrl: t.baseUrl, apiKey: s.apiKey, fetch }), { maxInFlight: 1 });
+    const batcher = new GatewayBatcher(new AgentpayClient({ gatewayUrl: t.baseUrl, apiKey: s.apiKey, fetch }), { maxInFlight: 1 });
     const first = batcher.run({ op: 'challenge', capabilityId: s.capabilityId });
     const waiting = challenges(s.capabilityId, LIMIT + 1).map((op) => batcher.run(op));
     const outcomes = await Promise.allSettled([first, ...waiting]);

@@ -31,7 +31,7 @@ function recordingClient() {
     if (state.noBatchRoute) return new Response(JSON.stringify({ error: { code: 'NOT_FOUND', message: 'no route POST /v1/x402/batch', details: {} } }), { status: 404, headers: { 'content-type': 'application/json' } });
     return undefined;
   });
-  return { client: new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, fetch }), log, state };
+  return { client: new AgentpayClient({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, fetch }), log, state };
 }
 
 describe('GatewayBatcher', () => {

@@ -40,7 +40,7 @@ afterAll(async () => {
 describe('AgentpayClient without an answer from the gateway', () => {
   it('reports a refused connection as GATEWAY_UNAVAILABLE naming the address and ECONNREFUSED', async () => {
     const port = await closedPort();
-    const client = new AgentpayClient({ baseUrl: `https://127.0.0.1:${port}`, apiKey: t.creds.workspace.apiKey });
+    const client = new AgentpayClient({ gatewayUrl: `https://127.0.0.1:${port}`, apiKey: t.creds.workspace.apiKey });
     const e = await caught(client.wallets.list());
     expect(e).toBeInstanceOf(AgentpayError);
     expect(e).toMatchObject({ code: 'GATEWAY_UNAVAILABLE', status: undefined, details: { url: `https://127.0.0.1:${port}`, cause: 'ECONNREFUSED' } });
@@ -51,7 +51,7 @@ describe('AgentpayClient without an answer from the gateway', () => {
   });
 
   it('reports an untrusted certificate with its TLS code, which the CLI turns into a CA hint', async () => {
-    const client = new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey }); // no ca
+    const client = new AgentpayClient({ gatewayUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey }); // no ca
     const e = await caught(client.wallets.list());
     expect(e).toMatchObject({ code: 'GATEWAY_UNAVAILABLE', status: undefined });
     expect(String((e as AgentpayError).details.cause)).toMatch(/CERT|SELF_SIGNED|UNABLE_TO_VERIFY/);
@@ -59,14 +59,14 @@ describe('AgentpayClient without an answer from the gateway', () => {
   });
 
   it('wraps a custom fetch that throws the same way, and still answers with the gateway when it works', async () => {
-    const failing = new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, fetch: async () => { throw new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }); } });
+    const failing = new AgentpayClient({ gatewayUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, fetch: async () => { throw new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }); } });
     expect(await caught(failing.wallets.list())).toMatchObject({ code: 'GATEWAY_UNAVAILABLE', details: { cause: 'ECONNRESET' } });
-    const working = new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, ca: t.ca });
+    const working = new AgentpayClient({ gatewayUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, ca: t.ca });
     expect(Array.isArray(await working.wallets.list())).toBe(true);
   });
 
   it('keeps an aborted request as the caller’s abort, not a gateway failure', async () => {
-    const client = new AgentpayClient({ baseUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, ca: t.ca });
+    const client = new AgentpayClient({ gatewayUrl: t.baseUrl, apiKey: t.creds.workspace.apiKey, ca: t.ca });
     const ac = new AbortController();
     ac.abort(new Error('stopped by the caller'));
     const e = await caught(client.http.request('GET', '/v1/wallets', { signal: ac.signal }));

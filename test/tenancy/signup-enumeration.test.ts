@@ -182,7 +182,7 @@ describe('a gateway with --dev-echo-tokens', () => {
   it('agentpay signup with a taken email exits 0 with the signup pending, and its text says to check the email', async () => {
     const owner = await signUp(d);
     const configDir = tempDir();
-    const r = await cli(['signup', '--base-url', d.baseUrl, '--ca', join(d.dataDir, 'tls', 'ca.pem'), '--kind', 'workspace', '--name', 'Again',
+    const r = await cli(['signup', '--gateway-url', d.baseUrl, '--ca', join(d.dataDir, 'tls', 'ca.pem'), '--kind', 'workspace', '--name', 'Again',
       '--email', owner.email, '--password', 'another password', '--json'], { configDir });
     expect(r.exitCode, r.stderr).toBe(0);
     const out = json(r);

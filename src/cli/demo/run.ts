@@ -98,7 +98,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     );
     const ready = gw.ready;
     const ca = gw.gateway.tls!.ca;
-    const client = (apiKey: string) => new AgentpayClient({ baseUrl: ready.baseUrl, apiKey, ca });
+    const client = (apiKey: string) => new AgentpayClient({ gatewayUrl: ready.baseUrl, apiKey, ca });
     const provider = client(ready.provider!.apiKey);
     const workspace = client(ready.workspace!.apiKey);
     const operator = client(ready.operatorKey!); // sees every wallet, the platform's included

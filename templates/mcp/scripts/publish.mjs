@@ -3,7 +3,7 @@
  * `npm run capabilities:publish`: publishes one capability per paid tool (src/capabilities.js)
  * and prints their ids as JSON; set that as AGENTPAY_CAPABILITIES for `npm start`.
  *
- *   AGENTPAY_GATEWAY_URL=https://127.0.0.1:4402 AGENTPAY_PROVIDER_KEY=ap_p_... AGENTPAY_CA=.agentpay/tls/ca.pem \
+ *   AGENTPAY_GATEWAY_URL=https://127.0.0.1:4402 AGENTPAY_API_KEY=ap_p_... AGENTPAY_CA=.agentpay/tls/ca.pem \
  *   MCP_URL=http://127.0.0.1:3000/mcp npm run -s capabilities:publish
  *
  * With `-- --package` instead of MCP_URL, the capabilities get this project's package address
@@ -13,20 +13,21 @@
  */
 import { readFileSync } from 'node:fs';
 import { AgentpayClient } from 'agentpay-sdk/client';
+import { withOldNames } from '../src/config.js';
 import { packageAddress, publishInput } from '../src/capabilities.js';
 import { paidTools } from '../src/tools.js';
 
-const { AGENTPAY_GATEWAY_URL, AGENTPAY_PROVIDER_KEY, AGENTPAY_CA, MCP_URL } = process.env;
+const { AGENTPAY_GATEWAY_URL, AGENTPAY_API_KEY, AGENTPAY_CA, MCP_URL } = withOldNames(process.env);
 const asPackage = process.argv.includes('--package');
-if (!AGENTPAY_GATEWAY_URL || !AGENTPAY_PROVIDER_KEY || (!MCP_URL && !asPackage)) {
-  console.error('set AGENTPAY_GATEWAY_URL, AGENTPAY_PROVIDER_KEY (a provider key), and MCP_URL (where buyers reach POST /mcp) or pass --package');
+if (!AGENTPAY_GATEWAY_URL || !AGENTPAY_API_KEY || (!MCP_URL && !asPackage)) {
+  console.error('set AGENTPAY_GATEWAY_URL, AGENTPAY_API_KEY (a provider key; eval "$(npx agentpay dev env --role seller)" sets both for agentpay dev), and MCP_URL (where buyers reach POST /mcp) or pass --package');
   process.exit(2);
 }
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 const where = asPackage ? { address: packageAddress(pkg.name, pkg.version) } : { endpoint: MCP_URL };
 const client = new AgentpayClient({
-  baseUrl: AGENTPAY_GATEWAY_URL,
-  apiKey: AGENTPAY_PROVIDER_KEY,
+  gatewayUrl: AGENTPAY_GATEWAY_URL,
+  apiKey: AGENTPAY_API_KEY,
   ...(AGENTPAY_CA ? { ca: readFileSync(AGENTPAY_CA, 'utf8') } : {}),
 });
 try {

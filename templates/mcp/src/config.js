@@ -6,12 +6,23 @@ import { readFileSync } from 'node:fs';
 import { paidTools } from './tools.js';
 
 const HELP = {
-  AGENTPAY_GATEWAY_URL: 'the gateway your capabilities are published on, e.g. https://127.0.0.1:4402 (agentpay dev prints it)',
-  AGENTPAY_PROVIDER_KEY: 'a provider API key with payments:write (agentpay dev prints one)',
+  AGENTPAY_GATEWAY_URL: 'the gateway your capabilities are published on, e.g. https://127.0.0.1:4402 (npx agentpay dev env prints it)',
+  AGENTPAY_API_KEY: 'a provider API key with payments:write (eval "$(npx agentpay dev env --role seller)" sets it for agentpay dev)',
   AGENTPAY_CAPABILITIES: 'the JSON printed by npm run capabilities:publish, e.g. {"text_stats":"cap_…","top_words":"cap_…"}',
 };
 
-export function configFromEnv(env = process.env) {
+/**
+ * The environment with old names read as the new ones: AGENTPAY_PROVIDER_KEY is the old name of
+ * AGENTPAY_API_KEY (used only when AGENTPAY_API_KEY is unset), with a one-line notice on stderr.
+ */
+export function withOldNames(env = process.env, warn = console.warn) {
+  if (env.AGENTPAY_API_KEY || !env.AGENTPAY_PROVIDER_KEY) return env;
+  warn('notice: AGENTPAY_PROVIDER_KEY is the old name of AGENTPAY_API_KEY; it still works, but use AGENTPAY_API_KEY');
+  return { ...env, AGENTPAY_API_KEY: env.AGENTPAY_PROVIDER_KEY };
+}
+
+export function configFromEnv(envIn = process.env, warn = console.warn) {
+  const env = withOldNames(envIn, warn);
   const missing = Object.keys(HELP).filter((k) => !env[k]);
   if (missing.length) throw new Error(missing.map((k) => `${k} is not set: ${HELP[k]}`).join('\n'));
   let capabilities;
@@ -26,7 +37,7 @@ export function configFromEnv(env = process.env) {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number from 0 to 65535; got ${JSON.stringify(env.PORT)}`);
   return {
     gatewayUrl: env.AGENTPAY_GATEWAY_URL,
-    apiKey: env.AGENTPAY_PROVIDER_KEY,
+    apiKey: env.AGENTPAY_API_KEY,
     capabilities,
     // only for a gateway with a private CA, such as agentpay dev's DATA_DIR/tls/ca.pem
     ca: env.AGENTPAY_CA ? readFileSync(env.AGENTPAY_CA, 'utf8') : undefined,

@@ -113,7 +113,7 @@ async function main() {
     const ready = JSON.parse(await firstLine(dev));
     check(ready.baseUrl && ready.caCertPath && ready.provider?.apiKey && ready.workspace?.apiKey && ready.operatorKey, 'agentpay dev --json printed a ready line without URL, CA or dev keys', ready);
     const ca = fs.readFileSync(ready.caCertPath, 'utf8');
-    const gateway = (apiKey) => new AgentpayClient({ baseUrl: ready.baseUrl, apiKey, ca });
+    const gateway = (apiKey) => new AgentpayClient({ gatewayUrl: ready.baseUrl, apiKey, ca });
     const provider = gateway(ready.provider.apiKey);
     const workspace = gateway(ready.workspace.apiKey);
     const operator = gateway(ready.operatorKey);
@@ -126,7 +126,7 @@ async function main() {
     step('starting the seller');
     const seller = start('seller', [path.join(ROOT, 'src/server.js')], {
       AGENTPAY_GATEWAY_URL: ready.baseUrl,
-      AGENTPAY_PROVIDER_KEY: ready.provider.apiKey,
+      AGENTPAY_API_KEY: ready.provider.apiKey,
       AGENTPAY_CA: ready.caCertPath,
       AGENTPAY_CAPABILITY_ID: published.id,
       HOST: '127.0.0.1',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configFromEnv } from '../src/config.js';
 
-const env = { AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:4402', AGENTPAY_PROVIDER_KEY: 'ap_p_x', AGENTPAY_CAPABILITY_ID: 'cap_1' };
+const env = { AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:4402', AGENTPAY_API_KEY: 'ap_p_x', AGENTPAY_CAPABILITY_ID: 'cap_1' };
 
 describe('configFromEnv', () => {
   it('reads the gateway, key and capability, listening on 127.0.0.1:3000 unless told', () => {
@@ -9,8 +9,17 @@ describe('configFromEnv', () => {
     expect(configFromEnv({ ...env, HOST: '0.0.0.0', PORT: '8080' })).toMatchObject({ host: '0.0.0.0', port: 8080 });
   });
 
+  it('still reads the old name AGENTPAY_PROVIDER_KEY, with a one-line notice; AGENTPAY_API_KEY wins', () => {
+    const notices = [];
+    const { AGENTPAY_API_KEY, ...old } = env;
+    expect(configFromEnv({ ...old, AGENTPAY_PROVIDER_KEY: 'ap_p_old' }, (m) => notices.push(m)).apiKey).toBe('ap_p_old');
+    expect(notices).toEqual(['notice: AGENTPAY_PROVIDER_KEY is the old name of AGENTPAY_API_KEY; it still works, but use AGENTPAY_API_KEY']);
+    expect(configFromEnv({ ...env, AGENTPAY_PROVIDER_KEY: 'ap_p_old' }, (m) => notices.push(m)).apiKey).toBe(AGENTPAY_API_KEY);
+    expect(notices).toHaveLength(1);
+  });
+
   it('names every missing variable and where to get it', () => {
-    expect(() => configFromEnv({ AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:4402' })).toThrow(/AGENTPAY_PROVIDER_KEY is not set[^]*AGENTPAY_CAPABILITY_ID is not set/);
+    expect(() => configFromEnv({ AGENTPAY_GATEWAY_URL: 'https://127.0.0.1:4402' })).toThrow(/AGENTPAY_API_KEY is not set[^]*AGENTPAY_CAPABILITY_ID is not set/);
   });
 
   it('refuses a PORT that is not a port number', () => {

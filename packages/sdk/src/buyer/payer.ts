@@ -127,7 +127,7 @@ function checkPrivateKey(pem: unknown): void {
 export function createPayer(opts: PayerOptions): Payer {
   if (!opts.privateKeyPem && !opts.signer) throw new AgentpayError('VALIDATION_FAILED', 'createBuyer: pass privateKeyPem (the agent key) or a signer', { details: { field: 'privateKeyPem' } });
   if (opts.privateKeyPem !== undefined && !opts.signer) checkPrivateKey(opts.privateKeyPem);
-  const gateway = new AgentpayClient({ baseUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
+  const gateway = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
   const now = opts.now ?? Date.now;
   const defaultCeiling = ceilingOf(opts.maxPriceMinor ?? DEFAULT_MAX_PRICE_MINOR, 'maxPriceMinor')!;
   const ceilingIsDefault = opts.maxPriceMinor === undefined;

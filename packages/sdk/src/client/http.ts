@@ -4,16 +4,23 @@
  * supported on Node through undici, loaded only when asked for, so this file also
  * runs in browsers and edge runtimes.
  */
+import { oldNameNotice } from '../deprecation.js';
 import { AgentpayError } from '../errors.js';
 
-export interface ClientOptions {
-  baseUrl: string;
+interface CommonClientOptions {
   apiKey?: string;
   /** PEM of a CA to trust (Node only), e.g. the local gateway's DATA_DIR/tls/ca.pem */
   ca?: string;
   fetch?: typeof fetch;
   headers?: Record<string, string>;
 }
+
+/** The gateway is `gatewayUrl` (https://…); `baseUrl`, its old name, still works with a one-time notice. */
+export type ClientOptions = CommonClientOptions &
+  (
+    | { /** the gateway, e.g. https://127.0.0.1:4402 */ gatewayUrl: string; baseUrl?: undefined }
+    | { /** @deprecated the old name of gatewayUrl */ baseUrl: string; gatewayUrl?: undefined }
+  );
 
 export interface RawResponse<T = unknown> {
   status: number;
@@ -36,7 +43,8 @@ type Transport = (method: string, url: URL, headers: Record<string, string>, bod
 const onNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
 export class HttpClient {
-  readonly baseUrl: string;
+  /** the gateway, without a trailing slash */
+  readonly gatewayUrl: string;
   private readonly apiKey: string | undefined;
   private readonly extraHeaders: Record<string, string>;
   private readonly ca: string | undefined;
@@ -44,7 +52,15 @@ export class HttpClient {
   private readonly transport: Promise<Transport>;
 
   constructor(opts: ClientOptions) {
-    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    let url = opts.gatewayUrl;
+    if (url === undefined && opts.baseUrl !== undefined) {
+      oldNameNotice('baseUrl', 'gatewayUrl');
+      url = opts.baseUrl;
+    }
+    if (typeof url !== 'string' || url === '') {
+      throw new AgentpayError('VALIDATION_FAILED', 'AgentpayClient: gatewayUrl is required: the gateway to talk to, e.g. https://127.0.0.1:4402', { details: { field: 'gatewayUrl' } });
+    }
+    this.gatewayUrl = url.replace(/\/+$/, '');
     this.apiKey = opts.apiKey;
     this.extraHeaders = opts.headers ?? {};
     this.ca = opts.ca;
@@ -62,6 +78,11 @@ export class HttpClient {
     this.transport.catch(() => {}); // surfaced on the first request, not as an unhandled rejection
   }
 
+  /** @deprecated the old name of gatewayUrl */
+  get baseUrl(): string {
+    return this.gatewayUrl;
+  }
+
   /** The fetch this client uses (with its CA), for callers that need raw requests. */
   fetcher(): Promise<typeof fetch> {
     this.fetchImpl ??= this.ca ? fetchWithCa(this.ca) : Promise.resolve(globalThis.fetch.bind(globalThis));
@@ -69,7 +90,7 @@ export class HttpClient {
   }
 
   async raw<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse<T>> {
-    const url = new URL(this.baseUrl + path);
+    const url = new URL(this.gatewayUrl + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json', ...this.extraHeaders, ...opts.headers };
     const key = opts.apiKey === null ? undefined : (opts.apiKey ?? this.apiKey);

@@ -1,7 +1,7 @@
 /**
  * `agentpay-sdk/client`: a typed client for every route of the gateway.
  *
- *   const ap = new AgentpayClient({ baseUrl, apiKey, ca });
+ *   const ap = new AgentpayClient({ gatewayUrl, apiKey, ca });
  *   const wallet = await ap.wallets.create({ ownerType: 'agent', ownerId: 'researcher', publicKeyPem });
  */
 import { HttpClient, type ClientOptions } from './http.js';

@@ -343,7 +343,7 @@ const transient = (e: unknown) =>
   !(e instanceof AgentpayError) || e.code === 'GATEWAY_UNAVAILABLE' || (e.status ?? 0) >= 500 || e.status === 429;
 
 export function createSellerPayments(opts: SellerOptions): SellerPayments {
-  const client = new AgentpayClient({ baseUrl: opts.gatewayUrl, apiKey: opts.apiKey, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const client = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, apiKey: opts.apiKey, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
   const gateway = new GatewayBatcher(client, opts.batch === false ? { maxInFlight: Infinity } : opts.batch);
   const attempts = Math.max(1, opts.completeRetry?.attempts ?? 4);
   const baseDelayMs = opts.completeRetry?.baseDelayMs ?? 250;
