@@ -1,13 +1,22 @@
-import { defaultServerConditions } from 'vite';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
- * The SDK is a workspace package (packages/sdk): the gateway and CLI import it by name. Its exports
- * carry an `agentpay-source` condition naming the TypeScript sources, so tests run the sources of
- * both packages without a build; child processes that run dist/ (the binary) use the SDK's dist/,
- * which test/global-setup.ts builds first.
+ * The SDK is a workspace package (packages/sdk): the gateway and CLI import it by name. Tests run
+ * its TypeScript sources: each export of packages/sdk/package.json is aliased to the file its
+ * `agentpay-source` condition names. An alias, not `resolve.conditions`: vitest hands conditions to
+ * Node too, and then dist/ code that the tests import natively (the CLI's manifest, the binary in
+ * process) would be pointed at .ts files Node cannot load. Child processes that run dist/ use the
+ * SDK's dist/, which test/global-setup.ts builds first.
  */
-const SOURCE_CONDITIONS = ['agentpay-source', ...defaultServerConditions];
+const sdk = JSON.parse(readFileSync(new URL('./packages/sdk/package.json', import.meta.url), 'utf8')) as { exports: Record<string, string | { 'agentpay-source'?: string }> };
+const SDK_SOURCES = Object.entries(sdk.exports).flatMap(([key, target]) => {
+  const source = typeof target === 'object' ? target['agentpay-source'] : undefined;
+  if (!source) return [];
+  const name = key === '.' ? 'agentpay-sdk' : `agentpay-sdk/${key.slice(2)}`;
+  return [{ find: new RegExp(`^${name.replace(/[/.-]/g, '\\$&')}$`), replacement: fileURLToPath(new URL(`./packages/sdk/${source.slice(2)}`, import.meta.url)) }];
+});
 
 /**
  * Test files that need a fresh process: they load a library that reads the environment once, when it
@@ -28,8 +37,7 @@ const FRESH_PROCESS = ['test/cli/polish-ui.test.ts'];
 const ON_POSTGRES = ['test/payments/**/*.test.ts', 'test/wallets/**/*.test.ts', 'test/policies/**/*.test.ts'];
 
 export default defineConfig({
-  resolve: { conditions: SOURCE_CONDITIONS },
-  ssr: { resolve: { conditions: SOURCE_CONDITIONS } },
+  resolve: { alias: SDK_SOURCES },
   test: {
     testTimeout: 90_000, // CLI tests spawn the binary several times; generous for a loaded 2-core machine
     hookTimeout: 120_000,

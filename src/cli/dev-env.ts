@@ -11,7 +11,7 @@ import { AgentpayClient } from 'agentpay-sdk/client';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import { writeFileAtomic } from '../core/files.js';
 import { generateEd25519 } from '../core/ed25519.js';
-import { readDevCredentials } from '../dev/bootstrap.js';
+import { readDevCredentials } from '../gateway/dev-credentials.js';
 import { CliError } from './errors.js';
 import { caPath, findLocalDataDir, gatewayNotRunning, LOCAL_DATA_DIR, runningGateway } from './local-gateway.js';
 

@@ -55,7 +55,7 @@ describe('oclif.manifest.json', () => {
 
     const first = await run('--version');
     expect(first.exitCode).toBe(0);
-    expect(first.stdout).toMatch(/^agentpay\/\d+\.\d+\.\d+/);
+    expect(first.stdout).toMatch(/^agentpay-cli\/\d+\.\d+\.\d+/);
     const ids = (path: string) => Object.keys((JSON.parse(readFileSync(path, 'utf8')) as { commands: object }).commands).sort();
     expect(ids(own)).toEqual(compiledCommandIds());
 
