@@ -6,6 +6,13 @@ import { Closed, Nullable, Timestamp } from 'agentpay-sdk/contract';
 export default async function platformRoutes(app: FastifyInstance) {
   const { signingKeys } = app.services;
 
+  // The platform's public keys are for everyone, pages included: a buyer in a browser checks a
+  // challenge's signature against them from any origin (a simple GET: no preflight, no credentials).
+  const PUBLIC_KEY_ROUTES = new Set(['/v1/platform/public-key', '/v1/platform/receipt-keys/:keyId']);
+  app.addHook('onSend', async (request, reply) => {
+    if (PUBLIC_KEY_ROUTES.has(request.routeOptions.url ?? '')) reply.header('access-control-allow-origin', '*');
+  });
+
   app.get('/v1/platform/public-key', { config: { public: true }, schema: { summary: "The platform's current receipt-signing public key", response: { 200: Closed({ publicKeyPem: Type.String(), signingKeyId: Type.String() }) } } }, async (request) => {
     try {
       await signingKeys.refresh();
