@@ -15,10 +15,14 @@
  * the gateway (and, for production, one ganache chain and one fake Stripe per file) in a
  * beforeAll and stops them in an afterAll, so a file that runs both drivers starts one chain.
  */
+import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { RailAdapters } from '../../src/domain/rails/adapters.js';
 import { STRIPE_SIGNATURE_HEADER, stripeAdapters } from '../../src/rails/stripe/adapters.js';
+import { OfacSdnScreening } from '../../src/rails/screening/ofac-sdn.js';
 import { usdcBaseRails, type UsdcBaseAdapter } from '../../src/rails/usdc/adapter.js';
 import { SANDBOX_SIGNATURE_HEADER } from '../../src/domain/rails/sandbox/world.js';
 import type { AgentpayClient, Payout, RailTransaction, TopUpIntent } from '../../packages/sdk/src/client/index.js';
@@ -89,6 +93,22 @@ export interface RailDriver {
   returnPayout(p: Payout, reason: string, client?: AgentpayClient): Promise<void>;
   /** the return reason as the payout shows it */
   returnReason(reason: string): unknown;
+
+  // ---- what refuses payouts ----
+  /** an address the screening list names (sandbox: its built-in list; production: the OFAC sdn.csv fixture) */
+  readonly sanctionedAddress: string;
+  /** screening unavailable (sandbox: the control; production: the sdn.csv file gone), or back */
+  setScreeningDown(down: boolean): Promise<void>;
+  /**
+   * The bank rail refusing the next payout outright (sandbox: the payoutsDown control; production: Stripe
+   * answering 400 no_external_account for the destination's account). A 500 from Stripe is not a refusal:
+   * the outcome is unknown and the payout stays submitted (test/rails/stripe/stripe.test.ts).
+   */
+  refuseNextBankPayout(destination: string): Promise<void>;
+  /** the payout rail unreachable (sandbox: payoutsDown; production: Stripe answering 500), or back (clears a refusal too) */
+  setPayoutsDown(down: boolean): Promise<void>;
+  /** the rails holding `minor` cents less than the ledger owes (sandbox: the control; production: Stripe's balance lowered, as by a dispute) */
+  setShortfall(minor: bigint): Promise<void>;
 }
 
 const SANDBOX_START = Date.UTC(2026, 2, 3, 10, 0, 0);
@@ -174,6 +194,11 @@ async function sandboxDriver(): Promise<{ driver: RailDriver; close: () => Promi
       await runJobs();
     },
     returnReason: (reason) => reason,
+    sanctionedAddress: '0x000000000000000000000000000000000000BAD1',
+    setScreeningDown: async (screeningDown) => { await t.operator.sandbox.update({ screeningDown }); },
+    refuseNextBankPayout: async () => { await t.operator.sandbox.update({ payoutsDown: true }); },
+    setPayoutsDown: async (payoutsDown) => { await t.operator.sandbox.update({ payoutsDown }); },
+    setShortfall: async (minor) => { await t.operator.sandbox.update({ treasuryShortfallMinor: minor.toString() }); },
   };
   return { driver, close: () => t.close() };
 }
@@ -199,7 +224,13 @@ async function productionDriver(): Promise<{ driver: RailDriver; close: () => Pr
     clock, priceFeed: chain.aggregator, rpcUrl: chain.url,
   });
   const stripe = stripeAdapters({ secretKey: 'sk_test_fake', webhookSecret: STRIPE_WEBHOOK_SECRET, clock, webhookToleranceMs: 5 * MINUTE, api: fake.api, maxNetworkRetries: 0, payoutRails: ['bank_transfer', 'ach'] });
-  const adapters: RailAdapters = { providers: [...stripe, usdc], screening: { screen: async () => 'clear' }, pricing };
+  // sanctions screening by the OFAC SDN adapter over a copy of the sdn.csv fixture (dated at the clock's start)
+  const dir = mkdtempSync(join(tmpdir(), 'agentpay-sdn-'));
+  const sdn = join(dir, 'sdn.csv');
+  copyFileSync(new URL('./screening/sdn.csv', import.meta.url), sdn);
+  utimesSync(sdn, clock.now() / 1000, clock.now() / 1000);
+  const screening = new OfacSdnScreening({ path: sdn, clock, maxAgeMs: 365 * DAY });
+  const adapters: RailAdapters = { providers: [...stripe, usdc], screening, pricing };
   const t = Object.assign(await startTestGateway({ clock, config: { mode: 'production', rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } } }), { clock });
   expect(t.gw.services.rails.registry.sandbox).toBeUndefined();
   const runJobs = () => t.gw.services.rails.jobs.runOnce();
@@ -219,6 +250,7 @@ async function productionDriver(): Promise<{ driver: RailDriver; close: () => Pr
     const res = await deliver(webhook);
     return { res, webhook };
   };
+  let taken = 0;
   const driver: RailDriver & { world: ProductionWorld } = {
     kind: 'production', t, fundEntry: 'topup', world: { fake, chain, usdc },
     ids: { processor: 'stripe', chain: usdc.info.id, bank: 'stripe-payouts', usdcPayouts: usdc.info.id },
@@ -247,7 +279,8 @@ async function productionDriver(): Promise<{ driver: RailDriver; close: () => Pr
       expect(res.status, JSON.stringify(res.body)).toBe(200);
     },
     bankDestination() {
-      const account = `acct_1${rand()}`;
+      // Stripe's ids mix letter cases: the stored form is what the payout is sent to
+      const account = `acct_1${Array.from({ length: 14 }, () => 'AbCdEfGhJkMnPqRsTuVwXyZ0123456789'[Math.floor(Math.random() * 32)]).join('')}`;
       fake.accounts.add(account);
       return `ext_${account}`;
     },
@@ -277,12 +310,32 @@ async function productionDriver(): Promise<{ driver: RailDriver; close: () => Pr
       await runJobs();
     },
     returnReason: () => expect.stringContaining(STRIPE_FAILURE.replace(/\.$/, '')),
+    sanctionedAddress: '0x7F367cC41522cE07553e823bf3be79A889DEbe1B', // sdn.csv entry 90001's ETH address
+    async setScreeningDown(down) {
+      if (down) renameSync(sdn, `${sdn}.away`);
+      else if (existsSync(`${sdn}.away`)) renameSync(`${sdn}.away`, sdn);
+    },
+    refuseNextBankPayout: async (destination) => { fake.refuseNextPayout = destination.slice('ext_'.length); },
+    setPayoutsDown: async (down) => {
+      fake.down = down;
+      if (!down) fake.refuseNextPayout = undefined;
+    },
+    async setShortfall(minor) {
+      // take from Stripe's balance (a dispute, say) whatever makes all the rails together hold `minor` less than is owed
+      fake.balances.set('platform', fake.balanceOf() + taken);
+      taken = 0;
+      if (minor === 0n) return;
+      const { holdingsMinor, obligationsMinor } = await t.operator.rail.reconcile();
+      taken = Number(BigInt(holdingsMinor) - BigInt(obligationsMinor) + minor);
+      fake.balances.set('platform', fake.balanceOf() - taken);
+    },
   };
   return {
     driver,
     close: async () => {
       await t.close();
       await Promise.all([fake.close(), chain.close()]);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
