@@ -219,6 +219,9 @@ async function productionDriver(): Promise<{ driver: RailDriver; close: () => Pr
   const [fake, chain] = await Promise.all([new FakeStripe(() => clock.now()).start(), startChain()]);
   await chain.send(chain.owner, chain.token, 'mint', [chain.payer.address, 10_000_000n * USDC]);
   await chain.send(chain.owner, chain.token, 'mint', [chain.treasury, 1_000_000n * USDC]);
+  // the platform's own float at each rail: USDC at the treasury, USD at Stripe (money deposited in
+  // USDC may leave by bank, and the reverse; reconciliation counts them together)
+  fake.balances.set('platform', 100_000_000);
   const { adapter: usdc, pricing } = usdcBaseRails({
     chainId: CHAIN_ID, usdcAddress: chain.token, confirmations: CONFIRMATIONS, treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic,
     clock, priceFeed: chain.aggregator, rpcUrl: chain.url,
