@@ -328,7 +328,7 @@ async function productionDriver(): Promise<{ driver: RailDriver; close: () => Pr
       fake.balances.set('platform', fake.balanceOf() + taken);
       taken = 0;
       if (minor === 0n) return;
-      const { holdingsMinor, obligationsMinor } = await t.operator.rail.reconcile();
+      const { holdingsMinor, obligationsMinor } = (await t.operator.rail.reconcile()) as { holdingsMinor: string; obligationsMinor: string };
       taken = Number(BigInt(holdingsMinor) - BigInt(obligationsMinor) + minor);
       fake.balances.set('platform', fake.balanceOf() - taken);
     },
