@@ -4,6 +4,9 @@
  * submitted again by the rail job, never reversed by a later refusal, since the rail may
  * already hold it. Only the first, synchronous submission refused outright is reversed.
  * Every case ends with the ledger: the money goes out exactly once, or comes back once.
+ * Sandbox only (not on the rail drivers of ./drivers.ts): each case stubs the sandbox bank's submit and
+ * reads the sandbox world; the same outcomes through Stripe (lost response, refusal after the transfer)
+ * are test/rails/stripe/stripe.test.ts's, and through the chain (lost connection, drop, revert) usdc.test.ts's.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gatewayStartOptions } from '../../src/cli/gateway-config.js';
 import { resolveRails } from '../../src/domain/rails/config.js';
-import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
+import { cli, gatewayEnv, json, removeTempDirs, tempDir } from '../cli/helpers.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { FakeStripe } from './stripe/fake-stripe.js';
 
@@ -52,6 +52,11 @@ describe('the rails section of the config file', () => {
       expect(res.sandbox).toBe(false);
       expect(res.providers.map((p) => [p.id, p.adapterType, p.status])).toEqual([['stripe', 'stripe', 'operational'], ['stripe-payouts', 'stripe', 'operational']]);
       expect(res.screening).toEqual({ status: 'operational', detail: '4 entries, 6 addresses, list 0 h old' });
+      // and the built binary shows the same: `agentpay rail providers --json` (its table is for a terminal)
+      const env = { ...gatewayEnv(t), AGENTPAY_API_KEY: t.creds.provider.apiKey };
+      const listed = json(await cli(['rail', 'providers', '--json'], { configDir, env }));
+      expect(listed).toMatchObject({ sandbox: false, screening: { status: 'operational', detail: '4 entries, 6 addresses, list 0 h old' } });
+      expect(listed.providers.map((p: { id: string; status: string }) => [p.id, p.status])).toEqual([['stripe', 'operational'], ['stripe-payouts', 'operational']]);
       // the webhook route exists for the Stripe adapter, and checks Stripe's signature
       const f = await t.client().http.fetcher();
       const hook = await f(`${t.baseUrl}/v1/rail/webhooks/stripe`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, body: '{"id":"evt_1","type":"payment_intent.succeeded","data":{}}' });

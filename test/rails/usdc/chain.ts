@@ -107,7 +107,7 @@ export function flakyTransport(url: string, cut: { on: boolean }) {
 export type UsdcGateway = TestGateway & { clock: ManualClock; adapter: UsdcBaseAdapter };
 
 /**
- * A gateway running the USDC adapter over the chain (production mode: no simulated money),
+ * A PRODUCTION-mode gateway running the USDC adapter over the chain (no sandbox adapter, no fund shortcut),
  * its sanctions screening clear. Pass `dataDir` to restart over the same data.
  */
 export async function usdcGateway(chain: Chain, o: { dataDir?: string; cut?: { on: boolean }; clock?: ManualClock; gasCeiling?: bigint } = {}): Promise<UsdcGateway> {
@@ -119,7 +119,7 @@ export async function usdcGateway(chain: Chain, o: { dataDir?: string; cut?: { o
   const adapters: RailAdapters = { providers: [adapter], screening: { screen: async () => 'clear' }, pricing };
   const t = await startTestGateway({
     clock, ...(o.dataDir ? { dataDir: o.dataDir, keepDataDir: true } : { keepDataDir: true }),
-    config: { mode: 'sandbox', rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } },
+    config: { mode: 'production', rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } },
   });
   return Object.assign(t, { clock, adapter });
 }
