@@ -15,25 +15,31 @@ import { WalSync } from '../../src/store/sqlite/wal-sync.js';
 
 /** A datasync that really syncs, but only when the test releases it. */
 function heldSync() {
-  const held: Array<() => void> = [];
+  const held: Array<() => Promise<void>> = [];
   const calls = { count: 0 };
   const datasync = (fd: number, done: (e: NodeJS.ErrnoException | null) => void) => {
     calls.count++;
-    held.push(() => fdatasync(fd, done));
+    held.push(() => new Promise<void>((synced) => fdatasync(fd, (e) => {
+      done(e);
+      synced();
+    })));
   };
-  /** lets the oldest held sync run and waits until its callbacks have run */
+  /**
+   * Lets the oldest held sync run and waits until its callbacks have run: the real fdatasync's
+   * completion, however long the disk takes, then a macrotask for what WalSync resolves on it.
+   */
   const release = async () => {
-    held.shift()!();
-    await new Promise((r) => setTimeout(r, 20));
+    await held.shift()!();
+    await new Promise((r) => setImmediate(r));
   };
   return { datasync, release, calls, held };
 }
 
-/** Whether a promise has settled by the next macrotask. */
+/** Whether a promise has settled by the next macrotask (no sync is under way unless released: nothing else can settle it later). */
 async function settled(p: Promise<unknown>): Promise<boolean> {
   let done = false;
   p.then(() => (done = true), () => (done = true));
-  await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setImmediate(r));
   return done;
 }
 
