@@ -330,6 +330,10 @@ function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined
     case 'CHALLENGE_EXPIRED':
     case 'REPLAY_DETECTED':
       return 'call the seller again for a new price quote';
+    case 'IDEMPOTENCY_IN_PROGRESS':
+      return 'the first call with this idempotency key is still running; retry in a moment with the same key to get its answer';
+    case 'IDEMPOTENCY_KEY_REUSED':
+      return 'that idempotency key was used for another request; use a new key for a new request';
     case 'INVALID_CURSOR':
       return 'start from the first page (no --after), then pass the nextCursor each page prints';
     case 'NOT_SUPPORTED':

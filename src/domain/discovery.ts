@@ -153,8 +153,10 @@ export class DiscoveryService {
     this.opts = { scoreAllUpTo: opts.scoreAllUpTo ?? SCORE_ALL_UP_TO, edge: opts.edge ?? EDGE };
   }
 
-  async search(filters: SearchFilters) {
+  /** `offset`: skip that many of the ranking first (the Bazaar list pages by offset; at most MATCH_CEILING in all) */
+  async search(filters: SearchFilters, paging: { offset?: number } = {}) {
     const maxPriceMinor = filters.maxPriceMinor === undefined ? undefined : priceCeiling(filters.maxPriceMinor);
+    const offset = Math.min(Math.max(0, Math.floor(paging.offset ?? 0)), MATCH_CEILING);
     const limit = Math.min(Math.max(1, Math.floor(filters.limit ?? DEFAULT_LIMIT)), MAX_LIMIT);
     const filter: Omit<DiscoverableFilter, 'ids'> = {
       ...(filters.category !== undefined ? { category: filters.category } : {}),
@@ -163,10 +165,15 @@ export class DiscoveryService {
       ...(filters.maxLatencyMs !== undefined ? { maxLatencyMs: filters.maxLatencyMs } : {}),
     };
     return this.ctx.store.read(async (r) => {
-      const page = hasWords(filters.query) ? await pageForQuery(r, filters.query, filter, limit) : await pageWithoutQuery(r, filter, limit, this.opts);
-      return { results: await present(r, page) };
+      const ranked = hasWords(filters.query) ? await pageForQuery(r, filters.query, filter, offset + limit) : await pageWithoutQuery(r, filter, offset + limit, this.opts);
+      return { results: await present(r, ranked.slice(offset)) };
     });
   }
+}
+
+/** How many listings pass the filters (without a query): the Bazaar list's `total`. */
+export async function countDiscoverable(r: Repos, filters: Pick<SearchFilters, 'protocol'>): Promise<number> {
+  return (await r.discovery.stats(filters.protocol !== undefined ? { protocol: filters.protocol } : {})).count;
 }
 
 async function pageForQuery(r: Repos, query: string, filter: Omit<DiscoverableFilter, 'ids'>, limit: number): Promise<Scored[]> {

@@ -62,14 +62,15 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
       });
       return { id: res.capability.id };
     },
-    sharedRoutes: ['GET /v1/capabilities/:id'],
+    // the market: every listing is shown to every key with discovery:read (discovery search is a POST)
+    sharedRoutes: ['GET /v1/capabilities/:id', 'GET /v1/x402/discovery/resources'],
   },
   '/v1/providers/:id': {
     owner: 'provider',
     async create(_t, owner) {
       return { id: owner.id };
     },
-    sharedRoutes: ['GET /v1/providers', 'GET /v1/providers/:id', 'POST /v1/providers/:id/rate'],
+    sharedRoutes: ['GET /v1/providers', 'GET /v1/providers/:id', 'POST /v1/providers/:id/rate', 'GET /v1/x402/discovery/resources'],
   },
   '/v1/auth/keys/:id': {
     owner: 'workspace',

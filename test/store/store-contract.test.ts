@@ -117,6 +117,38 @@ describe.each(backends)('Store contract on $name', (b) => {
     expect((await store.read((r) => r.transactions.listExpired(5, 10))).map((t) => t.id)).toEqual(['txn_a']);
   });
 
+  it('keeps idempotency keys of paid calls: one row per (wallet, capability, key), completed with its answer, freed, forgotten when expired', async () => {
+    const row = {
+      walletId: 'w_idem', capabilityId: 'cap_idem', key: 'k1', requestHash: 'sha256:aa', transactionId: 'txn_idem1', state: 'in_progress' as const,
+      responseStatus: null, responseContentType: null, responseBody: null, createdAt: 10, expiresAt: 100,
+    };
+    await store.tx((r) => r.paymentIdempotency.insert(row));
+    // the same (wallet, capability, key) again: a typed UniqueViolation (concurrent first uses charge once)
+    const seen = await store.tx(async (r) => {
+      await r.paymentIdempotency.insert({ ...row, transactionId: 'txn_idem2', requestHash: 'sha256:bb' });
+      return 'inserted';
+    }).catch((e: unknown) => (e instanceof UniqueViolation ? 'unique' : String(e)));
+    expect(seen).toBe('unique');
+    // another key, wallet or capability is its own row
+    await store.tx(async (r) => {
+      await r.paymentIdempotency.insert({ ...row, key: 'k2', transactionId: 'txn_idem3', expiresAt: 50 });
+      await r.paymentIdempotency.insert({ ...row, walletId: 'w_other', transactionId: 'txn_idem4', expiresAt: 200 });
+    });
+    await store.tx((r) => r.paymentIdempotency.complete('txn_idem1', { status: 201, contentType: 'application/json', body: 'e30=' }));
+    expect(await store.read((r) => r.paymentIdempotency.get('w_idem', 'cap_idem', 'k1'))).toEqual({
+      ...row, state: 'completed', responseStatus: 201, responseContentType: 'application/json', responseBody: 'e30=',
+    });
+    expect((await store.read((r) => r.paymentIdempotency.byTransaction('txn_idem3')))?.key).toBe('k2');
+    // expired by 100: k1 (100) and k2 (50), not w_other's (200)
+    expect(await store.tx((r) => r.paymentIdempotency.removeExpired(100, 10))).toBe(2);
+    expect(await store.read((r) => r.paymentIdempotency.get('w_idem', 'cap_idem', 'k1'))).toBeUndefined();
+    await store.tx((r) => r.paymentIdempotency.removeByTransaction('txn_idem4'));
+    expect(await store.read((r) => r.paymentIdempotency.get('w_other', 'cap_idem', 'k1'))).toBeUndefined();
+    await store.tx((r) => r.paymentIdempotency.insert({ ...row, transactionId: 'txn_idem5' }));
+    await store.tx((r) => r.paymentIdempotency.remove('w_idem', 'cap_idem', 'k1'));
+    expect(await store.read((r) => r.paymentIdempotency.byTransaction('txn_idem5'))).toBeUndefined();
+  });
+
   it('appends concurrent movements of one wallet gap-free, none lost (a store of its own per worker on PostgreSQL)', async () => {
     const w = await newWallet();
     const other = await b.open();

@@ -292,7 +292,7 @@ export interface DiscoveryResult {
 // ---- payments, receipts, ratings and the breaker (docs/protocol.md, docs/api/payments.md) ----
 
 /** The payment protocol's shapes are the contract's (contract/payment.ts): one definition for gateway, SDK and CLI. */
-export type { PriceChallenge as Challenge, PaymentProof, Authorization, Receipt } from './contract/index.js';
+export type { PriceChallenge as Challenge, PaymentProof, Authorization, Receipt, Replay } from './contract/index.js';
 import type { Receipt } from './contract/index.js';
 
 

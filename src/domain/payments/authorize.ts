@@ -18,11 +18,16 @@ import { expireOverdueOf } from './resolution.js';
 import { parsePaymentProof } from './proof.js';
 import type { VerificationKeys } from './verification-keys.js';
 import type { IssuedChallenges } from './issued-challenges.js';
+import { checkKey, IDEMPOTENCY_TTL_MS, inProgress, type IdempotencyInput, type Replay } from './idempotency.js';
 
 export interface AuthorizeInput {
   capabilityId: string;
   /** the proof object, or the x-payment header value as received */
   payment: unknown;
+  /** the buyer's idempotency key for this call (optional; with `requestHash`) */
+  idempotencyKey?: string;
+  /** the seller's fingerprint of the request the key was sent with */
+  requestHash?: string;
 }
 
 export type { Authorization } from 'agentpay-sdk/contract';
@@ -35,8 +40,12 @@ function replay(nonce: string): AppError {
 
 export async function authorizePayment(
   deps: PaymentDeps, keys: VerificationKeys, p: Principal, input: AuthorizeInput, issued?: IssuedChallenges,
-): Promise<Authorization> {
+): Promise<Authorization | Replay> {
   requireProvider(p);
+  if ((input.idempotencyKey === undefined) !== (input.requestHash === undefined)) {
+    throw validationError(input.idempotencyKey === undefined ? 'idempotencyKey' : 'requestHash', 'is required with the other: send both idempotencyKey and requestHash, or neither');
+  }
+  const idem: IdempotencyInput | undefined = input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey, requestHash: input.requestHash! } : undefined;
   const { ctx } = deps;
   const { proof, amountMinor, expiresAtMs } = parsePaymentProof(input.payment);
   const challenge = proof.challenge;
@@ -52,9 +61,10 @@ export async function authorizePayment(
     throw forbidden(`the proof pays for capability ${challenge.capabilityId}, not ${input.capabilityId}`, { capabilityId: input.capabilityId, paidCapabilityId: challenge.capabilityId });
   }
   if (challenge.providerId !== p.tenantId) throw forbidden('the proof pays another provider', { providerId: challenge.providerId });
-  if (ctx.clock.now() >= expiresAtMs) {
-    throw new AppError('CHALLENGE_EXPIRED', `the price challenge expired at ${challenge.expiresAt}; request a new challenge`, { expiresAt: challenge.expiresAt });
-  }
+  const expired = () => new AppError('CHALLENGE_EXPIRED', `the price challenge expired at ${challenge.expiresAt}; request a new challenge`, { expiresAt: challenge.expiresAt });
+  // with an idempotency key, a retry of a call that succeeded is answered even on an expired
+  // challenge (the proof still authenticates the buyer): checked once the wallet's key is known
+  if (!idem && ctx.clock.now() >= expiresAtMs) throw expired();
   // unsynced: only the key to check the proof with; the transaction below reads the wallet again,
   // and its commit cannot become durable before any commit it read from
   const wallet = await ctx.store.read((r) => r.wallets.get(proof.walletId), { unsynced: true });
@@ -64,6 +74,12 @@ export async function authorizePayment(
   }
 
   const outcome = await ctx.store.tx(async (r) => {
+    if (idem) {
+      // before the nonce: a retry may resend the very proof the first request used
+      const replayed = await checkKey(r, wallet.id, challenge.capabilityId, idem, ctx.clock.now());
+      if (replayed !== undefined) return { replayed: replayed satisfies Replay };
+      if (ctx.clock.now() >= expiresAtMs) throw expired();
+    }
     if (await r.transactions.byNonce(challenge.nonce)) throw replay(challenge.nonce);
     const w = await r.wallets.get(wallet.id);
     if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', wallet.id);
@@ -136,6 +152,19 @@ export async function authorizePayment(
       if (isUniqueViolation(e)) throw replay(challenge.nonce);
       throw e;
     }
+    if (idem) {
+      try {
+        await r.paymentIdempotency.insert({
+          walletId: w.id, capabilityId: txn.capabilityId, key: idem.idempotencyKey, requestHash: idem.requestHash, transactionId: txn.id,
+          state: 'in_progress', responseStatus: null, responseContentType: null, responseBody: null, createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS,
+        });
+      } catch (e) {
+        // a concurrent first use of the key committed first (PostgreSQL retries the whole
+        // transaction before this: the retry sees the row and answers from checkKey)
+        if (isUniqueViolation(e)) throw inProgress(idem.idempotencyKey);
+        throw e;
+      }
+    }
     await post(r, ctx, {
       walletId: w.id, type: 'hold', amountMinor: 0n, holdMinor: amountMinor, currency: txn.currency,
       transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
@@ -143,6 +172,7 @@ export async function authorizePayment(
     return { txn };
   });
   if ('refused' in outcome) throw outcome.refused;
+  if (outcome.replayed) return outcome.replayed;
   const { txn } = outcome;
   return {
     transactionId: txn.id,

@@ -4,8 +4,11 @@
  * revenue wallet gets the fee, the breaker count resets and the signed success
  * receipt is stored. Repeating the same complete returns the same receipt.
  */
-import { AppError } from '../../core/errors.js';
+import { createHash } from 'node:crypto';
+import { AppError, validationError } from '../../core/errors.js';
+import { MAX_KEPT_RESPONSE_BYTES } from './idempotency.js';
 import { feeFor } from '../../core/money.js';
+import type { Repos } from '../../store/store.js';
 import type { Principal } from '../api-keys.js';
 import { post } from '../ledger.js';
 import { receiptView, writeReceipt, type ReceiptView } from '../receipts.js';
@@ -18,16 +21,44 @@ export interface CompleteInput {
   transactionId: string;
   /** `sha256:` and the lowercase hex SHA-256 of the exact response bytes */
   responseHash: string;
+  /**
+   * The answer itself (body in base64, hashing to `responseHash`), kept for replays when the
+   * call was authorized with an idempotency key; ignored otherwise.
+   */
+  response?: { status: number; contentType?: string; body: string };
+}
+
+/** The answer to keep for a replay, checked against the hash the receipt signs; null when none was sent or it is too big. */
+function keptResponse(input: CompleteInput): { status: number; contentType: string | null; body: string } | null {
+  const r = input.response;
+  if (!r) return null;
+  if (r.body.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(r.body)) {
+    throw validationError('response.body', 'is not base64 (standard alphabet, padded)');
+  }
+  const bytes = Buffer.from(r.body, 'base64');
+  const hash = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  if (hash !== input.responseHash) throw validationError('response.body', `hashes to ${hash}, not the responseHash ${input.responseHash}: send the exact bytes of the answer`);
+  if (bytes.length > MAX_KEPT_RESPONSE_BYTES) return null;
+  return { status: r.status, contentType: r.contentType ?? null, body: r.body };
 }
 
 export async function completeTransaction(deps: PaymentDeps, p: Principal, input: CompleteInput): Promise<ReceiptView> {
   requireProvider(p);
   const { ctx } = deps;
+  const response = keptResponse(input);
+  /** an idempotency key still in progress for this transaction is completed with the answer */
+  const keepAnswer = async (r: Repos, transactionId: string) => {
+    const key = await r.paymentIdempotency.byTransaction(transactionId);
+    if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(transactionId, response);
+  };
   const out = await ctx.store.tx(async (r) => {
     const txn = await ownTransaction(r, p, input.transactionId);
     if (txn.status === 'succeeded') {
       const receipt = (await r.receipts.byTransaction(txn.id)).find((x) => x.status === 'success');
-      if (receipt && receipt.responseHash === input.responseHash) return { receipt: receiptView(receipt) };
+      if (receipt && receipt.responseHash === input.responseHash) {
+        await keepAnswer(r, txn.id);
+        return { receipt: receiptView(receipt) };
+      }
       return { conflict: alreadyResolved(txn, 'was already completed with another responseHash') };
     }
     if (txn.status !== 'authorized') return { conflict: alreadyResolved(txn) };
@@ -46,6 +77,7 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     if (fee > 0n) await post(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
     await r.transactions.update(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
     await recordSuccess(r, now, txn.walletId, txn.providerId);
+    await keepAnswer(r, txn.id);
     return { receipt: await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', input.responseHash) };
   });
   if ('conflict' in out) throw out.conflict;

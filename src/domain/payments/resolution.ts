@@ -47,6 +47,8 @@ export async function refundHold(
   });
   await r.transactions.update(txn.id, { status: outcome.status, failureReason: outcome.reason, resolvedAt: deps.ctx.clock.now() });
   await r.approvals.giveBack(txn.id);
+  // nothing was bought: the buyer's idempotency key is free for another attempt
+  await r.paymentIdempotency.removeByTransaction(txn.id);
   return writeReceipt(r, deps, { ...txn, status: outcome.status }, 'failed', outcome.responseHash);
 }
 

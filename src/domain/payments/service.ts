@@ -2,6 +2,7 @@
 import type { Principal } from '../api-keys.js';
 import type { ReceiptView } from '../receipts.js';
 import { authorizePayment, type Authorization, type AuthorizeInput } from './authorize.js';
+import type { Replay } from './idempotency.js';
 import { issueChallenge, type Challenge } from './challenge.js';
 import { completeTransaction, type CompleteInput } from './complete.js';
 import type { PaymentDeps } from './deps.js';
@@ -28,7 +29,7 @@ export class PaymentService {
     return challenge;
   }
 
-  authorize(p: Principal, input: AuthorizeInput): Promise<Authorization> {
+  authorize(p: Principal, input: AuthorizeInput): Promise<Authorization | Replay> {
     return authorizePayment(this.deps, this.keys, p, input, this.issued);
   }
 
@@ -47,6 +48,7 @@ export { allowAll } from './policy.js';
 export type { Challenge } from './challenge.js';
 export type { PaymentProof } from './proof.js';
 export type { Authorization } from './authorize.js';
+export type { Replay } from './idempotency.js';
 export { ExpirySweeper, BreakerService };
 
 /** Everything of payments, receipts, ratings and the breaker a gateway serves, from one set of deps. */

@@ -27,8 +27,13 @@ export class ExpirySweeper {
         return due.length;
       });
       total += n;
-      if (n < BATCH) return total;
+      if (n < BATCH) break;
     }
+    // idempotency keys past their 24 hours: forgotten (authorize also ignores them)
+    while ((await ctx.store.tx((r) => r.paymentIdempotency.removeExpired(ctx.clock.now(), BATCH))) === BATCH) {
+      // next batch
+    }
+    return total;
   }
 
   /** Sweeps every `intervalMs`; a failed sweep is reported to `onError` and retried next time. */

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, OptionalBody, StringEnum } from '../schemas.js';
 import { MAX_LIMIT } from '../../domain/discovery.js';
-import { OpenRecord } from 'agentpay-sdk/contract';
+import { BazaarResourceList, OpenRecord } from 'agentpay-sdk/contract';
+import { bazaarResources } from '../../domain/discovery-bazaar.js';
 import { Closed } from 'agentpay-sdk/contract';
 
 const SearchBody = Type.Object(
@@ -21,8 +22,26 @@ const SearchBody = Type.Object(
   { additionalProperties: false },
 );
 
+const BazaarQuery = Type.Object({
+  type: Type.Optional(StringEnum(['http', 'mcp'] as const, { description: 'http: REST capabilities; mcp: tools' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'default 20' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'default 0; the list reaches the first 1000 listings of the ranking' })),
+  scheme: Type.Optional(Type.String({ maxLength: 100, description: 'only agentpay is listed; any other gives an empty list' })),
+  network: Type.Optional(Type.String({ maxLength: 100, description: 'agentpay:sandbox or agentpay:live (this gateway\'s), or agentpay:*; any other gives an empty list' })),
+  payTo: Type.Optional(Type.String({ maxLength: 100, description: "a seller's settlement wallet id: only its listings of the page" })),
+  extensions: Type.Optional(Type.String({ maxLength: 200, description: 'accepted and ignored' })),
+}, { additionalProperties: false });
+
 export default async function discoveryRoutes(app: FastifyInstance) {
   const { discovery } = app.services;
+
+  // The same market as an x402 Bazaar resource list, for x402 clients (withBazaar(...).extensions.bazaar.listResources
+  // with the facilitator URL https://<gateway>/v1/x402 and createAuthHeaders giving {bazaar: {authorization: 'Bearer <key>'}}).
+  app.get<{ Querystring: Static<typeof BazaarQuery> }>(
+    '/v1/x402/discovery/resources',
+    { config: { scope: 'discovery:read' }, schema: { summary: 'The market as an x402 Bazaar resource list (discovery, in the x402 format)', querystring: BazaarQuery, response: { 200: BazaarResourceList } } },
+    async (request) => bazaarResources(app.services.ctx, discovery, app.services.config, request.query),
+  );
 
   app.post<{ Body: Static<typeof SearchBody> | null }>(
     '/v1/discovery/search',

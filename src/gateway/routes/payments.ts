@@ -14,9 +14,9 @@ import type { PaymentOperation } from '../plugins/rate-limit.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
 import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
-import { Authorization, Closed, ErrorEnvelope, PriceChallenge as Challenge, Receipt } from 'agentpay-sdk/contract';
+import { Authorization, Closed, ErrorEnvelope, PriceChallenge as Challenge, Receipt, Replay } from 'agentpay-sdk/contract';
 
-const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'CONFLICT'] as const;
+const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'CONFLICT'] as const;
 const RESOLVING = ['NOT_FOUND', 'CONFLICT'] as const;
 
 const ResponseHash = Type.String({
@@ -33,10 +33,24 @@ const AuthorizeBody = Type.Object({
     Type.String({ minLength: 1, maxLength: 16_384, description: 'the x-payment header value as received' }),
     Type.Object({}, { additionalProperties: true, description: 'the payment proof object' }),
   ]),
+  idempotencyKey: Type.Optional(Type.String({
+    minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$',
+    description: "optional: the buyer's idempotency key (its Idempotency-Key header, or the x402 payment-identifier id); with requestHash. A retry of a call that succeeded answers status \"replayed\" with the first receipt and answer, and charges nothing (docs/protocol.md § Idempotent retries)",
+  })),
+  requestHash: Type.Optional(Type.String({
+    pattern: '^sha256:[0-9a-f]{64}$',
+    description: "optional, with idempotencyKey: the seller's fingerprint of the request (method, path and query, body; never the proof), \"sha256:\" and 64 lowercase hex digits",
+  })),
   ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
-const CompleteBody = Type.Object({ transactionId: Id('txn'), responseHash: ResponseHash, ...IgnoredTenantIds }, { additionalProperties: false });
+const KeptResponse = Type.Object({
+  status: Type.Integer({ minimum: 100, maximum: 599 }),
+  contentType: Type.Optional(Type.String({ maxLength: 256 })),
+  body: Type.String({ maxLength: 349_528, description: 'the exact response bytes (at most 256 KiB), base64 (standard, padded); they must hash to responseHash' }),
+}, { additionalProperties: false, description: 'optional: the answer, kept for replays when the call was authorized with an idempotency key (up to 256 KiB of body; ignored otherwise)' });
+
+const CompleteBody = Type.Object({ transactionId: Id('txn'), responseHash: ResponseHash, response: Type.Optional(KeptResponse), ...IgnoredTenantIds }, { additionalProperties: false });
 
 const FailBody = Type.Object({
   transactionId: Id('txn'),
@@ -105,7 +119,7 @@ export default async function paymentRoutes(app: FastifyInstance) {
     challenge: await payments.challenge(principal(request), request.body.capabilityId),
   }));
 
-  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { ...paymentOp('authorize', BUYING), schema: { summary: "Authorize a buyer's signed payment: holds the price", body: AuthorizeBody, response: { 200: Authorization } } }, async (request) =>
+  app.post<{ Body: Static<typeof AuthorizeBody> }>('/v1/x402/authorize', { ...paymentOp('authorize', BUYING), schema: { summary: "Authorize a buyer's signed payment: holds the price", body: AuthorizeBody, response: { 200: Type.Union([Authorization, Replay]) } } }, async (request) =>
     payments.authorize(principal(request), request.body),
   );
 
@@ -124,7 +138,7 @@ export default async function paymentRoutes(app: FastifyInstance) {
   // operation's payment limit. One that does not fit what is left of a window is refused whole,
   // before any operation is counted or run, so a refused batch changes nothing: the client may
   // resend it, smaller or later.
-  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config: { ...config, errors: [...BUYING, ...RESOLVING] }, schema: { summary: 'Several payment operations in one request, each answered as its route would', body: BatchBody, response: { 200: Closed({ results: Type.Array(Closed({ status: Type.Integer(), body: Type.Union([Closed({ challenge: Challenge }), Closed({ receipt: Receipt }), ErrorEnvelope, Authorization]) })) }) } } }, async (request, reply) => {
+  app.post<{ Body: Static<typeof BatchBody> }>('/v1/x402/batch', { config: { ...config, errors: [...BUYING, ...RESOLVING] }, schema: { summary: 'Several payment operations in one request, each answered as its route would', body: BatchBody, response: { 200: Closed({ results: Type.Array(Closed({ status: Type.Integer(), body: Type.Union([Closed({ challenge: Challenge }), Closed({ receipt: Receipt }), ErrorEnvelope, Authorization, Replay]) })) }) } } }, async (request, reply) => {
     const count: Record<string, number> = {};
     for (const op of request.body.operations) count[op.op] = (count[op.op] ?? 0) + 1;
     await app.paymentLimits.takeBatch(request, reply, count);

@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, lt, lte, or } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { transactions, receipts, breakers } from '../schema-pg/index.js';
-import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo } from '../repos/payments.js';
+import { transactions, receipts, breakers, paymentIdempotency } from '../schema-pg/index.js';
+import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
 
 type Db = NodePgDatabase;
 
@@ -47,5 +47,40 @@ export class PgBreakers implements BreakerRepo {
       target: [breakers.walletId, breakers.providerId],
       set: { consecutiveFailures: b.consecutiveFailures, paused: b.paused, updatedAt: b.updatedAt },
     });
+  }
+}
+
+/** a function, not a method: pg-store wraps every repository method into an async one */
+const keyIs = (walletId: string, capabilityId: string, key: string) =>
+  and(eq(paymentIdempotency.walletId, walletId), eq(paymentIdempotency.capabilityId, capabilityId), eq(paymentIdempotency.key, key));
+
+export class PgPaymentIdempotency implements PaymentIdempotencyRepo {
+  constructor(private db: Db) {}
+  async get(walletId: string, capabilityId: string, key: string) {
+    return (await this.db.select().from(paymentIdempotency).where(keyIs(walletId, capabilityId, key)))[0];
+  }
+  async insert(row: PaymentIdempotency) { await this.db.insert(paymentIdempotency).values(row); }
+  async byTransaction(transactionId: string) {
+    return (await this.db.select().from(paymentIdempotency).where(eq(paymentIdempotency.transactionId, transactionId)))[0];
+  }
+  async complete(transactionId: string, response: { status: number; contentType: string | null; body: string } | null) {
+    await this.db.update(paymentIdempotency).set({
+      state: 'completed',
+      responseStatus: response?.status ?? null,
+      responseContentType: response?.contentType ?? null,
+      responseBody: response?.body ?? null,
+    }).where(eq(paymentIdempotency.transactionId, transactionId));
+  }
+  async remove(walletId: string, capabilityId: string, key: string) {
+    await this.db.delete(paymentIdempotency).where(keyIs(walletId, capabilityId, key));
+  }
+  async removeByTransaction(transactionId: string) {
+    await this.db.delete(paymentIdempotency).where(eq(paymentIdempotency.transactionId, transactionId));
+  }
+  async removeExpired(now: number, limit: number) {
+    const ids = (await this.db.select({ t: paymentIdempotency.transactionId }).from(paymentIdempotency)
+      .where(lte(paymentIdempotency.expiresAt, now)).orderBy(asc(paymentIdempotency.expiresAt)).limit(limit)).map((r) => r.t);
+    if (ids.length === 0) return 0;
+    return (await this.db.delete(paymentIdempotency).where(inArray(paymentIdempotency.transactionId, ids)).returning({ t: paymentIdempotency.transactionId })).length;
   }
 }

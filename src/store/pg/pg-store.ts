@@ -33,7 +33,7 @@ import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys } from '.
 import { PgWallets, PgLedger, PgSigningKeys } from './wallets.js';
 import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificationRequests, PgRatings } from './market.js';
 import { PgDiscovery } from './discovery.js';
-import { PgTransactions, PgReceipts, PgBreakers } from './payments.js';
+import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency } from './payments.js';
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgAlertMails } from './alerts.js';
@@ -99,7 +99,8 @@ function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false):
     ratings: new PgRatings(db),
     transactions: new PgTransactions(db),
     receipts: new PgReceipts(db),
-    breakers: new PgBreakers(db),
+    paymentIdempotency: new PgPaymentIdempotency(db),
+      breakers: new PgBreakers(db),
     policies: new PgPolicies(db),
     approvals: new PgApprovals(db),
     spend: new PgSpend(db, writable),

@@ -1,8 +1,9 @@
-import type { transactions, receipts, breakers } from '../schema/index.js';
+import type { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
 
 export type Transaction = typeof transactions.$inferSelect;
 export type Receipt = typeof receipts.$inferSelect;
 export type Breaker = typeof breakers.$inferSelect;
+export type PaymentIdempotency = typeof paymentIdempotency.$inferSelect;
 
 export interface TransactionRepo {
   insert(t: Transaction): Promise<void>;
@@ -25,4 +26,19 @@ export interface ReceiptRepo {
 export interface BreakerRepo {
   get(walletId: string, providerId: string): Promise<Breaker | undefined>;
   put(b: Breaker): Promise<void>;
+}
+
+/** Idempotency keys of paid calls, per (wallet, capability, key); see the table's comment. */
+export interface PaymentIdempotencyRepo {
+  get(walletId: string, capabilityId: string, key: string): Promise<PaymentIdempotency | undefined>;
+  /** throws UniqueViolation when the (wallet, capability, key) is taken: a concurrent first use */
+  insert(row: PaymentIdempotency): Promise<void>;
+  byTransaction(transactionId: string): Promise<PaymentIdempotency | undefined>;
+  /** the call succeeded: `completed`, with the first answer when the seller sent it */
+  complete(transactionId: string, response: { status: number; contentType: string | null; body: string } | null): Promise<void>;
+  /** frees a key (its call failed, expired, or the row outlived its time) */
+  remove(walletId: string, capabilityId: string, key: string): Promise<void>;
+  removeByTransaction(transactionId: string): Promise<void>;
+  /** deletes up to `limit` rows whose time ran out by `now`; returns how many */
+  removeExpired(now: number, limit: number): Promise<number>;
 }

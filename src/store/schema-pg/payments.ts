@@ -54,3 +54,30 @@ export const breakers = pgTable('breakers', {
   paused: bool('paused').notNull(),
   updatedAt: int('updated_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.walletId, t.providerId] })]);
+
+/**
+ * Idempotent retries of paid calls (docs/protocol.md § Idempotent retries): one row per
+ * (buyer wallet, capability, idempotency key), from the authorization that placed the hold
+ * (`in_progress`) to its success (`completed`, with the answer to replay). The primary key is
+ * what makes concurrent retries charge once. A failed or expired call deletes its row (the key
+ * is free again); rows live until `expiresAt` (24 hours after the first use at least).
+ */
+export const paymentIdempotency = pgTable('payment_idempotency', {
+  walletId: text('wallet_id').notNull(),
+  capabilityId: text('capability_id').notNull(),
+  key: text('key').notNull(),
+  /** the seller's fingerprint of the request (method, path and query, body): a reuse for another request is refused */
+  requestHash: text('request_hash').notNull(),
+  transactionId: text('transaction_id').notNull(),
+  state: text('state', { enum: ['in_progress', 'completed'] }).notNull(),
+  /** the first answer, when the seller sent it with complete: status, content type, body (base64) */
+  responseStatus: int('response_status'),
+  responseContentType: text('response_content_type'),
+  responseBody: text('response_body'),
+  createdAt: int('created_at').notNull(),
+  expiresAt: int('expires_at').notNull(),
+}, (t) => [
+  primaryKey({ columns: [t.walletId, t.capabilityId, t.key] }),
+  uniqueIndex('payment_idempotency_transaction').on(t.transactionId),
+  index('payment_idempotency_expiry').on(t.expiresAt),
+]);

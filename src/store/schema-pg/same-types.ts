@@ -24,6 +24,7 @@ export type SameRows = [
   Check<Same<typeof lite.transactions.$inferSelect, typeof pg.transactions.$inferSelect>>,
   Check<Same<typeof lite.receipts.$inferSelect, typeof pg.receipts.$inferSelect>>,
   Check<Same<typeof lite.breakers.$inferSelect, typeof pg.breakers.$inferSelect>>,
+  Check<Same<typeof lite.paymentIdempotency.$inferSelect, typeof pg.paymentIdempotency.$inferSelect>>,
   Check<Same<typeof lite.policies.$inferSelect, typeof pg.policies.$inferSelect>>,
   Check<Same<typeof lite.approvals.$inferSelect, typeof pg.approvals.$inferSelect>>,
   Check<Same<typeof lite.railTransactions.$inferSelect, typeof pg.railTransactions.$inferSelect>>,

@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, lt, lte, or } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { transactions, receipts, breakers } from '../schema/index.js';
-import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo } from '../repos/payments.js';
+import { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
+import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
 import { storeError } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
@@ -58,5 +58,39 @@ export class SqliteBreakers implements BreakerRepo {
       target: [breakers.walletId, breakers.providerId],
       set: { consecutiveFailures: b.consecutiveFailures, paused: b.paused, updatedAt: b.updatedAt },
     }).run();
+  }
+}
+
+export class SqlitePaymentIdempotency implements PaymentIdempotencyRepo {
+  private readonly s: TableStatements<typeof paymentIdempotency>;
+  constructor(private db: Db) { this.s = statementsFor(db, paymentIdempotency); }
+  async get(walletId: string, capabilityId: string, key: string) { return this.s.first({ walletId, capabilityId, key }); }
+  async insert(row: PaymentIdempotency) {
+    try {
+      this.s.insert(row);
+    } catch (e) {
+      throw storeError(e);
+    }
+  }
+  async byTransaction(transactionId: string) { return this.s.first({ transactionId }); }
+  async complete(transactionId: string, response: { status: number; contentType: string | null; body: string } | null) {
+    this.s.update({ transactionId }, {
+      state: 'completed',
+      responseStatus: response?.status ?? null,
+      responseContentType: response?.contentType ?? null,
+      responseBody: response?.body ?? null,
+    });
+  }
+  async remove(walletId: string, capabilityId: string, key: string) {
+    this.db.delete(paymentIdempotency).where(and(eq(paymentIdempotency.walletId, walletId), eq(paymentIdempotency.capabilityId, capabilityId), eq(paymentIdempotency.key, key))).run();
+  }
+  async removeByTransaction(transactionId: string) {
+    this.db.delete(paymentIdempotency).where(eq(paymentIdempotency.transactionId, transactionId)).run();
+  }
+  async removeExpired(now: number, limit: number) {
+    const ids = this.db.select({ t: paymentIdempotency.transactionId }).from(paymentIdempotency)
+      .where(lte(paymentIdempotency.expiresAt, now)).orderBy(asc(paymentIdempotency.expiresAt)).limit(limit).all().map((r) => r.t);
+    if (ids.length === 0) return 0;
+    return this.db.delete(paymentIdempotency).where(inArray(paymentIdempotency.transactionId, ids)).run().changes;
   }
 }

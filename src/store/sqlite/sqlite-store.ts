@@ -9,7 +9,7 @@ import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
 import { SqliteDiscovery } from './discovery.js';
-import { SqliteTransactions, SqliteReceipts, SqliteBreakers } from './payments.js';
+import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempotency } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
 import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
 import { SqliteAlertMails } from './alerts.js';
@@ -102,6 +102,7 @@ export class SqliteStore implements Store {
       ratings: new SqliteRatings(this.db),
       transactions: new SqliteTransactions(this.db),
       receipts: new SqliteReceipts(this.db),
+      paymentIdempotency: new SqlitePaymentIdempotency(this.db),
       breakers: new SqliteBreakers(this.db),
       policies: new SqlitePolicies(this.db),
       approvals: new SqliteApprovals(this.db),

@@ -4,14 +4,23 @@
  * which carries several of them in one request.
  */
 import type { HttpClient } from './http.js';
-import type { Authorization, Challenge, PaymentProof, Receipt } from '../types.js';
+import type { Authorization, Challenge, PaymentProof, Receipt, Replay } from '../types.js';
 
 /** One operation of a batch: the body of its own route and `op`. */
 export type PaymentOperation =
   | { op: 'challenge'; capabilityId: string }
-  | { op: 'authorize'; capabilityId: string; payment: PaymentProof | string }
-  | { op: 'complete'; transactionId: string; responseHash: string }
+  | ({ op: 'authorize' } & AuthorizeInput)
+  | ({ op: 'complete' } & CompleteInput)
   | { op: 'fail'; transactionId: string; reason: 'client_error' | 'provider_error'; responseHash?: string; statusCode?: number };
+
+/**
+ * `idempotencyKey` and `requestHash` (both or neither): the buyer's key and the seller's
+ * fingerprint of the request; a retry of a call that succeeded then answers a `Replay`.
+ */
+export interface AuthorizeInput { capabilityId: string; payment: PaymentProof | string; idempotencyKey?: string; requestHash?: string }
+
+/** `response`: the answer (body in base64), kept by the gateway for replays of an idempotent call. */
+export interface CompleteInput { transactionId: string; responseHash: string; response?: { status: number; contentType?: string; body: string } }
 
 /** What the operation's own route would have answered: its status and body (an error envelope from 400 up). */
 export interface PaymentOperationResult {
@@ -27,11 +36,14 @@ export class PaymentsApi {
     return (await this.http.request<{ challenge: Challenge }>('POST', '/v1/x402/challenge', { body: { capabilityId } })).challenge;
   }
   /** Checks the buyer's proof and places a hold; `payment` may be the x-payment header value as received. */
-  authorize(input: { capabilityId: string; payment: PaymentProof | string }): Promise<Authorization> {
+  authorize(input: AuthorizeInput & { idempotencyKey?: undefined }): Promise<Authorization>;
+  /** With an idempotency key: a retry of a call that succeeded answers its `Replay` (nothing held or charged). */
+  authorize(input: AuthorizeInput): Promise<Authorization | Replay>;
+  authorize(input: AuthorizeInput): Promise<Authorization | Replay> {
     return this.http.request('POST', '/v1/x402/authorize', { body: input });
   }
   /** Captures the hold, settles and returns the signed success receipt (same receipt when repeated). */
-  complete(input: { transactionId: string; responseHash: string }): Promise<{ receipt: Receipt }> {
+  complete(input: CompleteInput): Promise<{ receipt: Receipt }> {
     return this.http.request('POST', '/v1/x402/complete', { body: input });
   }
   /** Refunds the buyer and returns the failed receipt; `provider_error` counts toward the breaker. */

@@ -10,3 +10,4 @@ export * from './address.js';
 export * from './canonical-json.js';
 export * from './ed25519-strict.js';
 export * from './payment.js';
+export * from './bazaar.js';

@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Closed, Id, Open, StringEnum, Timestamp } from './schemas.js';
+import { Receipt } from './resources.js';
 
 /** A challenge before the platform signs it. */
 export const UnsignedPriceChallenge = Closed({
@@ -48,3 +49,20 @@ export const Authorization = Closed({
   expiresAt: Timestamp({ description: 'when the hold is refunded unless completed or failed first' }),
 }, { description: 'the authorized transaction: the amount is held until complete or fail (docs/api/payments.md)' });
 export type Authorization = Static<typeof Authorization>;
+
+/**
+ * What authorize answers, instead of an Authorization, for a retry with an idempotency key whose
+ * first call succeeded: nothing held or charged; the first receipt and the first answer (body in
+ * base64), or null when the seller did not keep it (docs/protocol.md § Idempotent retries).
+ */
+export const Replay = Closed({
+  transactionId: Id('txn'),
+  status: StringEnum(['replayed'] as const),
+  walletId: Id('wal'),
+  capabilityId: Id('cap'),
+  amountMinor: Amount(),
+  currency: Type.String(),
+  receipt: Receipt,
+  response: Type.Union([Closed({ status: Type.Integer({ minimum: 100, maximum: 599 }), contentType: Type.Union([Type.String(), Type.Null()]), body: Type.String({ description: 'base64' }) }), Type.Null()]),
+}, { description: 'a retry with an idempotency key whose first call succeeded: its receipt and answer, nothing held (docs/protocol.md § Idempotent retries)' });
+export type Replay = Static<typeof Replay>;
