@@ -443,3 +443,55 @@ export function receiptFromHeader(value: string | null | undefined): Receipt | u
 }
 
 export { PAYMENT_HEADER, RECEIPT_HEADER };
+
+// ---- MCP: the MPP MCP transport's `_meta` keys and x402's MCP convention ----
+
+/** Result `_meta` key of the MPP MCP transport: payment required, `{httpStatus, challenges, problem?}`. */
+export const MPP_MCP_PAYMENT_REQUIRED_META = 'org.paymentauth/payment-required';
+/** Request `_meta` key of the MPP MCP transport: the credential `{challenge, payload, source?}` (request as an object). */
+export const MPP_MCP_CREDENTIAL_META = 'org.paymentauth/credential';
+/** Result `_meta` key of the MPP MCP transport: the receipt. */
+export const MPP_MCP_RECEIPT_META = 'org.paymentauth/receipt';
+/** Request `_meta` key of x402's MCP convention: the PaymentPayload object. */
+export const X402_MCP_PAYMENT_META = 'x402/payment';
+/** Result `_meta` key of x402's MCP convention: the SettlementResponse object. */
+export const X402_MCP_PAYMENT_RESPONSE_META = 'x402/payment-response';
+
+/** What an unpaid paid-tool result adds to its `_meta` for MPP MCP clients (mppx's McpClient). */
+export function mcpPaymentRequiredMeta(challenge: PriceChallenge, realm: string, problem?: ProblemDetails): Record<string, unknown> {
+  return { [MPP_MCP_PAYMENT_REQUIRED_META]: { httpStatus: 402, challenges: [paymentChallengeOf(challenge, realm)], ...(problem ? { problem } : {}) } };
+}
+
+/**
+ * The payment of a tool call in another dialect's `_meta` key (ours, `agentpay/payment`, is
+ * read by the MCP seller first): the MPP credential, else the x402 PaymentPayload.
+ */
+export function readMcpPayment(meta: Record<string, unknown> | undefined): PaymentCredentialRead {
+  const cred = meta?.[MPP_MCP_CREDENTIAL_META] as { challenge?: { id?: unknown; method?: unknown }; payload?: { proof?: unknown } } | undefined;
+  if (cred !== undefined) {
+    if (!cred || typeof cred !== 'object' || !cred.challenge || !cred.payload) return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: `_meta["${MPP_MCP_CREDENTIAL_META}"] is not a credential {challenge, payload}` };
+    if (cred.challenge.method !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'payment', problem: 'method-unsupported', status: 400, message: `payment method "${String(cred.challenge.method)}" is not accepted here; pay with method "agentpay"` };
+    const proof = cred.payload.proof as PaymentProof | undefined;
+    if (!proof || typeof proof !== 'object') return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: 'the credential payload.proof is missing' };
+    if (cred.challenge.id !== proof.challenge?.nonce) return { kind: 'invalid', dialect: 'payment', problem: 'invalid-challenge', status: 402, message: 'the credential challenge id is not the nonce of the signed challenge it pays' };
+    return { kind: 'payment', dialect: 'payment', payment: proof, challengeId: String(cred.challenge.id) };
+  }
+  const x = meta?.[X402_MCP_PAYMENT_META] as X402PaymentPayload | undefined;
+  if (x !== undefined) {
+    if (!x || typeof x !== 'object' || x.accepted?.scheme !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: 'only the x402 scheme "agentpay" is accepted here' };
+    const proof = x.payload?.proof as PaymentProof | undefined;
+    if (!proof || typeof proof !== 'object') return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'payload.proof is missing' };
+    const id = x402PaymentIdentifier(x);
+    return { kind: 'payment', dialect: 'x402', payment: proof, ...(id ? { idempotencyKey: id } : {}) };
+  }
+  return { kind: 'none' };
+}
+
+/** The receipt `_meta` of a paid tool result in the buyer's dialect (beside `agentpay/receipt`). */
+export function mcpReceiptMeta(dialect: Dialect, receipt: Receipt, o: { network?: string; challengeId?: string } = {}): Record<string, unknown> {
+  if (dialect === 'x402') return { [X402_MCP_PAYMENT_RESPONSE_META]: x402SettlementResponse(receipt, o.network) };
+  if (dialect === 'payment' && receipt.status === 'success') {
+    return { [MPP_MCP_RECEIPT_META]: { status: 'success', method: AGENTPAY_SCHEME, timestamp: receipt.timestamp, reference: receipt.transactionId, challengeId: o.challengeId ?? '', receipt } };
+  }
+  return {};
+}
