@@ -17,7 +17,7 @@ import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ensureDevCredentials } from '../src/dev/bootstrap.js';
+import { ensureDevCredentials } from '../src/gateway/dev-credentials.js';
 import { startGateway } from '../src/gateway/server.js';
 import { ready, serve } from './lib/ipc.js';
 import { UsageMeter } from './lib/usage.js';

@@ -28,7 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { generateEd25519 } from '../src/core/ed25519.js';
 import { encodeHeader } from '../packages/sdk/src/protocol.js';
 import { signProof } from './lib/proof.js';
-import { ensureDevCredentials } from '../src/dev/bootstrap.js';
+import { ensureDevCredentials } from '../src/gateway/dev-credentials.js';
 import { startGateway } from '../src/gateway/server.js';
 import { authenticate } from '../src/domain/api-keys.js';
 

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../src/cli/base-command.js';
 import { usageError } from '../src/cli/errors.js';
 import { makeClient } from '../src/cli/client.js';
-import { readDevCredentials } from '../src/dev/bootstrap.js';
+import { readDevCredentials } from '../src/gateway/dev-credentials.js';
 import { TRIGGERS, trigger } from '../src/cli/webhooks.js';
 import { eventLine } from '../src/cli/events.js';
 

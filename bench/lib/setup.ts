@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import type { DevCredentials } from '../../src/dev/bootstrap.js';
+import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import type { Capability } from '../../packages/sdk/src/types.js';
 import type { Usage } from './usage.js';

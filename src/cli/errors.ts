@@ -8,7 +8,7 @@ import { Errors } from '@oclif/core';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isAppError } from '../core/errors.js';
-import { DevCredentialsError } from '../dev/bootstrap.js';
+import { DevCredentialsError } from '../gateway/dev-credentials.js';
 import { keyKindOf } from '../domain/api-keys.js';
 import { DEFAULT_SCOPES } from '../domain/scopes.js';
 import { AgentpayError } from 'agentpay-sdk/errors';

@@ -7,7 +7,7 @@
  */
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { ensureDevCredentials } from '../dev/bootstrap.js';
+import { ensureDevCredentials } from '../gateway/dev-credentials.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { RedisUnreachableError } from '../gateway/rate-counter.js';

@@ -8,7 +8,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { readDevCredentials } from '../dev/bootstrap.js';
+import { readDevCredentials } from '../gateway/dev-credentials.js';
 import { CliError, EXIT } from './errors.js';
 
 export const DEV_ROLES = ['workspace', 'provider', 'operator'] as const;

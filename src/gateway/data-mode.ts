@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
 import { readTextFile, writeFileAtomic } from '../core/files.js';
-import { credentialsPath } from '../dev/bootstrap.js';
+import { credentialsPath } from '../gateway/dev-credentials.js';
 import type { GatewayConfig } from './config.js';
 
 export const modeMarkerPath = (dataDir: string) => join(dataDir, 'mode');

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
-import { credentialsPath } from '../dev/bootstrap.js';
+import { credentialsPath } from '../gateway/dev-credentials.js';
 import { modeMarkerPath } from './data-mode.js';
 
 export const databasePath = (dataDir: string) => join(dataDir, 'agentpay.db');

@@ -11,7 +11,7 @@ import { caPath } from '../../src/cli/local-gateway.js';
 import { loadProfiles } from '../../src/cli/profile.js';
 import { gatewayCacheKey, verifyReceipt } from '../../src/cli/receipts-verify.js';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import { DevCredentialsError, readDevCredentials } from '../../src/dev/bootstrap.js';
+import { DevCredentialsError, readDevCredentials } from '../../src/gateway/dev-credentials.js';
 import { startGateway } from '../../src/gateway/server.js';
 import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import type { Receipt } from '../../packages/sdk/src/types.js';

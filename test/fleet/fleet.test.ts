@@ -16,7 +16,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
 import { issueKey } from '../../src/domain/api-keys.js';
 import { createTenant } from '../../src/domain/tenants.js';
-import type { DevCredentials } from '../../src/dev/bootstrap.js';
+import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';

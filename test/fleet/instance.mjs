@@ -5,7 +5,7 @@
 // system clock plus an offset the test sets with the IPC message {type: 'clock', offsetMs}
 // (test-only: a ManualClock cannot cross processes, and no route of the gateway moves time).
 import { startGateway } from '../../dist/src/gateway/server.js';
-import { ensureDevCredentials } from '../../dist/src/dev/bootstrap.js';
+import { ensureDevCredentials } from '../../dist/src/gateway/dev-credentials.js';
 
 const [dataDir, database, tickMs, withCreds, offset] = process.argv.slice(2);
 let offsetMs = Number(offset ?? 0);

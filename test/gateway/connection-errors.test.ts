@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureDevCredentials } from '../../src/dev/bootstrap.js';
+import { ensureDevCredentials } from '../../src/gateway/dev-credentials.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];

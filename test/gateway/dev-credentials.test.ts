@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { credentialsPath, ensureDevCredentials, readDevCredentials } from '../../src/dev/bootstrap.js';
+import { credentialsPath, ensureDevCredentials, readDevCredentials } from '../../src/gateway/dev-credentials.js';
 import { hashKey } from '../../src/domain/api-keys.js';
 import { startTestGateway, type TestGateway, sqliteOf } from '../helpers/gateway.js';
 

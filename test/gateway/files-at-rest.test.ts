@@ -10,7 +10,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureDevCredentials } from '../../src/dev/bootstrap.js';
+import { ensureDevCredentials } from '../../src/gateway/dev-credentials.js';
 import { ensureWebhookSecret, WEBHOOK_SECRET_LENGTH, webhookSecretPath } from '../../src/domain/rails/sandbox/secret.js';
 import { privateKeyDir } from '../../src/domain/signing-keys.js';
 import { redactUrl } from '../../src/gateway/app.js';

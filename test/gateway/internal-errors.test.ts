@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstrap.js';
+import { ensureDevCredentials, type DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { createCapability } from '../payments/helpers.js';

@@ -10,7 +10,7 @@ import { ManualClock, type Clock } from '../../src/core/clock.js';
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import { issueKey } from '../../src/domain/api-keys.js';
 import { createTenant } from '../../src/domain/tenants.js';
-import { ensureDevCredentials, type DevCredentials } from '../../src/dev/bootstrap.js';
+import { ensureDevCredentials, type DevCredentials } from '../../src/gateway/dev-credentials.js';
 import type { GatewayConfig } from '../../src/gateway/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
