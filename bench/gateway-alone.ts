@@ -44,7 +44,7 @@ import { parseArgs } from 'node:util';
 import { AgentpayClient } from '../packages/sdk/src/client/index.js';
 import { encodeHeader } from '../packages/sdk/src/protocol.js';
 import { GatewayBatcher } from '../packages/sdk/src/seller/batcher.js';
-import { responseHashSync } from '../packages/sdk/src/seller/core.js';
+import { responseHashSync } from '../packages/sdk/src/seller/sync-hash.js';
 import type { Authorization, Challenge, Receipt } from '../packages/sdk/src/types.js';
 import { Child } from './lib/ipc.js';
 import { closedLoop } from './lib/loops.js';

@@ -3,7 +3,8 @@
  * Node's own implementations, and the seller's route-to-capability choice.
  */
 import { describe, expect, it } from 'vitest';
-import { createSellerPayments, responseHashSync } from '../../packages/sdk/src/seller/core.js';
+import { createSellerPayments } from '../../packages/sdk/src/seller/core.js';
+import { responseHashSync } from '../../packages/sdk/src/seller/sync-hash.js';
 import { base64UrlDecode, decodeHeader, encodeHeader, paymentRequiredBody, responseHash } from '../../packages/sdk/src/protocol.js';
 import { sha256 } from './helpers.js';
 

@@ -15,7 +15,7 @@ import { CLIENT_CHECKS_MAX } from '../../packages/sdk/src/mcp/client-check.js';
 const settled: { isError: boolean }[] = [];
 const seller = {
   handlerTimeoutMs: 0,
-  admit: async () => ({ kind: 'paid', call: {} }),
+  admit: async () => ({ kind: 'admitted', call: {} }),
   settle: async (_call: unknown, outcome: { isError: boolean }) => {
     settled.push({ isError: outcome.isError });
     return {};

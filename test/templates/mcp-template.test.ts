@@ -39,7 +39,7 @@ async function generate(): Promise<string> {
   const made = await cli(['init', 'project', '--template', 'mcp', '--yes', '--agentpay-dependency', `file:${ROOT}`], { configDir: cwd, cwd });
   expect(made.exitCode, made.stderr).toBe(0);
   const project = json<{ dir: string }>(made).dir;
-  for (const [name, target] of [['agentpay', ROOT], ['@modelcontextprotocol/sdk', join(ROOT, 'node_modules/@modelcontextprotocol/sdk')], ['zod', join(ROOT, 'node_modules/zod')]]) {
+  for (const [name, target] of [['agentpay', ROOT], ['agentpay-sdk', join(ROOT, 'packages/sdk')], ['@modelcontextprotocol/sdk', join(ROOT, 'node_modules/@modelcontextprotocol/sdk')], ['zod', join(ROOT, 'node_modules/zod')]]) {
     const link = join(project, 'node_modules', name!);
     mkdirSync(dirname(link), { recursive: true });
     symlinkSync(target!, link, 'dir');

@@ -142,9 +142,17 @@ function fetchTransport(f: Promise<typeof fetch>): Transport {
   };
 }
 
+/**
+ * undici, on Node only. The name is not a literal so that bundlers (esbuild, webpack, vite,
+ * wrangler) do not follow it into a browser or Workers bundle, where it cannot run and is never
+ * called: bundling the SDK for those needs no setting.
+ */
+const UNDICI = 'undici';
+const loadUndici = (): Promise<typeof import('undici')> => import(/* webpackIgnore: true */ /* @vite-ignore */ UNDICI);
+
 /** undici's request() with a keep-alive pool (and the CA, if any). */
 async function undiciTransport(ca: string | undefined): Promise<Transport> {
-  const { Agent, request } = await import('undici');
+  const { Agent, request } = await loadUndici();
   // A bounded pool: under a burst, requests queue for a warm connection instead of each
   // opening a new one (a TLS handshake costs more CPU than a dozen requests; bench: 956
   // handshakes in one open-loop run without a bound).
@@ -168,7 +176,7 @@ async function undiciTransport(ca: string | undefined): Promise<Transport> {
 }
 
 async function fetchWithCa(ca: string): Promise<typeof fetch> {
-  const { Agent, fetch: undiciFetch } = await import('undici');
+  const { Agent, fetch: undiciFetch } = await loadUndici();
   const dispatcher = new Agent({ connect: { ca } });
   return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
     undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;

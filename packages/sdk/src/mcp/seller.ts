@@ -5,7 +5,7 @@
  *   registerPaidTool(server, 'forecast', { seller, capabilityId, description, inputSchema: { city: z.string() } },
  *     async ({ city }) => ({ content: [{ type: 'text', text: `sunny in ${city}` }] }));
  *
- * The same two steps as the REST middleware (../seller/core.ts), over a tool call:
+ * The seller core's decisions (../seller/core.ts), rendered as a tool call's results:
  * - no proof in the call's `_meta["agentpay/payment"]`: the tool does not run; the result is a
  *   tool error carrying the signed price challenge (docs/protocol.md, "Paid MCP tools");
  * - a proof: the gateway authorizes it (a refusal is answered the same way), then the tool runs;
@@ -28,7 +28,7 @@
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyObjectSchema, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { createSellerPayments, DEFAULT_HANDLER_TIMEOUT_MS, type ImmediateAnswer, type SellerOptions, type SellerPayments } from '../seller/core.js';
+import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, runWithinDeadline, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
 import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
@@ -64,8 +64,8 @@ const TASK_CALL_REFUSED = 'this call could not be checked for params.task (a tas
  * JSON text and, unless the tool declares an outputSchema (which a client would check it
  * against), as structuredContent; `_meta["agentpay/status"]` is the REST status.
  */
-function answerResult(answer: ImmediateAnswer, structured: boolean): CallToolResult {
-  const envelope = JSON.parse(answer.body.toString('utf8')) as PaymentEnvelope;
+function answerResult(answer: Answer, structured: boolean): CallToolResult {
+  const envelope = JSON.parse(new TextDecoder().decode(answer.body)) as PaymentEnvelope;
   if (envelope.error.code === 'PAYMENT_REQUIRED' && envelope.challenge) {
     const c = envelope.challenge as { amountMinor: string; currency: string };
     envelope.error.message = `payment required: ${c.amountMinor} ${c.currency} minor units per call; call again with a signed proof in _meta["${PAYMENT_META}"]`;
@@ -130,27 +130,16 @@ async function errorAsSent(result: CallToolResult, outputChecks: () => OutputChe
 }
 
 /** Runs the tool and reduces every way it can end to the one result that is sent, and its hashed bytes. */
-async function run(invoke: () => Promise<unknown>, outputChecks: () => OutputChecks | undefined, timeoutMs: number): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
+async function run(invoke: () => Promise<unknown>, outputChecks: () => OutputChecks | undefined, admitted: AdmittedDecision): Promise<{ result: CallToolResult; bytes: Uint8Array; threw: boolean }> {
   const failed = (text: string, threw: boolean) => {
     const result = errorResult(text);
     return { result, bytes: resultBytes(result), threw };
   };
-  let raw: unknown;
-  let deadline: NodeJS.Timeout | undefined;
-  try {
-    const timedOut = Symbol('timeout');
-    const outcome = timeoutMs > 0
-      ? await Promise.race([invoke(), new Promise<typeof timedOut>((r) => { deadline = setTimeout(() => r(timedOut), timeoutMs); })])
-      : await invoke();
-    // a tool past its time is a provider error; what it returns later is dropped
-    if (outcome === timedOut) return failed(`the tool did not answer within ${timeoutMs} ms; you were refunded`, true);
-    raw = outcome;
-  } catch (e) {
-    return failed(e instanceof Error ? e.message : String(e), true);
-  } finally {
-    clearTimeout(deadline);
-  }
-  const parsed = CallToolResultSchema.safeParse(raw);
+  const ran = await runWithinDeadline(admitted, invoke);
+  // a tool past its time is a provider error; what it returns later is dropped
+  if (ran.kind === 'timeout') return failed(`the tool did not answer within ${admitted.timeoutMs} ms; you were refunded`, true);
+  if (ran.kind === 'threw') return failed(ran.error instanceof Error ? ran.error.message : String(ran.error), true);
+  const parsed = CallToolResultSchema.safeParse(ran.value);
   if (!parsed.success) return failed(`the tool returned a malformed result: ${getParseErrorMessage(parsed.error)}`, true);
   let result: CallToolResult;
   let bytes: Uint8Array;
@@ -199,11 +188,12 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
       // a task-augmented call would be charged and then answered with an error (task-guard.ts)
       if (mayBeTaskCall(extra)) return errorResult(TASK_CALL_REFUSED);
       const payment = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
-      const admission = await seller.admit(opts.capabilityId, payment);
-      if (admission.kind === 'answer') return answerResult(admission, structuredAnswers);
+      const decision = await decide(seller, { capabilityId: opts.capabilityId, payment });
+      if (decision.kind === 'free') throw new Error('agentpay: a paid tool needs a capabilityId'); // not reached: capabilityId is required
+      if (decision.kind !== 'admitted') return answerResult(decision, structuredAnswers);
 
-      const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, seller.handlerTimeoutMs ?? 0);
-      const settled = await seller.settle(admission.call, { body: bytes, threw, isError: result.isError === true });
+      const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, decision);
+      const settled = await seller.settle(decision.call, { body: bytes, threw, isError: result.isError === true });
       return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}) } };
     } finally {
       done();

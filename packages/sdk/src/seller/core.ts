@@ -1,21 +1,33 @@
 /**
- * The seller side of the payment protocol, free of any web framework: the table of
- * the specification's "Payment protocol routes" in two steps.
+ * The seller side of the payment protocol, free of any web framework and of Node: the table of
+ * the specification's "Payment protocol routes" as two decisions.
  *
- *   admit(capabilityId, payment)           -> answer now (402 challenge, or the gateway's
- *                                            refusal as is) | paid call: run the handler
- *   settle(paid call, outcome, exact bytes) -> complete (2xx/3xx) | fail client_error (4xx)
- *                                            | fail provider_error (5xx, thrown, MCP isError)
+ *   decide(seller, request) -> free (not a paid route: run the handler as is)
+ *                            | preflight (a CORS preflight of a paid route: answer it)
+ *                            | challenge (402 with a signed price challenge)
+ *                            | refusal (HEAD on a paid route, the gateway's refusal, the gateway unreachable)
+ *                            | admitted (the gateway authorized the payment: run the handler, within timeoutMs)
+ *   finish(seller, admitted, outcome) -> the paid answer: complete (2xx/3xx), fail client_error (4xx)
+ *                            or fail provider_error (5xx, thrown, timed out), with the receipt header
  *
- * The adapters (fastify.ts, node.ts) only move bytes between their framework and these
- * two calls; the handler never runs before `admit` says `paid`.
+ * Every answer a decision carries is complete: status, every header agentpay puts on it
+ * (`answerHeaders` is the one place that chooses them: content type, retry-after, allow, the
+ * receipt, CORS) and the exact bytes. The adapters (fastify.ts, node.ts, web.ts, hono.ts,
+ * ../mcp/seller.ts) only render decisions in their framework, copying those headers with
+ * `renderHeader`; the handler never runs before `decide` says `admitted`.
+ *
+ * Below the decisions, `SellerPayments` (createSellerPayments) talks to the gateway: admit
+ * (challenge or authorize) and settle (complete or fail).
+ *
+ * No Node imports: hashing is WebCrypto's, bodies are Uint8Arrays. The gateway's CA option (`ca`)
+ * is the only Node-only setting (the API client loads undici for it on Node).
  */
-import { createHash } from 'node:crypto';
 import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
-import { encodeHeader, paymentRequiredBody, RECEIPT_HEADER, type PaymentProof, type Receipt } from '../protocol.js';
+import { CORS_EXPOSE_HEADERS, encodeHeader, paymentRequiredBody, RECEIPT_HEADER, responseHash, type PaymentProof, type Receipt } from '../protocol.js';
 import type { Authorization, Challenge } from '../types.js';
 import { GatewayBatcher, type BatchOptions } from './batcher.js';
+import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
 
 export interface SellerOptions {
   /** the gateway the capability is published on (https://…) */
@@ -56,26 +68,100 @@ export interface PaidCall {
   currency: string;
 }
 
-/** An answer the adapter sends as is, without running the handler. */
-export interface ImmediateAnswer {
-  kind: 'answer';
+// ---- decisions ----
+
+/** An answer an adapter sends as is: the status, every header agentpay puts on it, the exact bytes. */
+export interface Answer {
   status: number;
   headers: Record<string, string>;
-  body: Buffer;
+  body: Uint8Array;
 }
 
-export type Admission = ImmediateAnswer | { kind: 'paid'; call: PaidCall };
+/** 402: the call is unpaid; the body carries the signed price challenge. */
+export interface ChallengeDecision extends Answer {
+  kind: 'challenge';
+  challenge: Challenge;
+}
+
+/**
+ * The call is refused before the handler: HEAD on a paid route (405), the gateway's refusal of
+ * the proof or of the challenge (its status and envelope), the gateway unreachable (503).
+ */
+export interface RefusalDecision extends Answer {
+  kind: 'refusal';
+  /** the error code of the body's envelope */
+  code: string;
+}
+
+/** The answer to a CORS preflight of a paid route (204). */
+export interface PreflightDecision extends Answer {
+  kind: 'preflight';
+}
+
+/** What the gateway said about a payment (SellerPayments.admit). */
+export type Admission = ChallengeDecision | RefusalDecision | { kind: 'admitted'; call: PaidCall };
+
+/** Where an answer goes, as far as its headers depend on it. */
+export interface AnswerContext {
+  /** the adapter's CORS setting; without it only the expose list is added */
+  cors?: CorsOptions;
+  /** the request's Origin header */
+  origin?: string;
+}
+
+/** The payment is authorized (a hold is placed): run the handler, then `finish`. */
+export interface AdmittedDecision {
+  kind: 'admitted';
+  call: PaidCall;
+  /**
+   * How long the handler may take, ms (0: no limit). Past it the adapter sends `timeoutAnswer`
+   * in the handler's place, finishes with it as `threw` and drops whatever the handler sends later.
+   */
+  timeoutMs: number;
+  context: AnswerContext;
+}
+
+export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | AdmittedDecision;
+
+/** A request as the seller core needs to see it. */
+export interface SellerRequest {
+  /** the HTTP method; absent for an MCP tool call */
+  method?: string;
+  /** the capability the route sells (the adapter's lookup); undefined: a free route */
+  capabilityId: string | undefined;
+  /** the x-payment header as received, or the proof object (MCP `_meta`); absent: unpaid */
+  payment?: string | Record<string, unknown> | undefined;
+  /** the Origin header */
+  origin?: string | undefined;
+  /** an OPTIONS request's Access-Control-Request-Method and -Headers (a CORS preflight) */
+  preflight?: { method: string; headers?: string | undefined } | undefined;
+}
+
+/** How the handler ended, as the adapter will send it. */
+export interface HandlerOutcome {
+  status: number;
+  /** exactly the bytes that will be sent (and hashed); dropped for 1xx, 204 and 304 */
+  body: Uint8Array;
+  /** the handler threw or ran out of time: fails as provider_error whatever the status */
+  threw?: boolean;
+}
+
+/** The paid answer: the handler's status and bytes, the headers to add to the handler's own. */
+export interface PaidAnswer extends Answer {
+  /** a 1xx, 204 or 304: sent without a body (and without content-length) */
+  bodyless: boolean;
+  /** null when the gateway could not be reached: the call settles later or is refunded */
+  receipt: Receipt | null;
+}
 
 export interface Settlement {
-  /** headers to add to the response before sending the exact bytes that were hashed */
-  headers: Record<string, string>;
   receipt: Receipt | null;
 }
 
 /**
- * How the handler ended. `body` is exactly what will be sent (and hashed). HTTP adapters give
- * `statusCode` (2xx/3xx complete, 4xx client_error, 5xx provider_error); `threw` (handler threw)
- * and `isError` (an MCP tool error result) fail as provider_error.
+ * How the handler ended, for the gateway. `body` is exactly what will be sent (and hashed). HTTP
+ * adapters give `statusCode` (2xx/3xx complete, 4xx client_error, 5xx provider_error); `threw`
+ * (handler threw) and `isError` (an MCP tool error result) fail as provider_error.
  */
 export interface SettleOutcome {
   body: Uint8Array;
@@ -86,19 +172,18 @@ export interface SettleOutcome {
 
 export interface SellerPayments {
   readonly client: AgentpayClient;
-  /** the handler time limit the adapters enforce, ms; 0 or absent: none */
+  /** the handler time limit, ms; 0 or absent: none */
   readonly handlerTimeoutMs?: number;
   /** The capability a request sells, or undefined for a free route. */
   capabilityFor(method: string, routeOrPath: string): string | undefined;
-  /** `payment`: the x-payment header as received, or the proof object (MCP `_meta`); absent: unpaid. */
+  /** The gateway's word on a payment: a challenge (no payment), its refusal, or an authorized call. */
   admit(capabilityId: string, payment: string | Record<string, unknown> | undefined): Promise<Admission>;
+  /** Completes or fails an authorized call with the hash of the exact bytes sent. */
   settle(call: PaidCall, outcome: SettleOutcome): Promise<Settlement>;
 }
 
-/** sha256:<hex> of the exact bytes, synchronously (Node); protocol.ts has the WebCrypto one. */
-export function responseHashSync(body: Uint8Array | string): string {
-  return `sha256:${createHash('sha256').update(body).digest('hex')}`;
-}
+const utf8 = new TextEncoder();
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The error envelope the seller writes itself, the same as the gateway's. */
 const errorBody = (code: string, message: string, details: Record<string, unknown> = {}) => JSON.stringify({ error: { code, message, details } });
@@ -124,16 +209,47 @@ export function bodylessStatus(status: number): boolean {
 /** A paid route answers HEAD with this: a response without a body has nothing to hash, pay for or carry a challenge. */
 export const HEAD_NOT_ALLOWED_BODY = errorBody('METHOD_NOT_ALLOWED', 'paid routes do not answer HEAD: request the route with its own method (e.g. GET)');
 
-const json = (status: number, value: unknown, headers: Record<string, string> = {}): ImmediateAnswer => ({
-  kind: 'answer',
+// ---- headers: the one place that chooses them ----
+
+/**
+ * Every header agentpay puts on an answer of a paid route, whatever the framework: the answer's
+ * own (`own`: content type, retry-after, allow), the receipt of a settled call, and CORS (the
+ * payment headers exposed to browsers; the configured origin allowed when the request has one).
+ * A header dialect (another protocol's names for the challenge or the receipt) goes here.
+ */
+export function answerHeaders(context: AnswerContext, own: Record<string, string>, receipt?: Receipt | null): Record<string, string> {
+  return {
+    ...own,
+    ...(receipt ? { [RECEIPT_HEADER]: encodeHeader(receipt) } : {}),
+    'access-control-expose-headers': CORS_EXPOSE_HEADERS.join(', '),
+    ...(context.cors && context.origin ? { 'access-control-allow-origin': context.cors.origin ?? '*' } : {}),
+  };
+}
+
+/** Headers whose values are comma lists: the adapters merge them with what the response has. */
+const LIST_HEADERS = new Set(['access-control-expose-headers', 'vary']);
+
+/**
+ * The value a header of a decision takes on a response that may already have one (set by the
+ * handler or another middleware): list headers are merged, an allowed origin already chosen is
+ * kept, any other header is agentpay's.
+ */
+export function renderHeader(name: string, existing: string | undefined, value: string): string {
+  const n = name.toLowerCase();
+  if (LIST_HEADERS.has(n)) return mergeList(existing, value.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  if (n === 'access-control-allow-origin' && existing) return existing;
+  return value;
+}
+
+const jsonAnswer = (status: number, text: string, headers: Record<string, string> = {}): Answer => ({
   status,
-  headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-  body: Buffer.from(JSON.stringify(value)),
+  headers: { 'content-type': JSON_TYPE, ...headers },
+  body: utf8.encode(text),
 });
 
 /** The gateway's refusal, passed to the buyer with the gateway's status and envelope. */
-function refusal(e: AgentpayError): ImmediateAnswer {
-  return json(e.status ?? 502, { error: { code: e.code, message: e.message, details: e.details }, ...e.body });
+function gatewayRefusal(e: AgentpayError): RefusalDecision {
+  return { kind: 'refusal', code: e.code, ...jsonAnswer(e.status ?? 502, JSON.stringify({ error: { code: e.code, message: e.message, details: e.details }, ...e.body })) };
 }
 
 /**
@@ -141,10 +257,84 @@ function refusal(e: AgentpayError): ImmediateAnswer {
  * did not run. An authorization whose answer was lost may have placed a hold on the buyer's
  * wallet; the gateway releases it when its in-flight time runs out (15 minutes).
  */
-function unavailable(stage: string): ImmediateAnswer {
+function unavailable(stage: string): RefusalDecision {
   const held = stage === 'authorize' ? ' (a hold the gateway may have placed is released within 15 minutes)' : '';
-  return json(503, { error: { code: 'GATEWAY_UNAVAILABLE', message: `the seller could not reach its payment gateway (${stage}); nothing was charged${held}, retry later`, details: { stage } } }, { 'retry-after': '5' });
+  const text = JSON.stringify({ error: { code: 'GATEWAY_UNAVAILABLE', message: `the seller could not reach its payment gateway (${stage}); nothing was charged${held}, retry later`, details: { stage } } });
+  return { kind: 'refusal', code: 'GATEWAY_UNAVAILABLE', ...jsonAnswer(503, text, { 'retry-after': '5' }) };
 }
+
+// ---- the decisions ----
+
+/**
+ * What to do with a request: the first half of the table. HEAD on a paid route is refused here
+ * (fastify adds HEAD to every GET route; a response without a body has nothing to pay for).
+ */
+export async function decide(seller: SellerPayments, request: SellerRequest, cors?: CorsOptions): Promise<Decision> {
+  const { capabilityId } = request;
+  if (!capabilityId) return { kind: 'free' };
+  const context: AnswerContext = { ...(cors ? { cors } : {}), ...(request.origin ? { origin: request.origin } : {}) };
+  if (cors && request.preflight) {
+    return { kind: 'preflight', status: 204, headers: preflightHeaders(cors, request.preflight.method, request.preflight.headers), body: new Uint8Array(0) };
+  }
+  if (request.method?.toUpperCase() === 'HEAD') {
+    const answer = jsonAnswer(405, HEAD_NOT_ALLOWED_BODY, { allow: 'GET' });
+    return { kind: 'refusal', code: 'METHOD_NOT_ALLOWED', ...answer, headers: answerHeaders(context, answer.headers) };
+  }
+  const admission = await seller.admit(capabilityId, request.payment);
+  if (admission.kind === 'admitted') return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context };
+  return { ...admission, headers: answerHeaders(context, admission.headers) };
+}
+
+/** What the adapter sends in the handler's place when it ran out of time (finish it as `threw`). */
+export function timeoutAnswer(admitted: AdmittedDecision): Answer {
+  return jsonAnswer(504, handlerTimeoutBody(admitted.timeoutMs));
+}
+
+/** What the adapter sends when the handler threw (finish it as `threw`): its partial output is dropped. */
+export function thrownAnswer(): Answer {
+  return jsonAnswer(500, INTERNAL_ERROR_BODY);
+}
+
+/**
+ * Starts the handler's time limit: `onTimeout` runs once it is over (send `timeoutAnswer`).
+ * Returns the function that stops it (call it when the handler ended). No limit: nothing runs.
+ */
+export function startDeadline(admitted: AdmittedDecision, onTimeout: () => void): () => void {
+  if (!(admitted.timeoutMs > 0)) return () => {};
+  const timer = setTimeout(onTimeout, admitted.timeoutMs);
+  return () => clearTimeout(timer);
+}
+
+export type Ran<T> = { kind: 'done'; value: T } | { kind: 'threw'; error: unknown } | { kind: 'timeout' };
+
+/** A handler that returns its answer (MCP tools, web handlers), run within the time limit. */
+export async function runWithinDeadline<T>(admitted: AdmittedDecision, invoke: () => T | Promise<T>): Promise<Ran<T>> {
+  let stop = () => {};
+  // settles either way, so that what a handler past its time does later (even a throw) is dropped
+  const work: Promise<Ran<T>> = Promise.resolve()
+    .then(invoke)
+    .then((value) => ({ kind: 'done' as const, value }), (error: unknown) => ({ kind: 'threw' as const, error }));
+  const timedOut = new Promise<Ran<T>>((resolve) => { stop = startDeadline(admitted, () => resolve({ kind: 'timeout' })); });
+  try {
+    return await Promise.race([work, timedOut]);
+  } finally {
+    stop();
+  }
+}
+
+/**
+ * The second half of the table: hash exactly the bytes that will be sent, complete or fail the
+ * call, and the headers (receipt, CORS) to add. A 1xx, 204 or 304 goes out without a body
+ * whatever the handler gave: the empty body is what is hashed.
+ */
+export async function finish(seller: SellerPayments, admitted: AdmittedDecision, outcome: HandlerOutcome): Promise<PaidAnswer> {
+  const bodyless = bodylessStatus(outcome.status);
+  const body = bodyless ? new Uint8Array(0) : outcome.body;
+  const { receipt } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true });
+  return { status: outcome.status, body, bodyless, receipt: receipt ?? null, headers: answerHeaders(admitted.context, {}, receipt) };
+}
+
+// ---- the gateway ----
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -180,51 +370,53 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       return routes[`${method.toUpperCase()} ${routeOrPath}`] ?? routes[routeOrPath] ?? opts.capabilityId;
     },
 
-    async admit(capabilityId, payment) {
+    async admit(capabilityId, payment): Promise<Admission> {
       if (!payment) {
         try {
           const { challenge } = (await gateway.run({ op: 'challenge', capabilityId })) as { challenge: Challenge };
-          return json(402, paymentRequiredBody(challenge));
+          return { kind: 'challenge', challenge, ...jsonAnswer(402, JSON.stringify(paymentRequiredBody(challenge))) };
         } catch (e) {
           report(e, { stage: 'challenge' });
-          return e instanceof AgentpayError && e.status !== undefined && e.status < 500 ? refusal(e) : unavailable('challenge');
+          return e instanceof AgentpayError && e.status !== undefined && e.status < 500 ? gatewayRefusal(e) : unavailable('challenge');
         }
       }
       try {
         // the payment goes as received: the gateway decodes and validates it
         const t = (await gateway.run({ op: 'authorize', capabilityId, payment: payment as PaymentProof | string })) as Authorization;
-        return { kind: 'paid', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency } };
+        return { kind: 'admitted', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency } };
       } catch (e) {
-        if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return refusal(e);
+        if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return gatewayRefusal(e);
         report(e, { stage: 'authorize' });
         return unavailable('authorize');
       }
     },
 
     async settle(call, outcome): Promise<Settlement> {
-      const responseHash = responseHashSync(outcome.body);
+      const hash = await responseHash(outcome.body);
       const status = outcome.statusCode ?? 200;
       const providerError = outcome.threw === true || outcome.isError === true || status >= 500;
       const ok = !providerError && status < 400;
       const stage = ok ? 'complete' : 'fail';
       try {
         const { receipt } = (ok
-          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash }))
+          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash: hash }))
           : await withRetry(() => gateway.run({
               op: 'fail',
               transactionId: call.transactionId,
               reason: providerError ? 'provider_error' : 'client_error',
-              responseHash,
+              responseHash: hash,
               ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),
             }))) as { receipt: Receipt };
-        return { headers: { [RECEIPT_HEADER]: encodeHeader(receipt) }, receipt };
+        return { receipt };
       } catch (e) {
         // The transaction stays authorized and durable at the gateway: a later complete
         // (same transactionId and hash) still settles it, otherwise the sweeper refunds
         // the buyer after inFlightTtlMs (15 minutes by default).
         report(e, { stage, transactionId: call.transactionId });
-        return { headers: {}, receipt: null };
+        return { receipt: null };
       }
     },
   };
 }
+
+export type { CorsOptions } from './cors.js';

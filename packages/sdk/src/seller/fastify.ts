@@ -5,9 +5,9 @@
  *   app.get('/forecast', async () => ({ sunny: true }));               // paid
  *   app.get('/health', { config: { agentpay: false } }, async () => 'ok'); // free
  *
- * preHandler: no x-payment -> 402 with a challenge; a proof -> authorize, and only then
- * the handler. onSend: hash exactly the serialized payload, complete or fail, add
- * x-service-receipt and send the same buffer. That hook is appended to each route's own
+ * preHandler: the seller core's decision (core.ts) -> its answer (402 with a challenge, a
+ * refusal), or, admitted, the handler. onSend: hash exactly the serialized payload, complete or
+ * fail (core `finish`), add its headers (x-service-receipt, CORS) and send the same buffer. That hook is appended to each route's own
  * onSend list when the route is registered: route-level hooks run after every instance-level
  * one (the app's and any child plugin's) and in order, so it is the last to see the body,
  * whatever other onSend hooks the route or its plugins declare.
@@ -21,8 +21,8 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { bodylessStatus, createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
-import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
+import { createSellerPayments, decide, finish, renderHeader, startDeadline, thrownAnswer, timeoutAnswer, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from './core.js';
+import { preflightHeaders, type CorsOptions } from './cors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -95,9 +95,7 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
   /** set on the config of every route this plugin's onRoute saw: the only routes it sells */
   const ours = Symbol('agentpay.route');
-  const paid = new WeakMap<FastifyRequest, PaidCall>();
-  const deadlines = new WeakMap<FastifyRequest, NodeJS.Timeout>();
-  const timeoutMs = seller.handlerTimeoutMs ?? 0;
+  const paid = new WeakMap<FastifyRequest, { admitted: AdmittedDecision; stop: () => void; timedOut: boolean }>();
 
   const capabilityOf = (request: FastifyRequest): string | undefined => {
     const config = request.routeOptions.config as { agentpay?: { capabilityId: string } | false; [ours]?: true } | undefined;
@@ -110,9 +108,16 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     return seller.capabilityFor(request.method, request.routeOptions.url);
   };
 
-  const decorate = (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('access-control-expose-headers', exposeHeaders(reply.getHeader('access-control-expose-headers')));
-    if (opts.cors && request.headers.origin && !reply.hasHeader('access-control-allow-origin')) reply.header('access-control-allow-origin', opts.cors.origin ?? '*');
+  /** A decision's headers on the reply, merged with what it has (core renderHeader). */
+  const putHeaders = (reply: FastifyReply, headers: Record<string, string>) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const existing = reply.getHeader(name);
+      reply.header(name, renderHeader(name, existing === undefined ? undefined : String(existing), value));
+    }
+  };
+  const sendAnswer = async (reply: FastifyReply, answer: Answer) => {
+    putHeaders(reply, answer.headers);
+    await reply.code(answer.status).send(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
   };
 
   if (opts.cors) {
@@ -126,57 +131,53 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
   }
 
   app.addHook('preHandler', async (request, reply) => {
-    const capabilityId = capabilityOf(request);
-    if (!capabilityId) return;
-    if (request.method === 'HEAD') {
-      // fastify adds HEAD to every GET route; without a body there is nothing to pay for
-      decorate(request, reply);
-      await reply.code(405).header('allow', 'GET').header('content-type', 'application/json; charset=utf-8').send(HEAD_NOT_ALLOWED_BODY);
-      return reply;
-    }
     const header = request.headers[PAYMENT_HEADER];
-    const admission = await seller.admit(capabilityId, typeof header === 'string' ? header : undefined);
-    if (admission.kind === 'paid') {
-      paid.set(request, admission.call);
-      if (timeoutMs > 0) {
-        // answered 504 in the handler's place; onSend then fails the call as provider_error
-        deadlines.set(request, setTimeout(() => {
-          // not request.raw.destroyed: node sets it once a request body was read, and a buyer
-          // that left still has a hold that only this answer's `fail` releases
-          if (reply.sent) return;
-          void reply.code(504).header('content-type', 'application/json; charset=utf-8').send(handlerTimeoutBody(timeoutMs));
-        }, timeoutMs));
-      }
+    const origin = request.headers.origin;
+    const decision = await decide(seller, {
+      method: request.method,
+      capabilityId: capabilityOf(request),
+      payment: typeof header === 'string' ? header : undefined,
+      origin: typeof origin === 'string' ? origin : undefined,
+    }, opts.cors);
+    if (decision.kind === 'free') return;
+    if (decision.kind === 'admitted') {
+      const state = { admitted: decision, stop: () => {}, timedOut: false };
+      paid.set(request, state);
+      // answered 504 in the handler's place; onSend then fails the call as provider_error
+      state.stop = startDeadline(decision, () => {
+        // not request.raw.destroyed: node sets it once a request body was read, and a buyer
+        // that left still has a hold that only this answer's `fail` releases
+        if (reply.sent) return;
+        state.timedOut = true;
+        const answer = timeoutAnswer(decision);
+        void reply.code(answer.status).headers(answer.headers).send(Buffer.from(answer.body));
+      });
       return;
     }
-    decorate(request, reply);
-    await reply.code(admission.status).headers(admission.headers).send(admission.body);
+    await sendAnswer(reply, decision);
     return reply;
   });
 
   const settleOnSend = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const call = paid.get(request);
-    if (!call) return payload;
+    const state = paid.get(request);
+    if (!state) return payload;
     paid.delete(request); // settle once, even if an error handler sends again
-    clearTimeout(deadlines.get(request));
+    state.stop();
     // serialize first, hash this buffer, send this same buffer
     let body: Buffer;
-    let threw = false;
+    let threw = state.timedOut;
     try {
       body = await toBuffer(payload, reply);
     } catch {
-      body = Buffer.from(INTERNAL_ERROR_BODY);
+      const answer = thrownAnswer();
+      body = Buffer.from(answer.body);
       threw = true;
-      reply.code(500).header('content-type', 'application/json; charset=utf-8');
+      reply.code(answer.status).headers(answer.headers);
     }
-    // a 204, 304 or 1xx goes out without a body whatever the handler gave: hash what is sent
-    const bodyless = bodylessStatus(reply.statusCode);
-    if (bodyless) body = Buffer.alloc(0);
-    const settled = await seller.settle(call, { statusCode: reply.statusCode, body, threw });
-    reply.headers(settled.headers);
+    const answer = await finish(seller, state.admitted, { status: reply.statusCode, body, threw });
+    putHeaders(reply, answer.headers);
     reply.removeHeader('transfer-encoding');
-    decorate(request, reply);
-    if (bodyless) {
+    if (answer.bodyless) {
       reply.removeHeader('content-length');
       return null; // fastify sends no body and no content-length for a null payload
     }
@@ -204,5 +205,6 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
 export const agentpaySeller = fp(plugin, { name: 'agentpay-seller', fastify: '5.x' });
 export default agentpaySeller;
 
-export { createSellerPayments, responseHashSync, type SellerOptions, type SellerPayments, type PaidCall } from './core.js';
+export { createSellerPayments, type SellerOptions, type SellerPayments, type PaidCall } from './core.js';
+export { responseHashSync } from './sync-hash.js';
 export type { CorsOptions } from './cors.js';

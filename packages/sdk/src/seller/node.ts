@@ -10,8 +10,8 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { bodylessStatus, createSellerPayments, handlerTimeoutBody, HEAD_NOT_ALLOWED_BODY, INTERNAL_ERROR_BODY, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
-import { exposeHeaders, preflightHeaders, type CorsOptions } from './cors.js';
+import { createSellerPayments, decide, finish, renderHeader, startDeadline, thrownAnswer, timeoutAnswer, type Answer, type SellerOptions, type SellerPayments } from './core.js';
+import type { CorsOptions } from './cors.js';
 
 export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capabilityId?: string }) & {
   /** answer CORS preflights and allow the given origin */
@@ -21,10 +21,18 @@ export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capab
 type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
 type Next = (err?: unknown) => void;
 
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Buffer | string): void {
-  res.statusCode = status;
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  res.end(body);
+/** A decision's headers on the response, merged with what it has (core renderHeader). */
+function putHeaders(res: ServerResponse, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    const existing = res.getHeader(name);
+    res.setHeader(name, renderHeader(name, existing === undefined ? undefined : String(existing), value));
+  }
+}
+
+function send(res: ServerResponse, answer: Answer): void {
+  res.statusCode = answer.status;
+  putHeaders(res, answer.headers);
+  res.end(answer.body);
 }
 
 function setHeaders(res: ServerResponse, headers: OutgoingHttpHeaders | readonly unknown[] | undefined): void {
@@ -144,59 +152,49 @@ type Admitted =
   /** the handler may run; call `threw` if it throws before ending the response */
   | { state: 'paid'; threw: () => void };
 
-/** Runs the protocol up to the handler: a 402, the gateway's refusal, or a paid call being captured. */
+/** Renders the seller core's decision up to the handler: an answer sent, or a paid call being captured. */
 async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promise<Admitted> {
-  const capabilityId = g.capabilityFor(req);
-  if (!capabilityId) return { state: 'free' };
-  const origin: Record<string, string> = g.cors && req.headers.origin ? { 'access-control-allow-origin': g.cors.origin ?? '*' } : {};
-  const requested = preflightMethod(req);
-  if (g.cors && requested) {
-    const h = req.headers['access-control-request-headers'];
-    send(res, 204, preflightHeaders(g.cors, requested, typeof h === 'string' ? h : undefined), '');
-    return { state: 'answered' };
-  }
-  if (req.method === 'HEAD') {
-    send(res, 405, { allow: 'GET', 'content-type': 'application/json; charset=utf-8', ...origin }, HEAD_NOT_ALLOWED_BODY);
-    return { state: 'answered' };
-  }
   const header = req.headers[PAYMENT_HEADER];
-  const admission = await g.seller.admit(capabilityId, typeof header === 'string' ? header : undefined);
-  if (admission.kind === 'answer') {
-    send(res, admission.status, { ...admission.headers, ...origin, 'access-control-expose-headers': exposeHeaders(res.getHeader('access-control-expose-headers')) }, admission.body);
+  const requested = preflightMethod(req);
+  const requestedHeaders = req.headers['access-control-request-headers'];
+  const decision = await decide(g.seller, {
+    method: req.method ?? 'GET',
+    capabilityId: g.capabilityFor(req),
+    payment: typeof header === 'string' ? header : undefined,
+    origin: req.headers.origin,
+    preflight: requested ? { method: requested, headers: typeof requestedHeaders === 'string' ? requestedHeaders : undefined } : undefined,
+  }, g.cors);
+  if (decision.kind === 'free') return { state: 'free' };
+  if (decision.kind !== 'admitted') {
+    send(res, decision);
     return { state: 'answered' };
   }
-  const call: PaidCall = admission.call;
   const settle = async (statusCode: number, written: Buffer, threw: boolean) => {
-    // a 204, 304 or 1xx goes out without a body whatever the handler wrote: hash what is sent
-    const bodyless = bodylessStatus(statusCode);
-    const body = bodyless ? Buffer.alloc(0) : written;
-    const settled = await g.seller.settle(call, { statusCode, body, threw });
-    for (const [k, v] of Object.entries({ ...settled.headers, ...origin })) res.setHeader(k, v);
-    res.setHeader('access-control-expose-headers', exposeHeaders(res.getHeader('access-control-expose-headers')));
+    const answer = await finish(g.seller, decision, { status: statusCode, body: written, threw });
+    putHeaders(res, answer.headers);
     res.removeHeader('transfer-encoding');
-    if (bodyless) res.removeHeader('content-length');
-    else res.setHeader('content-length', String(body.length));
+    if (answer.bodyless) res.removeHeader('content-length');
+    else res.setHeader('content-length', String(answer.body.length));
     res.statusCode = statusCode;
-    captured.end(body);
+    captured.end(Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength));
   };
-  const timeoutMs = g.seller.handlerTimeoutMs ?? 0;
-  let deadline: NodeJS.Timeout | undefined;
+  let stop = () => {};
   const captured = capture(res, (statusCode, body) => {
-    clearTimeout(deadline);
+    stop();
     void settle(statusCode, body, false).catch(() => res.destroy());
   });
   /** The handler's output (if any) is dropped and this answer settles the call as a provider error. */
-  const abandon = (status: number, body: string) => {
+  const abandon = (answer: Answer) => {
     if (!captured.abort()) return;
-    clearTimeout(deadline);
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    void settle(status, Buffer.from(body), true).catch(() => res.destroy());
+    stop();
+    for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+    void settle(answer.status, Buffer.from(answer.body), true).catch(() => res.destroy());
   };
-  if (timeoutMs > 0) deadline = setTimeout(() => abandon(504, handlerTimeoutBody(timeoutMs)), timeoutMs);
+  stop = startDeadline(decision, () => abandon(timeoutAnswer(decision)));
   return {
     state: 'paid',
     // partial output of a handler that threw is dropped; the buyer gets a 500 and a refund
-    threw: () => abandon(500, INTERNAL_ERROR_BODY),
+    threw: () => abandon(thrownAnswer()),
   };
 }
 
@@ -229,5 +227,6 @@ export function paid(handler: Handler, opts: NodeSellerOptions): (req: IncomingM
   };
 }
 
-export { createSellerPayments, responseHashSync, type SellerOptions, type SellerPayments, type PaidCall } from './core.js';
+export { createSellerPayments, type SellerOptions, type SellerPayments, type PaidCall } from './core.js';
+export { responseHashSync } from './sync-hash.js';
 export type { CorsOptions } from './cors.js';
