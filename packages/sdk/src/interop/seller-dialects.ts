@@ -31,7 +31,9 @@ export interface DialectRequest {
   /** the request target as received: path and query */
   path: string;
   /** whether the connection was TLS (for the resource URL when no publicUrl is set) */
-  secure?: boolean;
+  secure?: boolean | undefined;
+  /** the request's own scheme://host when the framework knows it (web Request.url); else the Host header is used */
+  origin?: string | undefined;
 }
 
 export interface DialectAnswer {
@@ -49,6 +51,10 @@ export function readRequestPayment(req: DialectRequest): PaymentCredentialRead {
 function resourceOf(req: DialectRequest, o: DialectOptions): { url: string; realm: string } {
   if (o.publicUrl) {
     const base = new URL(o.publicUrl);
+    return { url: new URL(req.path, base).toString(), realm: base.hostname };
+  }
+  if (req.origin) {
+    const base = new URL(req.origin);
     return { url: new URL(req.path, base).toString(), realm: base.hostname };
   }
   const host = req.header('host') ?? 'localhost';
