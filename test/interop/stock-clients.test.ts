@@ -9,6 +9,8 @@
  * before signing anything.
  */
 import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from '@x402/fetch';
@@ -46,6 +48,15 @@ beforeAll(async () => {
   app.addHook('onResponse', async (request, reply) => {
     if (request.url === '/summarize' && reply.statusCode === 200) handled.push(request.headers['payment-signature'] ? 'x402' : request.headers.authorization ? 'payment' : 'agentpay');
   });
+  // the MPP discovery document mppx validate starts from (publishing it is issue 18 part 5; served by hand here)
+  app.get('/openapi.json', { config: { agentpay: false } }, async () => ({
+    openapi: '3.1.0', info: { title: 'summarizer', version: '1.0.0' },
+    paths: { '/summarize': { post: {
+      summary: 'summarize a text', requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+      'x-payment-info': { offers: [{ intent: 'charge', method: 'agentpay', amount: '100', currency: 'usd' }] },
+      responses: { 200: { description: 'OK' }, 402: { description: 'Payment Required' } },
+    } } },
+  }));
   await app.listen({ host: '127.0.0.1', port: 0 });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   dir = tempDir('agentpay-interop-');
@@ -247,5 +258,22 @@ describe('a stock mppx client with the agentpay method registered', () => {
     expect(low.counter.signed).toBe(0);
 
     expect(await balances(a.walletId)).toEqual(before);
+  });
+});
+
+describe('conformance', () => {
+  it('`mppx validate` (mppx 0.11.0) passes against the template seller: no check failed, exit 0', async () => {
+    const bin = fileURLToPath(new URL('../../node_modules/.bin/mppx', import.meta.url));
+    const r = await execa(bin, ['validate', url, '--output-json', '--body', JSON.stringify({ '/summarize': { text: TEXT } })], { reject: false, timeout: 120_000, stdin: 'ignore' });
+    let report: { summary?: { passed: number; failed: number; warnings?: number } } = {};
+    try {
+      report = JSON.parse(r.stdout);
+    } catch {
+      throw new Error(`mppx validate printed no JSON (exit ${r.exitCode}):\n${r.stdout}\n${r.stderr}`);
+    }
+    if (process.env.AGENTPAY_SHOW_VALIDATE) console.log(r.stdout);
+    expect(report.summary?.failed, r.stdout).toBe(0);
+    expect(report.summary?.passed).toBeGreaterThan(5);
+    expect(r.exitCode, r.stdout).toBe(0);
   });
 });
