@@ -22,7 +22,7 @@ import { AgentpayError } from '../errors.js';
 import type { PaymentProof, PriceChallenge, Receipt } from '../protocol.js';
 import type { Payer } from '../buyer/payer.js';
 import { mismatch, newPaymentId, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
-import { AGENTPAY_SCHEME, decodeX402Header, type X402PaymentPayload, type X402PaymentRequired, type X402PaymentRequirements, type X402SettlementResponse } from './wire.js';
+import { AGENTPAY_SCHEME, decodeX402Header, type X402PaymentPayload, type X402PaymentRequirements, type X402SettlementResponse } from './wire.js';
 
 export * from './wire.js';
 export { receiptCheckingFetch, type AgentpayPluginOptions } from './client-common.js';
@@ -44,7 +44,7 @@ export interface X402ResponseHookContext {
   paymentPayload: X402PaymentPayload;
   requirements: X402PaymentRequirements;
   settleResponse?: X402SettlementResponse;
-  paymentRequired?: X402PaymentRequired;
+  paymentRequired?: unknown;
   error?: unknown;
 }
 
