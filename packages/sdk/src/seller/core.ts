@@ -294,8 +294,9 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
   }
   // one endpoint, three dialects: x-payment (ours), PAYMENT-SIGNATURE (x402 v2), Authorization: Payment
   const http = request.http;
+  const idempotencyKey = http?.header('idempotency-key')?.trim() || undefined;
   const read: PaymentCredentialRead = request.payment !== undefined && request.payment !== ''
-    ? { kind: 'payment', dialect: 'agentpay', payment: request.payment as string }
+    ? { kind: 'payment', dialect: 'agentpay', payment: request.payment as string, ...(idempotencyKey ? { idempotencyKey } : {}) }
     : http ? readRequestPayment(http) : { kind: 'none' };
   const options = seller.dialects ?? {};
   // a credential that cannot be used is answered as an unpaid call: a fresh challenge (402), or 400 for another scheme
