@@ -154,7 +154,7 @@ describe('approval policies', () => {
     const big = await s.publish({ priceMinor: '600' });
     const small = await s.publish({ priceMinor: '500' });
 
-    const e = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['approvals', 'rail_events']);
+    const e = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['alert_mails', 'approvals', 'rail_events']);
     const approvalId = e.body.approvalId as string;
     expect(approvalId).toMatch(/^apr_/);
     expect(e.details).toEqual({ approvalId, matchedRule: { policyId: policy!.id, rule: 'price > 500' } });
@@ -192,7 +192,7 @@ describe('approval policies', () => {
     expect((await ws.client.approvals.get(approvalId)).approval).toMatchObject({ status: 'approved', usedAt: new Date(clock.now()).toISOString() });
     expect(txn).toMatch(/^txn_/);
 
-    const next = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['approvals', 'rail_events']);
+    const next = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['alert_mails', 'approvals', 'rail_events']);
     expect(next.body.approvalId).not.toBe(approvalId);
     expectLedgerConsistent(t);
   });
@@ -229,12 +229,12 @@ describe('approval policies', () => {
     await s.client.capabilities.edit(big, { priceMinor: '900' });
     await refusedWith('POLICY_DENIED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId);
     await s.client.capabilities.edit(big, { priceMinor: '550' });
-    const lower = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['approvals', 'rail_events']);
+    const lower = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['alert_mails', 'approvals', 'rail_events']);
     expect(lower.body.approvalId).not.toBe(approvalId);
 
     await s.client.capabilities.edit(big, { priceMinor: '600' });
     clock.advance(24 * HOUR);
-    const later = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['approvals', 'rail_events']);
+    const later = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, big, ws.buyer), ws.buyer.walletId, ['alert_mails', 'approvals', 'rail_events']);
     expect(later.body.approvalId).not.toBe(approvalId);
     expect(ledgerBalance(t, ws.buyer.walletId)).toEqual({ balance: 5000n, held: 0n });
     expectLedgerConsistent(t);
@@ -249,7 +249,7 @@ describe('approval policies', () => {
     await ws.client.approvals.approve(approvalId);
 
     await s.client.capabilities.edit(cap, { priceMinor: '700' });
-    const e = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, cap, ws.buyer), ws.buyer.walletId, ['approvals', 'rail_events']);
+    const e = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, cap, ws.buyer), ws.buyer.walletId, ['alert_mails', 'approvals', 'rail_events']);
     expect(e.body.approvalId).not.toBe(approvalId);
     const pending = (await ws.client.approvals.list({ status: 'pending' })).approvals;
     expect(pending.map((a) => [a.id, a.amountMinor])).toEqual([[e.body.approvalId, '700']]);
@@ -326,7 +326,7 @@ describe('the order deny, budget, allow, approval', () => {
     const [, approvalPolicy] = (await ws.client.policies.apply(policyFixture('research-team.policy'))).policies;
     const s = await newSeller(t);
     const mcpBeta = await s.publish({ protocol: 'mcp', tags: ['beta'], priceMinor: '300' });
-    const e = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, mcpBeta, ws.buyer), ws.buyer.walletId, ['approvals', 'rail_events']);
+    const e = await refusedWith('APPROVAL_REQUIRED', () => authorizeCall(s.client, mcpBeta, ws.buyer), ws.buyer.walletId, ['alert_mails', 'approvals', 'rail_events']);
     expect(e.details.matchedRule).toEqual({ policyId: approvalPolicy!.id, rule: 'protocol == "mcp" and tag "beta"' });
     await ws.client.approvals.approve(e.body.approvalId as string);
     await ws.client.policies.apply('deny:\n  tag "beta"\n');

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, summarize } from '../src/app.js';
 import { capability, publishInput } from '../src/capability.js';
+import { decodeHeader } from 'agentpay-sdk/protocol';
 
 const CAPABILITY_ID = 'cap_test';
 
@@ -18,15 +19,18 @@ function fakePayments() {
     capabilityFor: () => undefined,
     async admit(capabilityId, header) {
       if (header !== 'ok') {
-        return { kind: 'answer', status: 402, headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ error: { code: 'PAYMENT_REQUIRED' }, challenge: { capabilityId } })) };
+        const challenge = { capabilityId, providerId: 'prv_test', amountMinor: capability.priceMinor, currency: 'USD', nonce: 'n', expiresAt: '2030-01-01T00:00:00.000Z', payTo: 'wal_seller', signature: 's', signingKeyId: 'k' };
+        const body = new TextEncoder().encode(JSON.stringify({ error: { code: 'PAYMENT_REQUIRED' }, challenge: { capabilityId } }));
+        return { kind: 'challenge', challenge, status: 402, headers: { 'content-type': 'application/json' }, body };
       }
       const call = { transactionId: `txn_${log.admitted.length + 1}`, capabilityId, walletId: 'wal_buyer', amountMinor: capability.priceMinor, currency: 'USD' };
       log.admitted.push(call);
-      return { kind: 'paid', call };
+      return { kind: 'admitted', call };
     },
     async settle(call, outcome) {
       log.settled.push({ transactionId: call.transactionId, statusCode: outcome.statusCode, body: Buffer.from(outcome.body).toString('utf8') });
-      return { headers: { 'x-service-receipt': `receipt-of-${call.transactionId}` }, receipt: null };
+      // the gateway's signed receipt; the plugin sends it in the x-service-receipt header
+      return { receipt: { id: `rcp_of_${call.transactionId}`, transactionId: call.transactionId, status: 'success' } };
     },
   };
 }
@@ -57,7 +61,10 @@ describe('POST /summarize', () => {
     const payments = fakePayments();
     const res = await (await appWith(payments)).inject({ method: 'POST', url: '/summarize', payload: { text: 'one two three' } });
     expect(res.statusCode).toBe(402);
-    expect(res.json()).toEqual({ error: { code: 'PAYMENT_REQUIRED' }, challenge: { capabilityId: CAPABILITY_ID } });
+    expect(res.json()).toMatchObject({ error: { code: 'PAYMENT_REQUIRED' }, challenge: { capabilityId: CAPABILITY_ID } });
+    // the same challenge in the other dialects' headers: x402 v2 and the HTTP Payment scheme
+    expect(res.headers['payment-required']).toBeTruthy();
+    expect(res.headers['www-authenticate']).toMatch(/^Payment /);
     expect(payments.log.settled).toEqual([]);
   });
 
@@ -66,7 +73,7 @@ describe('POST /summarize', () => {
     const res = await (await appWith(payments)).inject({ method: 'POST', url: '/summarize', headers: { 'x-payment': 'ok' }, payload: { text: 'one two three four', maxWords: 2 } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ summary: 'one two', words: 2, truncated: true });
-    expect(res.headers['x-service-receipt']).toBe('receipt-of-txn_1');
+    expect(decodeHeader(res.headers['x-service-receipt'])).toEqual({ id: 'rcp_of_txn_1', transactionId: 'txn_1', status: 'success' });
     expect(payments.log.settled).toEqual([{ transactionId: 'txn_1', statusCode: 200, body: res.body }]);
   });
 

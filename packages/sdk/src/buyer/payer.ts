@@ -50,6 +50,11 @@ export interface PayerOptions {
   maxPriceMinor?: string | bigint;
   /** clock for the expiry check (tests) */
   now?: () => number;
+  /**
+   * Pinned platform keys (signingKeyId -> SPKI PEM): challenges and receipts are checked against
+   * these only, and the gateway is never asked. Absent: looked up on the gateway once per key id.
+   */
+  platformKeys?: Record<string, string>;
 }
 
 /** How a purchase held for a person's approval is waited on. */
@@ -83,8 +88,9 @@ export interface Payer {
   /**
    * A receipt that arrived with a paid answer, checked against the platform key, the challenge
    * paid and the exact bytes received; null when none came. Throws INVALID_RECEIPT.
+   * `bytes` null: the body is not at hand (an x402 response hook); all but the hash is checked.
    */
-  verifiedReceipt(receipt: unknown, bytes: Uint8Array, challenge: PriceChallenge): Promise<Receipt | null>;
+  verifiedReceipt(receipt: unknown, bytes: Uint8Array | null, challenge: PriceChallenge): Promise<Receipt | null>;
   /** Runs `attempt`; if a policy holds it for a person, waits for the decision and runs it once more. */
   withApproval<T>(attempt: () => Promise<T>, wait: ApprovalWaitOptions, signal?: AbortSignal): Promise<T>;
 }
@@ -136,6 +142,7 @@ export function createPayer(opts: PayerOptions): Payer {
   // Platform keys by id: one lookup per key, ever (old receipt keys stay retrievable after rotation).
   const keys = new Map<string, Promise<string | null>>();
   const platformKey = (keyId: string): Promise<string | null> => {
+    if (opts.platformKeys) return Promise.resolve(Object.hasOwn(opts.platformKeys, keyId) ? opts.platformKeys[keyId]! : null);
     let p = keys.get(keyId);
     if (!p) {
       p = gateway.platform.receiptKey(keyId).then(
@@ -233,7 +240,7 @@ export function createPayer(opts: PayerOptions): Payer {
       if (!pem || !(await verifyObject(pem, r as unknown as Record<string, unknown>))) throw bad(`is not signed by the platform key ${r.signingKeyId}`);
       if (r.consumerId !== opts.walletId || r.capabilityId !== challenge.capabilityId || r.providerId !== challenge.providerId) throw bad('is for another wallet, capability or seller');
       if (r.amount.amountMinor !== challenge.amountMinor || r.amount.currency !== challenge.currency) throw bad('names another amount than the challenge paid');
-      if (r.responseHash !== null && r.responseHash !== undefined && r.responseHash !== (await responseHash(bytes))) throw bad('does not cover the bytes received (responseHash mismatch)');
+      if (bytes !== null && r.responseHash !== null && r.responseHash !== undefined && r.responseHash !== (await responseHash(bytes))) throw bad('does not cover the bytes received (responseHash mismatch)');
       if (r.status === 'success' && !r.responseHash) throw bad('of a successful call has no responseHash');
       return r;
     },

@@ -105,7 +105,8 @@ export class HttpClient {
     try {
       res = await send(method, url, headers, body, opts.signal);
     } catch (error) {
-      if (opts.signal?.aborted) throw error;
+      // aborted by the caller, or refused before any request (a CA this runtime cannot trust)
+      if (opts.signal?.aborted || error instanceof AgentpayError) throw error;
       throw unreachable(url, error);
     }
     const text = res.text;

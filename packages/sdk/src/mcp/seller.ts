@@ -30,6 +30,7 @@ import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyOb
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, runWithinDeadline, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
+import { mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment } from '../interop/wire.js';
 import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
 
@@ -187,14 +188,25 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
       const extra = args[args.length - 1] as { _meta?: Record<string, unknown>; taskStore?: unknown };
       // a task-augmented call would be charged and then answered with an error (task-guard.ts)
       if (mayBeTaskCall(extra)) return errorResult(TASK_CALL_REFUSED);
-      const payment = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
+      // ours first, then the MPP MCP credential, then x402's MCP PaymentPayload (an unusable one: answered as unpaid)
+      const ours = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
+      const other = ours === undefined ? readMcpPayment(extra._meta) : undefined;
+      const payment = ours ?? (other?.kind === 'payment' ? (other.payment as unknown as Record<string, unknown>) : undefined);
       const decision = await decide(seller, { capabilityId: opts.capabilityId, payment });
       if (decision.kind === 'free') throw new Error('agentpay: a paid tool needs a capabilityId'); // not reached: capabilityId is required
-      if (decision.kind !== 'admitted') return answerResult(decision, structuredAnswers);
+      if (decision.kind !== 'admitted') {
+        const answered = answerResult(decision, structuredAnswers);
+        if (decision.kind !== 'challenge') return answered;
+        const realm = seller.dialects?.publicUrl ? new URL(seller.dialects.publicUrl).hostname : 'mcp';
+        return { ...answered, _meta: { ...answered._meta, ...mcpPaymentRequiredMeta(decision.challenge, realm) } };
+      }
 
       const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, decision);
       const settled = await seller.settle(decision.call, { body: bytes, threw, isError: result.isError === true });
-      return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}) } };
+      const dialect = other?.kind === 'payment' && settled.receipt
+        ? mcpReceiptMeta(other.dialect, settled.receipt, { ...(seller.dialects?.network ? { network: seller.dialects.network } : {}), ...(other.challengeId ? { challengeId: other.challengeId } : {}) })
+        : {};
+      return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}), ...dialect } };
     } finally {
       done();
     }

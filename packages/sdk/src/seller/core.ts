@@ -28,8 +28,9 @@ import { CORS_EXPOSE_HEADERS, encodeHeader, paymentRequiredBody, RECEIPT_HEADER,
 import type { Authorization, Challenge } from '../types.js';
 import { GatewayBatcher, type BatchOptions } from './batcher.js';
 import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
+import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
 
-export interface SellerOptions {
+export interface SellerOptions extends DialectOptions {
   /** the gateway the capability is published on (https://…) */
   gatewayUrl: string;
   /** a provider key with scope payments:write */
@@ -119,6 +120,8 @@ export interface AdmittedDecision {
    */
   timeoutMs: number;
   context: AnswerContext;
+  /** the dialect the buyer paid in, for the receipt header of its answer */
+  dialect?: { name: Dialect; challengeId?: string | undefined; idempotencyKey?: string | undefined };
 }
 
 export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | AdmittedDecision;
@@ -135,6 +138,13 @@ export interface SellerRequest {
   origin?: string | undefined;
   /** an OPTIONS request's Access-Control-Request-Method and -Headers (a CORS preflight) */
   preflight?: { method: string; headers?: string | undefined } | undefined;
+  /**
+   * The request's headers, path and scheme, for the other dialects (../interop/seller-dialects.ts):
+   * with it a payment is also read from PAYMENT-SIGNATURE (x402 v2) and `Authorization: Payment`,
+   * and the answers carry PAYMENT-REQUIRED, WWW-Authenticate: Payment, PAYMENT-RESPONSE,
+   * Payment-Receipt and, when asked for, problem details. Without it (MCP): agentpay only.
+   */
+  http?: DialectRequest | undefined;
 }
 
 /** How the handler ended, as the adapter will send it. */
@@ -174,6 +184,8 @@ export interface SellerPayments {
   readonly client: AgentpayClient;
   /** the handler time limit, ms; 0 or absent: none */
   readonly handlerTimeoutMs?: number;
+  /** x402 network and public URL of the other dialects' answers (SellerOptions) */
+  readonly dialects?: DialectOptions;
   /** The capability a request sells, or undefined for a free route. */
   capabilityFor(method: string, routeOrPath: string): string | undefined;
   /** The gateway's word on a payment: a challenge (no payment), its refusal, or an authorized call. */
@@ -280,9 +292,25 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     const answer = jsonAnswer(405, HEAD_NOT_ALLOWED_BODY, { allow: 'GET' });
     return { kind: 'refusal', code: 'METHOD_NOT_ALLOWED', ...answer, headers: answerHeaders(context, answer.headers) };
   }
-  const admission = await seller.admit(capabilityId, request.payment);
-  if (admission.kind === 'admitted') return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context };
-  return { ...admission, headers: answerHeaders(context, admission.headers) };
+  // one endpoint, three dialects: x-payment (ours), PAYMENT-SIGNATURE (x402 v2), Authorization: Payment
+  const http = request.http;
+  const idempotencyKey = http?.header('idempotency-key')?.trim() || undefined;
+  const read: PaymentCredentialRead = request.payment !== undefined && request.payment !== ''
+    ? { kind: 'payment', dialect: 'agentpay', payment: request.payment as string, ...(idempotencyKey ? { idempotencyKey } : {}) }
+    : http ? readRequestPayment(http) : { kind: 'none' };
+  const options = seller.dialects ?? {};
+  // a credential that cannot be used is answered as an unpaid call: a fresh challenge (402), or 400 for another scheme
+  // TODO(idempotency, issue 18 part 4): read.idempotencyKey (x402 payment-identifier, else Idempotency-Key) goes to the authorize call here
+  const admission = await seller.admit(capabilityId, read.kind === 'payment' ? (read.payment as string | Record<string, unknown>) : undefined);
+  if (admission.kind === 'admitted') {
+    const dialect = read.kind === 'payment' ? { name: read.dialect, challengeId: read.challengeId, idempotencyKey: read.idempotencyKey } : undefined;
+    return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context, ...(dialect ? { dialect } : {}) };
+  }
+  if (!http) return { ...admission, headers: answerHeaders(context, admission.headers) };
+  const answer = admission.kind === 'challenge'
+    ? unpaidAnswer(admission.challenge, http, options, read.kind === 'invalid' ? read : undefined)
+    : refusalAnswer(admission, http);
+  return { ...admission, ...answer, headers: answerHeaders(context, answer.headers) };
 }
 
 /** What the adapter sends in the handler's place when it ran out of time (finish it as `threw`). */
@@ -331,7 +359,8 @@ export async function finish(seller: SellerPayments, admitted: AdmittedDecision,
   const bodyless = bodylessStatus(outcome.status);
   const body = bodyless ? new Uint8Array(0) : outcome.body;
   const { receipt } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true });
-  return { status: outcome.status, body, bodyless, receipt: receipt ?? null, headers: answerHeaders(admitted.context, {}, receipt) };
+  const own = admitted.dialect ? receiptHeaders(admitted.dialect.name, receipt ?? null, { ...seller.dialects, challengeId: admitted.dialect.challengeId, statusCode: outcome.status }) : {};
+  return { status: outcome.status, body, bodyless, receipt: receipt ?? null, headers: answerHeaders(admitted.context, own, receipt) };
 }
 
 // ---- the gateway ----
@@ -364,6 +393,7 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
   return {
     client,
     handlerTimeoutMs: opts.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+    dialects: { ...(opts.network ? { network: opts.network } : {}), ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}) },
 
     capabilityFor(method, routeOrPath) {
       const routes = opts.routes ?? {};

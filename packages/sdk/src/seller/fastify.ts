@@ -36,6 +36,8 @@ export type FastifySellerOptions = (SellerOptions | { seller: SellerPayments }) 
   cors?: CorsOptions;
 };
 
+const firstHeader = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
 const isWebResponse = (payload: unknown): payload is Response =>
   typeof payload === 'object' && payload !== null && Object.prototype.toString.call(payload) === '[object Response]';
 
@@ -138,6 +140,7 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
       capabilityId: capabilityOf(request),
       payment: typeof header === 'string' ? header : undefined,
       origin: typeof origin === 'string' ? origin : undefined,
+      http: { header: (name) => firstHeader(request.headers[name]), path: request.url, secure: request.protocol === 'https' },
     }, opts.cors);
     if (decision.kind === 'free') return;
     if (decision.kind === 'admitted') {

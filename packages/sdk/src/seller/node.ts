@@ -163,6 +163,14 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
     payment: typeof header === 'string' ? header : undefined,
     origin: req.headers.origin,
     preflight: requested ? { method: requested, headers: typeof requestedHeaders === 'string' ? requestedHeaders : undefined } : undefined,
+    http: {
+      header: (name) => {
+        const v = req.headers[name];
+        return Array.isArray(v) ? v[0] : v;
+      },
+      path: (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/',
+      secure: (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true,
+    },
   }, g.cors);
   if (decision.kind === 'free') return { state: 'free' };
   if (decision.kind !== 'admitted') {

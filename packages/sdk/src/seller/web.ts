@@ -84,6 +84,7 @@ export function webSeller(opts: WebSellerOptions): WebSeller {
         payment: req.headers.get(PAYMENT_HEADER) ?? undefined,
         origin: req.headers.get('origin') ?? undefined,
         preflight: preflightMethod ? { method: preflightMethod, headers: req.headers.get('access-control-request-headers') ?? undefined } : undefined,
+        http: { header: (name) => req.headers.get(name) ?? undefined, path: url.pathname + url.search, origin: url.origin },
       }, opts.cors);
       if (decision.kind === 'free') return run({ call: undefined });
       if (decision.kind !== 'admitted') return toResponse(decision);

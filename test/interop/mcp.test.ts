@@ -1,0 +1,111 @@
+/**
+ * Issue 18, MCP: a paid tool (registerPaidTool) also answers in the MPP MCP transport's
+ * convention, so that mppx's own MCP client (McpClient.wrap, mppx 0.11.0) with our `agentpay`
+ * method pays it: payment required in the result's `_meta["org.paymentauth/payment-required"]`,
+ * the credential in `_meta["org.paymentauth/credential"]`, the receipt in
+ * `_meta["org.paymentauth/receipt"]` (our signed receipt inside) beside `agentpay/receipt`.
+ * x402's MCP convention: credentials in `_meta["x402/payment"]` are accepted and answered with
+ * `_meta["x402/payment-response"]` (driven here with @x402/core's x402Client, as @x402/mcp would:
+ * @x402/mcp is not published on npm). In-memory MCP transport, real HTTPS gateway.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { x402Client } from '@x402/core/client';
+import { McpClient } from 'mppx/mcp/client';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentpayMppx } from '../../packages/sdk/src/interop/mppx.js';
+import { createAgentpayX402Scheme, x402PaymentRequired } from '../../packages/sdk/src/interop/x402.js';
+import { createSellerPayments, registerPaidTool, resultBytes, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
+import type { PriceChallenge, Receipt } from '../../packages/sdk/src/protocol.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { expectLedgerConsistent, fundedAgent, platformRevenue, publish } from '../e2e/helpers.js';
+
+let t: TestGateway;
+let seller: SellerPayments;
+let capabilityId: string;
+
+beforeAll(async () => {
+  t = await startTestGateway();
+  capabilityId = await publish(t, '100', 'Summarize tool');
+  seller = createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+async function connected(): Promise<Client> {
+  const mcp = new McpServer({ name: 'seller', version: '1' });
+  registerPaidTool(mcp, 'summarize', { seller, capabilityId, inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text: text.split(' ').slice(0, 2).join(' ') }],
+  }));
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await mcp.connect(a);
+  const client = new Client({ name: 'buyer', version: '1' });
+  await client.connect(b);
+  return client;
+}
+
+async function balances(walletId: string) {
+  return {
+    buyer: BigInt((await t.workspace.wallets.balance(walletId)).balanceMinor),
+    seller: BigInt((await t.provider.wallets.balance(t.creds.provider.walletId)).balanceMinor),
+    platform: await platformRevenue(t),
+  };
+}
+
+async function expectMoved(walletId: string, before: Awaited<ReturnType<typeof balances>>) {
+  const after = await balances(walletId);
+  expect([before.buyer - after.buyer, after.seller - before.seller, after.platform - before.platform]).toEqual([100n, 97n, 3n]);
+  await expectLedgerConsistent(t.workspace, walletId);
+}
+
+describe('a paid tool in the MPP MCP convention', () => {
+  it('an unpaid call carries our envelope and the Payment challenge in _meta["org.paymentauth/payment-required"]', async () => {
+    const client = await connected();
+    const r = (await client.callTool({ name: 'summarize', arguments: { text: 'a b c' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    const ours = JSON.parse((r.content[0] as { text: string }).text) as { error: { code: string }; challenge: PriceChallenge };
+    expect(ours.error.code).toBe('PAYMENT_REQUIRED');
+    expect(r._meta?.['org.paymentauth/payment-required']).toMatchObject({
+      httpStatus: 402,
+      challenges: [{ id: ours.challenge.nonce, method: 'agentpay', intent: 'charge', request: { amount: '100', currency: 'usd', methodDetails: { challenge: ours.challenge } } }],
+    });
+    await client.close();
+  });
+
+  it("mppx's McpClient with the agentpay method buys one call: 100 / 97 / 3, our signed receipt in the MPP receipt", async () => {
+    const a = await fundedAgent(t, '100');
+    const before = await balances(a.walletId);
+    const client = await connected();
+    const ap = agentpayMppx({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, maxPriceMinor: '500' });
+    McpClient.wrap(client, { methods: [ap.method] });
+    const r = (await client.callTool({ name: 'summarize', arguments: { text: 'one two three' } })) as CallToolResult & { receipt?: { receipt: Receipt; status: string; method: string } };
+    expect(r.isError).toBeFalsy();
+    expect(r.content).toEqual([{ type: 'text', text: 'one two' }]);
+    expect(r.receipt).toMatchObject({ status: 'success', method: 'agentpay' });
+    expect(r._meta?.['agentpay/receipt']).toEqual(r.receipt!.receipt);
+    const challenge = { capabilityId, providerId: r.receipt!.receipt.providerId, amountMinor: '100', currency: 'USD' } as PriceChallenge;
+    expect(await ap.payer.verifiedReceipt(r.receipt!.receipt, resultBytes(r), challenge)).toMatchObject({ status: 'success', consumerId: a.walletId });
+    await expectMoved(a.walletId, before);
+    await client.close();
+  });
+
+  it('x402 MCP convention: a PaymentPayload in _meta["x402/payment"] pays, the answer carries _meta["x402/payment-response"]', async () => {
+    const a = await fundedAgent(t, '100');
+    const before = await balances(a.walletId);
+    const client = await connected();
+    const unpaid = (await client.callTool({ name: 'summarize', arguments: { text: 'x y z' } })) as CallToolResult;
+    const { challenge } = JSON.parse((unpaid.content[0] as { text: string }).text) as { challenge: PriceChallenge };
+    const scheme = createAgentpayX402Scheme({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, maxPriceMinor: '500' });
+    const x402 = new x402Client().register('agentpay:*', scheme);
+    const payload = await x402.createPaymentPayload(x402PaymentRequired(challenge, { resourceUrl: 'mcp://tool/summarize' }) as never);
+    const r = (await client.callTool({ name: 'summarize', arguments: { text: 'x y z' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    expect(r._meta?.['x402/payment-response']).toMatchObject({ success: true, payer: a.walletId, amount: '100', extra: { receipt: r._meta?.['agentpay/receipt'] } });
+    await expectMoved(a.walletId, before);
+    await client.close();
+  });
+});
