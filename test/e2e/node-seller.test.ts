@@ -85,7 +85,7 @@ describe('CORS on the node adapter', () => {
       const unpaid = await fetch(`${s.url}/forecast`, { headers: { origin: 'https://app.example' } });
       expect(unpaid.status).toBe(402);
       expect(unpaid.headers.get('access-control-allow-origin')).toBe('https://app.example');
-      expect(unpaid.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt');
+      expect(unpaid.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
       expect(s.log.handled.forecast).toBeUndefined();
     } finally {
       await s.close();

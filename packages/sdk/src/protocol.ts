@@ -16,7 +16,7 @@ export const RECEIPT_HEADER = 'x-service-receipt';
  * What a browser needs to see the protocol headers (seller CORS settings), ours and those of the
  * other dialects a seller speaks (interop/wire.ts: x402 v2, the HTTP Payment scheme).
  */
-export const CORS_EXPOSE_HEADERS: readonly string[] = [PAYMENT_HEADER, RECEIPT_HEADER, 'payment-required', 'payment-response', 'www-authenticate', 'payment-receipt'];
+export const CORS_EXPOSE_HEADERS: readonly string[] = [PAYMENT_HEADER, RECEIPT_HEADER, 'payment-required', 'payment-response', 'www-authenticate', 'payment-receipt', 'idempotent-replayed'];
 export const CORS_ALLOW_HEADERS: readonly string[] = [PAYMENT_HEADER, 'content-type', 'payment-signature', 'authorization', 'idempotency-key', 'accept-payment'];
 
 /** The wire shapes live in types.ts with the rest of the API; these names read as the protocol does. */

@@ -6,6 +6,8 @@
  *                            | preflight (a CORS preflight of a paid route: answer it)
  *                            | challenge (402 with a signed price challenge)
  *                            | refusal (HEAD on a paid route, the gateway's refusal, the gateway unreachable)
+ *                            | replay (a retry with the idempotency key of a call that succeeded: its first
+ *                                      answer and receipt, kept by the gateway; the handler does not run)
  *                            | admitted (the gateway authorized the payment: run the handler, within timeoutMs)
  *   finish(seller, admitted, outcome) -> the paid answer: complete (2xx/3xx), fail client_error (4xx)
  *                            or fail provider_error (5xx, thrown, timed out), with the receipt header
@@ -25,9 +27,10 @@
 import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { CORS_EXPOSE_HEADERS, encodeHeader, paymentRequiredBody, RECEIPT_HEADER, responseHash, type PaymentProof, type Receipt } from '../protocol.js';
-import type { Authorization, Challenge } from '../types.js';
+import type { Authorization, Challenge, Replay } from '../types.js';
 import { GatewayBatcher, type BatchOptions } from './batcher.js';
 import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
+import { idempotencyKeyOf, keptResponse, replayAnswer, requestFingerprint, type IdempotentRequest } from './idempotency.js';
 import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
 
 export interface SellerOptions extends DialectOptions {
@@ -67,6 +70,8 @@ export interface PaidCall {
   walletId: string;
   amountMinor: string;
   currency: string;
+  /** authorized with an idempotency key: complete sends the answer for the gateway to keep */
+  idempotent?: boolean;
 }
 
 // ---- decisions ----
@@ -99,8 +104,20 @@ export interface PreflightDecision extends Answer {
   kind: 'preflight';
 }
 
+/**
+ * A retry with the idempotency key of a call that succeeded (docs/protocol.md § Idempotent
+ * retries): the first answer, kept by the gateway, with the first receipt (x-service-receipt and
+ * the buyer's dialect's header) and `idempotent-replayed: true`. Nothing was held or charged;
+ * the adapter sends it as is and does not run the handler. When the first answer was too big to
+ * keep: 409 IDEMPOTENT_REPLAY_WITHOUT_ANSWER with the receipt in its details.
+ */
+export interface ReplayDecision extends Answer {
+  kind: 'replay';
+  replay: Replay;
+}
+
 /** What the gateway said about a payment (SellerPayments.admit). */
-export type Admission = ChallengeDecision | RefusalDecision | { kind: 'admitted'; call: PaidCall };
+export type Admission = ChallengeDecision | RefusalDecision | { kind: 'replay'; replay: Replay } | { kind: 'admitted'; call: PaidCall };
 
 /** Where an answer goes, as far as its headers depend on it. */
 export interface AnswerContext {
@@ -124,7 +141,7 @@ export interface AdmittedDecision {
   dialect?: { name: Dialect; challengeId?: string | undefined; idempotencyKey?: string | undefined };
 }
 
-export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | AdmittedDecision;
+export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | ReplayDecision | AdmittedDecision;
 
 /** A request as the seller core needs to see it. */
 export interface SellerRequest {
@@ -145,6 +162,13 @@ export interface SellerRequest {
    * Payment-Receipt and, when asked for, problem details. Without it (MCP): agentpay only.
    */
   http?: DialectRequest | undefined;
+  /**
+   * The request body for the idempotency fingerprint (method, path and query, body), read only
+   * when the buyer sent an idempotency key: the bytes as received, a parsed body (hashed as its
+   * JSON), or a function that reads them (web: a clone of the request). Absent: the fingerprint
+   * covers the method, path and query only.
+   */
+  body?: unknown | (() => unknown | Promise<unknown>);
 }
 
 /** How the handler ended, as the adapter will send it. */
@@ -154,6 +178,8 @@ export interface HandlerOutcome {
   body: Uint8Array;
   /** the handler threw or ran out of time: fails as provider_error whatever the status */
   threw?: boolean;
+  /** the answer's content type, kept with it for a replay of an idempotent call */
+  contentType?: string | undefined;
 }
 
 /** The paid answer: the handler's status and bytes, the headers to add to the handler's own. */
@@ -178,6 +204,8 @@ export interface SettleOutcome {
   statusCode?: number;
   threw?: boolean;
   isError?: boolean;
+  /** the answer's content type, kept with it for a replay of an idempotent call */
+  contentType?: string | undefined;
 }
 
 export interface SellerPayments {
@@ -188,8 +216,11 @@ export interface SellerPayments {
   readonly dialects?: DialectOptions;
   /** The capability a request sells, or undefined for a free route. */
   capabilityFor(method: string, routeOrPath: string): string | undefined;
-  /** The gateway's word on a payment: a challenge (no payment), its refusal, or an authorized call. */
-  admit(capabilityId: string, payment: string | Record<string, unknown> | undefined): Promise<Admission>;
+  /**
+   * The gateway's word on a payment: a challenge (no payment), its refusal, an authorized call,
+   * or (`idempotent`: the buyer's key and the request's fingerprint) the replay of a call that succeeded.
+   */
+  admit(capabilityId: string, payment: string | Record<string, unknown> | undefined, idempotent?: IdempotentRequest): Promise<Admission>;
   /** Completes or fails an authorized call with the hash of the exact bytes sent. */
   settle(call: PaidCall, outcome: SettleOutcome): Promise<Settlement>;
 }
@@ -299,9 +330,19 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     ? { kind: 'payment', dialect: 'agentpay', payment: request.payment as string, ...(idempotencyKey ? { idempotencyKey } : {}) }
     : http ? readRequestPayment(http) : { kind: 'none' };
   const options = seller.dialects ?? {};
+  // the buyer's key (x402 payment-identifier, else Idempotency-Key) and the request's fingerprint go to authorize
+  const idempotent = read.kind === 'payment' && http ? await idempotentRequestOf(request, http, read.idempotencyKey) : undefined;
   // a credential that cannot be used is answered as an unpaid call: a fresh challenge (402), or 400 for another scheme
-  // TODO(idempotency, issue 18 part 4): read.idempotencyKey (x402 payment-identifier, else Idempotency-Key) goes to the authorize call here
-  const admission = await seller.admit(capabilityId, read.kind === 'payment' ? (read.payment as string | Record<string, unknown>) : undefined);
+  const admission = await seller.admit(capabilityId, read.kind === 'payment' ? (read.payment as string | Record<string, unknown>) : undefined, idempotent);
+  if (admission.kind === 'replay') {
+    const { replay } = admission;
+    const answer = replayAnswer(replay);
+    const dialectHeaders = replay.response && read.kind === 'payment'
+      ? receiptHeaders(read.dialect, replay.receipt, { ...options, challengeId: read.challengeId, statusCode: answer.status })
+      : {};
+    // the receipt signs the first answer's bytes: it goes in the header only with them
+    return { kind: 'replay', replay, status: answer.status, body: answer.body, headers: answerHeaders(context, { ...answer.headers, ...dialectHeaders }, replay.response ? replay.receipt : null) };
+  }
   if (admission.kind === 'admitted') {
     const dialect = read.kind === 'payment' ? { name: read.dialect, challengeId: read.challengeId, idempotencyKey: read.idempotencyKey } : undefined;
     return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context, ...(dialect ? { dialect } : {}) };
@@ -311,6 +352,14 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     ? unpaidAnswer(admission.challenge, http, options, read.kind === 'invalid' ? read : undefined)
     : refusalAnswer(admission, http);
   return { ...admission, ...answer, headers: answerHeaders(context, answer.headers) };
+}
+
+/** The key (when usable) and the request's fingerprint; undefined when the buyer sent no key. */
+async function idempotentRequestOf(request: SellerRequest, http: DialectRequest, key: string | undefined): Promise<IdempotentRequest | undefined> {
+  const idempotencyKey = idempotencyKeyOf(key);
+  if (idempotencyKey === undefined) return undefined;
+  const body = typeof request.body === 'function' ? await (request.body as () => unknown)() : request.body;
+  return { idempotencyKey, requestHash: await requestFingerprint(request.method ?? 'POST', http.path, body) };
 }
 
 /** What the adapter sends in the handler's place when it ran out of time (finish it as `threw`). */
@@ -358,7 +407,7 @@ export async function runWithinDeadline<T>(admitted: AdmittedDecision, invoke: (
 export async function finish(seller: SellerPayments, admitted: AdmittedDecision, outcome: HandlerOutcome): Promise<PaidAnswer> {
   const bodyless = bodylessStatus(outcome.status);
   const body = bodyless ? new Uint8Array(0) : outcome.body;
-  const { receipt } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true });
+  const { receipt } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) });
   const own = admitted.dialect ? receiptHeaders(admitted.dialect.name, receipt ?? null, { ...seller.dialects, challengeId: admitted.dialect.challengeId, statusCode: outcome.status }) : {};
   return { status: outcome.status, body, bodyless, receipt: receipt ?? null, headers: answerHeaders(admitted.context, own, receipt) };
 }
@@ -400,7 +449,7 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       return routes[`${method.toUpperCase()} ${routeOrPath}`] ?? routes[routeOrPath] ?? opts.capabilityId;
     },
 
-    async admit(capabilityId, payment): Promise<Admission> {
+    async admit(capabilityId, payment, idempotent): Promise<Admission> {
       if (!payment) {
         try {
           const { challenge } = (await gateway.run({ op: 'challenge', capabilityId })) as { challenge: Challenge };
@@ -412,8 +461,9 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       }
       try {
         // the payment goes as received: the gateway decodes and validates it
-        const t = (await gateway.run({ op: 'authorize', capabilityId, payment: payment as PaymentProof | string })) as Authorization;
-        return { kind: 'admitted', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency } };
+        const t = (await gateway.run({ op: 'authorize', capabilityId, payment: payment as PaymentProof | string, ...idempotent })) as Authorization | Replay;
+        if (t.status === 'replayed') return { kind: 'replay', replay: t };
+        return { kind: 'admitted', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency, ...(idempotent ? { idempotent: true } : {}) } };
       } catch (e) {
         if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return gatewayRefusal(e);
         report(e, { stage: 'authorize' });
@@ -427,9 +477,10 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       const providerError = outcome.threw === true || outcome.isError === true || status >= 500;
       const ok = !providerError && status < 400;
       const stage = ok ? 'complete' : 'fail';
+      const kept = ok && call.idempotent ? keptResponse(status, outcome.contentType, outcome.body) : undefined;
       try {
         const { receipt } = (ok
-          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash: hash }))
+          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash: hash, ...(kept ? { response: kept } : {}) }))
           : await withRetry(() => gateway.run({
               op: 'fail',
               transactionId: call.transactionId,

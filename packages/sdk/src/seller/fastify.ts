@@ -141,6 +141,8 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
       payment: typeof header === 'string' ? header : undefined,
       origin: typeof origin === 'string' ? origin : undefined,
       http: { header: (name) => firstHeader(request.headers[name]), path: request.url, secure: request.protocol === 'https' },
+      // parsed by now (preHandler): the idempotency fingerprint hashes it as JSON, or its bytes
+      body: request.body,
     }, opts.cors);
     if (decision.kind === 'free') return;
     if (decision.kind === 'admitted') {
@@ -177,7 +179,8 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
       threw = true;
       reply.code(answer.status).headers(answer.headers);
     }
-    const answer = await finish(seller, state.admitted, { status: reply.statusCode, body, threw });
+    const contentType = reply.getHeader('content-type');
+    const answer = await finish(seller, state.admitted, { status: reply.statusCode, body, threw, ...(typeof contentType === 'string' ? { contentType } : {}) });
     putHeaders(reply, answer.headers);
     reply.removeHeader('transfer-encoding');
     if (answer.bodyless) {

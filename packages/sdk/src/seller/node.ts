@@ -171,6 +171,9 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
       path: (req as { originalUrl?: string }).originalUrl ?? req.url ?? '/',
       secure: (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true,
     },
+    // the body is the handler's to read (a stream): the idempotency fingerprint uses one an
+    // earlier middleware parsed (express.json()), else covers the method, path and query only
+    body: (req as { body?: unknown }).body,
   }, g.cors);
   if (decision.kind === 'free') return { state: 'free' };
   if (decision.kind !== 'admitted') {
@@ -178,7 +181,8 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
     return { state: 'answered' };
   }
   const settle = async (statusCode: number, written: Buffer, threw: boolean) => {
-    const answer = await finish(g.seller, decision, { status: statusCode, body: written, threw });
+    const contentType = res.getHeader('content-type');
+    const answer = await finish(g.seller, decision, { status: statusCode, body: written, threw, ...(typeof contentType === 'string' ? { contentType } : {}) });
     putHeaders(res, answer.headers);
     res.removeHeader('transfer-encoding');
     if (answer.bodyless) res.removeHeader('content-length');

@@ -85,12 +85,14 @@ export function webSeller(opts: WebSellerOptions): WebSeller {
         origin: req.headers.get('origin') ?? undefined,
         preflight: preflightMethod ? { method: preflightMethod, headers: req.headers.get('access-control-request-headers') ?? undefined } : undefined,
         http: { header: (name) => req.headers.get(name) ?? undefined, path: url.pathname + url.search, origin: url.origin },
+        // read only for a call with an idempotency key (its fingerprint), from a clone: the handler reads the request
+        body: async () => (req.body ? new Uint8Array(await req.clone().arrayBuffer()) : undefined),
       }, opts.cors);
       if (decision.kind === 'free') return run({ call: undefined });
       if (decision.kind !== 'admitted') return toResponse(decision);
 
       const outcome = await outcomeOf(decision, () => run({ call: decision.call }));
-      const answer = await finish(seller, decision, { status: outcome.status, body: outcome.body, threw: outcome.threw });
+      const answer = await finish(seller, decision, { status: outcome.status, body: outcome.body, threw: outcome.threw, contentType: outcome.headers.get('content-type') ?? undefined });
       // the body is sent as bytes: the platform sets its length; a 204/304 goes without one
       outcome.headers.delete('content-length');
       outcome.headers.delete('transfer-encoding');
