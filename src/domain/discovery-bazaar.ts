@@ -4,6 +4,7 @@
  * each as an x402 `DiscoveryResource` whose one accept is the agentpay scheme at the listing's
  * price. The accept carries no challenge: a buyer calls the resource and pays the 402 it gets.
  */
+import { agentpayNetworkOf } from 'agentpay-sdk/interop';
 import type { DomainContext } from './context.js';
 import { countDiscoverable, MATCH_CEILING, type DiscoveryService } from './discovery.js';
 
@@ -21,8 +22,8 @@ export interface BazaarSettings {
   challengeTtlMs: number;
 }
 
-/** The x402 network of this gateway's money: `agentpay:sandbox` or `agentpay:live`. */
-export const bazaarNetwork = (mode: BazaarSettings['mode']) => (mode === 'production' ? 'agentpay:live' : 'agentpay:sandbox');
+/** The x402 network of this gateway's money, named as the sellers' 402s name it: `agentpay:sandbox` or `agentpay:live`. */
+export const bazaarNetwork = (mode: BazaarSettings['mode']) => agentpayNetworkOf(mode);
 
 /** x402's ResourceInfo rules: serviceName 1-32 printable ASCII; at most 5 tags of 1-32 characters. */
 const serviceName = (name: string) => (name.replace(/[^\x20-\x7e]/g, '').trim().slice(0, 32) || 'agentpay seller');

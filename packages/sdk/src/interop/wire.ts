@@ -36,6 +36,10 @@ export const AGENTPAY_INTENT = 'charge';
 /** x402 network of an agentpay gateway: `agentpay:<mode>` (CAIP-2 shaped; buyers register `agentpay:*`). */
 export type AgentpayNetwork = `agentpay:${string}`;
 export const DEFAULT_AGENTPAY_NETWORK: AgentpayNetwork = 'agentpay:sandbox';
+/** x402 network of a gateway in production mode (the Bazaar list names the gateway's own). */
+export const LIVE_AGENTPAY_NETWORK: AgentpayNetwork = 'agentpay:live';
+/** The network of a gateway mode: `agentpay:live` in production, else `agentpay:sandbox`. */
+export const agentpayNetworkOf = (mode: string): AgentpayNetwork => (mode === 'production' ? LIVE_AGENTPAY_NETWORK : DEFAULT_AGENTPAY_NETWORK);
 
 /** Every header a browser must be allowed to read on a paid route's answer, all dialects. */
 export const INTEROP_EXPOSE_HEADERS: readonly string[] = [X402_PAYMENT_REQUIRED_HEADER, X402_PAYMENT_RESPONSE_HEADER, WWW_AUTHENTICATE_HEADER, PAYMENT_RECEIPT_HEADER];
@@ -111,7 +115,7 @@ export const PAYMENT_IDENTIFIER_EXTENSION = {
   schema: {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     type: 'object',
-    properties: { required: { type: 'boolean' }, id: { type: 'string', minLength: 16, maxLength: 128 } },
+    properties: { required: { type: 'boolean' }, id: { type: 'string', minLength: 16, maxLength: 128, pattern: '^[a-zA-Z0-9_-]+$' } },
     required: ['required'],
   },
 } as const;
@@ -163,10 +167,16 @@ export function x402SettlementResponse(receipt: Receipt, network: string = DEFAU
   };
 }
 
-/** The `payment-identifier` id an x402 payload carries, if any. */
+/** The ids the payment-identifier extension declares (16 to 128 of A-Z a-z 0-9 _ -): a subset of the idempotency keys the gateway takes. */
+export const PAYMENT_IDENTIFIER_ID = /^[a-zA-Z0-9_-]{16,128}$/;
+
+/**
+ * The `payment-identifier` id an x402 payload carries, if any, and if it is one the extension
+ * declares (PAYMENT_IDENTIFIER_ID); it is the call's idempotency key, as `Idempotency-Key` would be.
+ */
 export function x402PaymentIdentifier(p: X402PaymentPayload): string | undefined {
   const ext = p.extensions?.['payment-identifier'] as { info?: { id?: unknown } } | undefined;
-  return typeof ext?.info?.id === 'string' ? ext.info.id : undefined;
+  return typeof ext?.info?.id === 'string' && PAYMENT_IDENTIFIER_ID.test(ext.info.id) ? ext.info.id : undefined;
 }
 
 // ---- HTTP Payment scheme (MPP drafts) ----
