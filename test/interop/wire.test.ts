@@ -42,6 +42,19 @@ describe('x402 headers', () => {
     const read = readPaymentCredential((n) => (n === 'payment-signature' ? sig : n === 'idempotency-key' ? 'other' : undefined));
     expect(read).toEqual({ kind: 'payment', dialect: 'x402', payment: proof, idempotencyKey: 'pay_0123456789abcdef' });
   });
+
+  it('takes a payment-identifier id as the idempotency key only if it is one the extension declares (16-128 of A-Za-z0-9_-); else the Idempotency-Key header', () => {
+    const declared = x402PaymentRequired(challenge, { resourceUrl: 'https://s.example/' }).extensions!['payment-identifier'] as { schema: { properties: { id: { pattern: string; minLength: number; maxLength: number } } } };
+    expect(declared.schema.properties.id).toMatchObject({ pattern: '^[a-zA-Z0-9_-]+$', minLength: 16, maxLength: 128 });
+    for (const [id, key] of [['short', 'header-key'], ['pay_0123456789abcdef!', 'header-key'], ['x'.repeat(129), 'header-key'], ['x'.repeat(128), 'x'.repeat(128)]] as const) {
+      const sig = encodePaymentSignatureHeader({
+        x402Version: 2, accepted: x402PaymentRequired(challenge, { resourceUrl: 'https://s.example/' }).accepts[0]! as never, payload: { proof },
+        extensions: { 'payment-identifier': { info: { required: false, id } } },
+      });
+      const read = readPaymentCredential((n) => (n === 'payment-signature' ? sig : n === 'idempotency-key' ? 'header-key' : undefined));
+      expect(read).toMatchObject({ kind: 'payment', idempotencyKey: key });
+    }
+  });
 });
 
 describe('the Payment scheme', () => {

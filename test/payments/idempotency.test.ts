@@ -6,10 +6,13 @@
  * 24 hours. Runs on SQLite, and on PostgreSQL in the postgres project.
  */
 import type { AddressInfo } from 'node:net';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
+import { createAgentpayX402Scheme, decodeX402Header } from '../../packages/sdk/src/interop/x402.js';
 import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
+import { paidHandler } from '../../packages/sdk/src/seller/web.js';
 import type { Receipt, Replay } from '../../packages/sdk/src/types.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -262,5 +265,62 @@ describe('at the gateway', () => {
     await seller.payments.fail({ transactionId: auth.transactionId, reason: 'client_error' });
     const payment = signProof(await seller.payments.challenge(capabilityId), a);
     await refused(seller.payments.authorize({ capabilityId, payment, idempotencyKey: newKey() }), 400, 'VALIDATION_FAILED');
+  });
+});
+
+describe('the web adapter (hono renders through it) and the x402 dialect', () => {
+  let webN = 0;
+  const web = () => paidHandler({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, capabilityId, batch: false, publicUrl: 'https://api.seller.example' }, async (req) => {
+    handled.web = (handled.web ?? 0) + 1;
+    const body = (await req.json()) as { item: string };
+    return Response.json({ ordered: body.item, orderNo: ++webN });
+  });
+  /** a fetch that hands the request to the web handler: no socket, the handler is the seller */
+  const webFetch = (handler: (req: Request) => Promise<Response>) =>
+    (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => handler(new Request(input as never, init))) as typeof fetch;
+
+  it('replays the first answer to our buyer; the body is in the fingerprint (the handler still reads it)', async () => {
+    const handler = webFetch(web());
+    const a = await fundedAgent(t, '1000');
+    const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, fetch: handler, now: () => clock.now() });
+    const key = newKey();
+    const before = handled.web ?? 0;
+    const first = await buyer.fetch('https://api.seller.example/order', post(key, { item: 'tea' }));
+    expect(first.status).toBe(200);
+    const firstBytes = Buffer.from(await first.arrayBuffer());
+    expect(JSON.parse(firstBytes.toString())).toMatchObject({ ordered: 'tea' });
+    const again = await buyer.fetch('https://api.seller.example/order', post(key, { item: 'tea' }));
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(Buffer.from(await again.arrayBuffer())).toEqual(firstBytes);
+    expect(again.receipt).toEqual(first.receipt);
+    expect((handled.web ?? 0) - before).toBe(1);
+    await expect(buyer.fetch('https://api.seller.example/order', post(key, { item: 'coffee' }))).rejects.toMatchObject({ status: 409, code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect((handled.web ?? 0) - before).toBe(1);
+    expect(await balance(a)).toBe('900');
+    await expectLedgerConsistent(t.workspace, a.walletId);
+  });
+
+  it('a stock @x402/fetch client with an Idempotency-Key is charged once; the replay carries PAYMENT-RESPONSE with the first receipt', async () => {
+    const handler = webFetch(web());
+    const a = await fundedAgent(t, '1000');
+    const scheme = createAgentpayX402Scheme({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, maxPriceMinor: '500' });
+    const xfetch = wrapFetchWithPayment(scheme.checkingFetch(handler), new x402Client().register('agentpay:*', scheme));
+    const key = newKey();
+    const before = handled.web ?? 0;
+    const first = await xfetch('https://api.seller.example/order', post(key, { item: 'tea' }));
+    expect(first.status).toBe(200);
+    const firstBytes = Buffer.from(await first.arrayBuffer());
+    const firstReceipt = scheme.lastReceipt;
+    expect(firstReceipt).toMatchObject({ status: 'success', consumerId: a.walletId });
+    const again = await xfetch('https://api.seller.example/order', post(key, { item: 'tea' }));
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(Buffer.from(await again.arrayBuffer())).toEqual(firstBytes);
+    const settled = decodeX402Header<{ success: boolean; transaction: string; extra: { receipt: Receipt } }>(again.headers.get('payment-response')!);
+    expect(settled).toMatchObject({ success: true, transaction: firstReceipt!.transactionId });
+    expect(settled.extra.receipt).toEqual(firstReceipt);
+    expect((handled.web ?? 0) - before).toBe(1);
+    expect(await balance(a)).toBe('900');
+    await expectLedgerConsistent(t.workspace, a.walletId);
   });
 });
