@@ -300,19 +300,21 @@ describe('the web adapter (hono renders through it) and the x402 dialect', () =>
     await expectLedgerConsistent(t.workspace, a.walletId);
   });
 
-  it('a stock @x402/fetch client with an Idempotency-Key is charged once; the replay carries PAYMENT-RESPONSE with the first receipt', async () => {
+  it('a stock @x402/fetch client retrying with its payment-identifier id is charged once; the replay carries PAYMENT-RESPONSE with the first receipt', async () => {
     const handler = webFetch(web());
     const a = await fundedAgent(t, '1000');
-    const scheme = createAgentpayX402Scheme({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, maxPriceMinor: '500' });
+    // the x402 idempotency key: the payment-identifier id (our scheme sends a fresh one per payment unless told)
+    const key = newKey().replace(/[^a-zA-Z0-9_-]/g, '_');
+    const scheme = createAgentpayX402Scheme({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, maxPriceMinor: '500', paymentId: key });
     const xfetch = wrapFetchWithPayment(scheme.checkingFetch(handler), new x402Client().register('agentpay:*', scheme));
-    const key = newKey();
     const before = handled.web ?? 0;
-    const first = await xfetch('https://api.seller.example/order', post(key, { item: 'tea' }));
+    // an Idempotency-Key header too: the payment-identifier wins over it
+    const first = await xfetch('https://api.seller.example/order', post('ignored-header-key', { item: 'tea' }));
     expect(first.status).toBe(200);
     const firstBytes = Buffer.from(await first.arrayBuffer());
     const firstReceipt = scheme.lastReceipt;
     expect(firstReceipt).toMatchObject({ status: 'success', consumerId: a.walletId });
-    const again = await xfetch('https://api.seller.example/order', post(key, { item: 'tea' }));
+    const again = await xfetch('https://api.seller.example/order', post('another-header-key', { item: 'tea' }));
     expect(again.status).toBe(200);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(Buffer.from(await again.arrayBuffer())).toEqual(firstBytes);
