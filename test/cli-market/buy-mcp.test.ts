@@ -166,7 +166,7 @@ describe('agentpay buy of an MCP capability', () => {
     const e = await buy(conn, () => t.workspace, { target: caps.pkg, walletId: a.walletId, keyFile: a.keyFile }).then(() => null, (err: unknown) => err as CliError);
     expect(e).toBeInstanceOf(CliError);
     expect(e?.tryNext).toMatch(/launchPackageCapability/);
-    expect(e?.tryNext).toMatch(/payingCallTool from agentpay\/mcp\/buyer, calling the tool run/);
+    expect(e?.tryNext).toMatch(/payingCallTool from agentpay-sdk\/mcp\/buyer, calling the tool run/);
     expect((await balance(a.walletId)).balanceMinor).toBe('1000');
   });
 });

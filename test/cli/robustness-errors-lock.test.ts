@@ -49,7 +49,7 @@ describe('mayHoldLock (Linux)', () => {
     }
   });
 
-  it.runIf(linux)("recognizes bin/run.js of the agentpay package wherever it is checked out (by a relative path too), not another package's", async () => {
+  it.runIf(linux)("recognizes bin/run.js of the agentpay-cli package wherever it is checked out (by a relative path too), not another package's", async () => {
     const pkg = (name: string) => {
       const dir = tempDir();
       mkdirSync(join(dir, 'bin'));
@@ -57,7 +57,7 @@ describe('mayHoldLock (Linux)', () => {
       writeFileSync(join(dir, 'bin', 'run.js'), 'setInterval(() => {}, 1000);\n');
       return dir;
     };
-    const agentpay = pkg('agentpay');
+    const agentpay = pkg('agentpay-cli');
     const other = pkg('some-other-cli');
     const children = [
       await running(process.execPath, [join(agentpay, 'bin', 'run.js')]),
