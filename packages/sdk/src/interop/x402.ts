@@ -21,7 +21,7 @@
 import { AgentpayError } from '../errors.js';
 import type { PaymentProof, PriceChallenge, Receipt } from '../protocol.js';
 import type { Payer } from '../buyer/payer.js';
-import { mismatch, newPaymentId, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
+import { mismatch, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
 import { AGENTPAY_SCHEME, decodeX402Header, type X402PaymentPayload, type X402PaymentRequirements, type X402SettlementResponse } from './wire.js';
 
 export * from './wire.js';
@@ -51,8 +51,9 @@ export interface X402ResponseHookContext {
 export type AgentpayX402Options = AgentpayPluginOptions & {
   /**
    * x402 `payment-identifier` (idempotency id) sent when the seller declares the extension:
-   * a fixed id (reuse it to retry one logical call), a function of the PaymentRequired, or
-   * false for none. Default: a fresh `pay_…` per payment.
+   * a fixed id (reuse it to retry one logical call) or a function of the PaymentRequired. Default:
+   * none. A fresh id per payment would deduplicate nothing (a retried call is a new payment, with a new
+   * id) and would only make the gateway keep every answer for 24 hours.
    */
   paymentId?: string | false | ((paymentRequired: { requirements: X402PaymentRequirements }) => string);
   /** decimals of the agentpay asset for x402 spend controls (default 2: minor units are cents) */
@@ -102,9 +103,9 @@ export function createAgentpayX402Scheme(opts: AgentpayX402Options): AgentpayX40
       }
       const proof = await payer.signProof(challenge); // ceiling and expiry: refused before signing
       const declared = context?.extensions?.['payment-identifier'] !== undefined;
-      const id = opts.paymentId === false ? undefined
+      const id = opts.paymentId === false || opts.paymentId === undefined ? undefined
         : typeof opts.paymentId === 'function' ? opts.paymentId({ requirements })
-        : opts.paymentId ?? newPaymentId();
+        : opts.paymentId;
       const extensions = declared && id ? { 'payment-identifier': { info: { required: false, id } } } : undefined;
       return { x402Version, payload: { proof }, ...(extensions ? { extensions } : {}) };
     },
@@ -149,3 +150,6 @@ export async function verifyAgentpaySettlement(payer: Payer, paymentResponse: st
   if (!r) throw new AgentpayError('INVALID_RECEIPT', 'the seller\'s PAYMENT-RESPONSE carries no agentpay receipt (extra.receipt)', { body: { settleResponse: s } });
   return r;
 }
+
+/** A fresh x402 payment-identifier (`pay_` + 32 hex): make one per logical call and pass it as `paymentId` to retry that call safely. */
+export { newPaymentId } from './client-common.js';
