@@ -47,12 +47,13 @@ export default class LogsTail extends AgentpayCommand<typeof LogsTail> {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      this.out.note(
+      const following = () => this.out.note(
         running
           ? `Following the requests of ${running.baseUrl} (${file}); Ctrl-C to stop.`
           : `No gateway is running on ${dataDir} now; following ${file} for when one starts. Ctrl-C to stop.`,
       );
       const { end, printed } = await followRequestLog({
+        onFollowing: following,
         dataDir,
         filters: { ...(f.status ? { status: f.status } : {}), ...(f.path ? { path: f.path } : {}), ...(f.code ? { code: f.code } : {}), ...(f.method ? { method: f.method } : {}) },
         fromStart: f['from-start'],

@@ -64,6 +64,12 @@ export interface FollowOptions {
   count?: number | undefined;
   timeoutMs?: number | undefined;
   onEntry(e: RequestLogEntry): void;
+  /**
+   * Called once the starting point is fixed (the file opened at its end, or found missing): a request
+   * made after this is followed. Say "following" here, not before, or a request made between the
+   * two could fall before the starting point.
+   */
+  onFollowing?(): void;
   signal?: AbortSignal;
 }
 
@@ -128,6 +134,7 @@ export async function followRequestLog(opts: FollowOptions): Promise<{ end: Foll
       if (fd === undefined) {
         // the first open starts at the end unless asked; a file made later is read from its start
         open(first && !opts.fromStart);
+        if (first) opts.onFollowing?.();
         first = false;
       }
       if (fd !== undefined) {
