@@ -4,20 +4,25 @@
  * method pays it: payment required in the result's `_meta["org.paymentauth/payment-required"]`,
  * the credential in `_meta["org.paymentauth/credential"]`, the receipt in
  * `_meta["org.paymentauth/receipt"]` (our signed receipt inside) beside `agentpay/receipt`.
- * x402's MCP convention: credentials in `_meta["x402/payment"]` are accepted and answered with
- * `_meta["x402/payment-response"]` (driven here with @x402/core's x402Client, as @x402/mcp would:
- * @x402/mcp is not published on npm). In-memory MCP transport, real HTTPS gateway.
+ * x402's MCP convention (specs/transports-v2/mcp.md): the unpaid answer is `isError` with the x402
+ * v2 PaymentRequired as structuredContent and as content[0].text (our envelope moves to
+ * `_meta["agentpay/error"]`); a PaymentPayload in `_meta["x402/payment"]` pays and is answered
+ * with `_meta["x402/payment-response"]`. Driven with @x402/core's schemas and x402Client, as
+ * @x402/mcp's client does (@x402/mcp is not published on npm). In-memory MCP transport, real
+ * HTTPS gateway.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { x402Client } from '@x402/core/client';
+import { isPaymentRequired, parsePaymentRequired } from '@x402/core/schemas';
+import type { PaymentRequired } from '@x402/core/types';
 import { McpClient } from 'mppx/mcp/client';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentpayMppx } from '../../packages/sdk/src/interop/mppx.js';
-import { createAgentpayX402Scheme, x402PaymentRequired } from '../../packages/sdk/src/interop/x402.js';
+import { createAgentpayX402Scheme } from '../../packages/sdk/src/interop/x402.js';
 import { createSellerPayments, registerPaidTool, resultBytes, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import type { PriceChallenge, Receipt } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -63,11 +68,11 @@ async function expectMoved(walletId: string, before: Awaited<ReturnType<typeof b
 }
 
 describe('a paid tool in the MPP MCP convention', () => {
-  it('an unpaid call carries our envelope and the Payment challenge in _meta["org.paymentauth/payment-required"]', async () => {
+  it('an unpaid call carries our envelope in _meta["agentpay/error"] and the Payment challenge in _meta["org.paymentauth/payment-required"]', async () => {
     const client = await connected();
     const r = (await client.callTool({ name: 'summarize', arguments: { text: 'a b c' } })) as CallToolResult;
     expect(r.isError).toBe(true);
-    const ours = JSON.parse((r.content[0] as { text: string }).text) as { error: { code: string }; challenge: PriceChallenge };
+    const ours = r._meta?.['agentpay/error'] as { error: { code: string }; challenge: PriceChallenge };
     expect(ours.error.code).toBe('PAYMENT_REQUIRED');
     expect(r._meta?.['org.paymentauth/payment-required']).toMatchObject({
       httpStatus: 402,
@@ -93,18 +98,53 @@ describe('a paid tool in the MPP MCP convention', () => {
     await client.close();
   });
 
-  it('x402 MCP convention: a PaymentPayload in _meta["x402/payment"] pays, the answer carries _meta["x402/payment-response"]', async () => {
+});
+
+describe('a paid tool in the x402 MCP convention (specs/transports-v2/mcp.md)', () => {
+  it('an unpaid call is isError with the x402 v2 PaymentRequired as structuredContent and as content[0].text, which @x402/core accepts', async () => {
+    const client = await connected();
+    const r = (await client.callTool({ name: 'summarize', arguments: { text: 'a b c' } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    // what @x402/mcp's client checks: isPaymentRequired (@x402/core/schemas) on structuredContent, then on the JSON of content[0].text
+    expect(isPaymentRequired(r.structuredContent)).toBe(true);
+    const parsed = parsePaymentRequired(JSON.parse((r.content[0] as { text: string }).text));
+    expect(parsed.success).toBe(true);
+    expect(parsed.data).toEqual(r.structuredContent);
+    const ours = r._meta?.['agentpay/error'] as { error: { code: string; message: string }; challenge: PriceChallenge };
+    expect(r.structuredContent).toMatchObject({
+      x402Version: 2,
+      error: `PAYMENT_REQUIRED: ${ours.error.message}`,
+      resource: { url: 'mcp://tool/summarize' },
+      accepts: [{ scheme: 'agentpay', network: 'agentpay:sandbox', amount: '100', asset: 'USD', payTo: t.creds.provider.walletId, extra: { challenge: ours.challenge } }],
+    });
+    expect(r._meta?.['agentpay/status']).toBe(402);
+    await client.close();
+  });
+
+  it('a stock x402Client with our agentpay scheme pays it as @x402/mcp would: _meta["x402/payment"], then _meta["x402/payment-response"]; 100 / 97 / 3', async () => {
     const a = await fundedAgent(t, '100');
     const before = await balances(a.walletId);
     const client = await connected();
-    const unpaid = (await client.callTool({ name: 'summarize', arguments: { text: 'x y z' } })) as CallToolResult;
-    const { challenge } = JSON.parse((unpaid.content[0] as { text: string }).text) as { challenge: PriceChallenge };
     const scheme = createAgentpayX402Scheme({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, maxPriceMinor: '500' });
     const x402 = new x402Client().register('agentpay:*', scheme);
-    const payload = await x402.createPaymentPayload(x402PaymentRequired(challenge, { resourceUrl: 'mcp://tool/summarize' }) as never);
+
+    // @x402/mcp's x402MCPClient.callTool: call unpaid, extract the PaymentRequired, createPaymentPayload, retry with it in _meta
+    const unpaid = (await client.callTool({ name: 'summarize', arguments: { text: 'x y z' } })) as CallToolResult;
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent;
+    if (!isPaymentRequired(required)) throw new Error('no x402 PaymentRequired in structuredContent');
+    const payload = await x402.createPaymentPayload(required as PaymentRequired); // as @x402/mcp does after the same check
+    expect(payload).toMatchObject({ x402Version: 2, resource: { url: 'mcp://tool/summarize' }, accepted: { scheme: 'agentpay', amount: '100' } });
     const r = (await client.callTool({ name: 'summarize', arguments: { text: 'x y z' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+
     expect(r.isError).toBeFalsy();
-    expect(r._meta?.['x402/payment-response']).toMatchObject({ success: true, payer: a.walletId, amount: '100', extra: { receipt: r._meta?.['agentpay/receipt'] } });
+    expect(r.content).toEqual([{ type: 'text', text: 'x y' }]);
+    const receipt = r._meta?.['agentpay/receipt'] as Receipt;
+    expect(receipt).toMatchObject({ status: 'success', consumerId: a.walletId });
+    expect(r._meta?.['x402/payment-response']).toMatchObject({ success: true, payer: a.walletId, network: 'agentpay:sandbox', amount: '100', transaction: receipt.transactionId, extra: { receipt } });
+    // our signed receipt checks out against the platform key, the bytes of the result and the challenge that was paid
+    const challenge = ((required as PaymentRequired).accepts[0]!.extra as { challenge: PriceChallenge }).challenge;
+    expect(await scheme.payer.verifiedReceipt(receipt, resultBytes(r), challenge)).toMatchObject({ status: 'success' });
     await expectMoved(a.walletId, before);
     await client.close();
   });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer, type BuyerOptions } from '../../packages/sdk/src/buyer/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
-import { PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META } from '../../packages/sdk/src/mcp/protocol.js';
+import { ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META } from '../../packages/sdk/src/mcp/protocol.js';
 import { verifyObject } from '../../packages/sdk/src/signing.js';
 import type { Receipt } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -90,17 +90,27 @@ describe.each(transports)('paid MCP tool over %s', (_name, connect) => {
 
     expect(result.isError).toBe(true);
     expect(result._meta?.[STATUS_META]).toBe(402);
-    expect(result.structuredContent).toMatchObject({
+    // our envelope in _meta["agentpay/error"]
+    const envelope = result._meta?.[ERROR_META] as { challenge: Record<string, unknown> };
+    expect(envelope).toMatchObject({
       error: { code: 'PAYMENT_REQUIRED', message: expect.stringContaining(`_meta["${PAYMENT_META}"]`) },
       challenge: { capabilityId, amountMinor: '100', currency: 'USD', payTo: t.creds.provider.walletId, signature: expect.any(String), signingKeyId: expect.any(String) },
     });
-    // the same envelope as text, for any MCP client and the model reading it
+    // structuredContent is x402's PaymentRequired (the signed challenge in the agentpay accepts entry), content[0].text its JSON
+    expect(result.structuredContent).toMatchObject({
+      x402Version: 2,
+      error: expect.stringMatching(/^PAYMENT_REQUIRED: payment required: 100 USD/),
+      resource: { url: 'mcp://tool/flaky' },
+      accepts: [{ scheme: 'agentpay', amount: '100', asset: 'USD', payTo: t.creds.provider.walletId, extra: { challenge: envelope.challenge } }],
+    });
     const first = result.content[0];
     expect(first?.type === 'text' && JSON.parse(first.text)).toEqual(result.structuredContent);
-    // a tool with an outputSchema gets the envelope as text only: clients check structuredContent against that schema
+    // a tool with an outputSchema gets the PaymentRequired as text only: clients check structuredContent against that schema
     const forecast = (await c.client.callTool({ name: 'forecast', arguments: { city: 'Faro' } })) as CallToolResult;
-    expect(forecast).toMatchObject({ isError: true, _meta: { [STATUS_META]: 402 } });
+    expect(forecast).toMatchObject({ isError: true, _meta: { [STATUS_META]: 402, [ERROR_META]: { error: { code: 'PAYMENT_REQUIRED' } } } });
     expect(forecast.structuredContent).toBeUndefined();
+    const text = forecast.content[0];
+    expect(text?.type === 'text' && JSON.parse(text.text)).toMatchObject({ x402Version: 2, resource: { url: 'mcp://tool/forecast' }, accepts: [{ scheme: 'agentpay', amount: '100' }] });
 
     expect(await moved(t, a.walletId, before)).toEqual(NOTHING);
   });

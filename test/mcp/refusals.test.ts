@@ -11,7 +11,7 @@ import { createBuyer, type BuyerOptions } from '../../packages/sdk/src/buyer/ind
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
-import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, STATUS_META } from '../../packages/sdk/src/mcp/protocol.js';
+import { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, STATUS_META } from '../../packages/sdk/src/mcp/protocol.js';
 import { createSellerPayments, paidToolCallback, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
@@ -65,7 +65,7 @@ describe('registerPaidTool', () => {
     const buyer = buyerFor(a);
     const before = await money(t, a.walletId);
     const asked = (await c.client.callTool({ name: 'forecast', arguments: { city: 'Faro' } })) as CallToolResult;
-    const challenge = await buyer.payer.verifiedChallenge(JSON.parse((asked.content[0] as { text: string }).text));
+    const challenge = await buyer.payer.verifiedChallenge(asked._meta?.[ERROR_META]);
     const proof = await buyer.payer.signProof(challenge!);
 
     const paid = (await c.client.callTool({ name: 'forecast', arguments: { city: 'Faro' }, _meta: { [PAYMENT_META]: proof } })) as CallToolResult;

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer, type Buyer } from '../../packages/sdk/src/buyer/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
-import { PAYMENT_META, RECEIPT_META } from '../../packages/sdk/src/mcp/protocol.js';
+import { ERROR_META, PAYMENT_META, RECEIPT_META } from '../../packages/sdk/src/mcp/protocol.js';
 import { createSellerPayments, paidToolCallback, registerPaidTool, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import type { PaymentProof } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -79,7 +79,7 @@ async function newBuyer(): Promise<{ walletId: string; buyer: Buyer }> {
 /** A signed proof for `tool`, from its payment-required answer to a plain (unpaid) call. */
 async function proofFor(c: Connected, buyer: Buyer, tool: string): Promise<PaymentProof> {
   const asked = (await c.client.callTool({ name: tool, arguments: { city: 'Faro' } })) as CallToolResult;
-  const challenge = await buyer.payer.verifiedChallenge(JSON.parse((asked.content[0] as { text: string }).text));
+  const challenge = await buyer.payer.verifiedChallenge(asked._meta?.[ERROR_META]);
   return buyer.payer.signProof(challenge!);
 }
 

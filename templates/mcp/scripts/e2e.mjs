@@ -182,8 +182,11 @@ async function main() {
 
     step('an unpaid call is answered with the price challenge');
     const unpaid = await http.callTool({ name: 'text_stats', arguments: { text: TEXT } });
-    const asked = JSON.parse(unpaid.content[0].text);
-    check(unpaid.isError === true && asked.error.code === 'PAYMENT_REQUIRED' && asked.challenge.amountMinor === PRICE_MINOR, 'an unpaid call should be a tool error carrying the challenge for the price', unpaid);
+    // our envelope rides in _meta["agentpay/error"]; structuredContent and content are x402's PaymentRequired
+    const asked = unpaid._meta?.['agentpay/error'];
+    const x402 = JSON.parse(unpaid.content[0].text);
+    check(unpaid.isError === true && asked?.error.code === 'PAYMENT_REQUIRED' && asked.challenge.amountMinor === PRICE_MINOR, 'an unpaid call should be a tool error carrying the challenge for the price', unpaid);
+    check(x402.x402Version === 2 && x402.accepts?.[0]?.scheme === 'agentpay' && x402.accepts[0].amount === PRICE_MINOR, 'an unpaid call should carry x402\'s PaymentRequired as its text', unpaid);
 
     if (PRICE > 0n) {
       step('a price above the buyer\'s ceiling is refused before signing');

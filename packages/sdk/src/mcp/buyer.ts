@@ -299,4 +299,4 @@ export async function connectPackageCapability(capability: LaunchableCapability,
 export { createBuyer, type Buyer, type BuyerOptions } from '../buyer/index.js';
 export { DEFAULT_MAX_PRICE_MINOR } from '../buyer/payer.js';
 export { AgentpayError } from '../errors.js';
-export { PAYMENT_META, RECEIPT_META, STATUS_META, resultBytes } from './protocol.js';
+export { ERROR_META, PAYMENT_META, RECEIPT_META, STATUS_META, resultBytes } from './protocol.js';

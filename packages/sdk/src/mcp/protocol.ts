@@ -16,6 +16,11 @@ export const RECEIPT_META = 'agentpay/receipt';
  * not run): the HTTP status a REST seller would have answered, e.g. 402.
  */
 export const STATUS_META = 'agentpay/status';
+/**
+ * Result `_meta` key of a payment-required answer: our envelope `{error, challenge}` (the REST
+ * seller's 402 body), there because structuredContent and content carry x402's PaymentRequired.
+ */
+export const ERROR_META = 'agentpay/error';
 /** Tool `_meta` key in tools/list: the capability a paid tool sells. */
 export const CAPABILITY_META = 'agentpay/capabilityId';
 
@@ -39,20 +44,27 @@ export function resultBytes(result: Pick<CallToolResult, 'content' | 'structured
   return new TextEncoder().encode(canonicalize(JSON.parse(JSON.stringify(covered))));
 }
 
-/** The agentpay answer inside a tool result, or null when the result came from the tool itself. */
+const isEnvelope = (v: unknown): v is PaymentEnvelope =>
+  !!v && typeof v === 'object' && typeof (v as PaymentEnvelope).error?.code === 'string';
+
+/**
+ * The agentpay answer inside a tool result, or null when the result came from the tool itself:
+ * `_meta["agentpay/error"]` (a payment-required answer, whose structuredContent and content are
+ * x402's PaymentRequired), else structuredContent, else the JSON of content[0].text (the other
+ * refusals, and sellers from before the x402 MCP convention).
+ */
 export function envelopeOf(result: CallToolResult): { status: number; envelope: PaymentEnvelope } | null {
   const status = result._meta?.[STATUS_META];
   if (result.isError !== true || typeof status !== 'number') return null;
-  let envelope: unknown = result.structuredContent;
-  if (envelope === undefined) {
-    const first = result.content?.[0];
-    try {
-      envelope = first?.type === 'text' ? JSON.parse(first.text) : undefined;
-    } catch {
-      envelope = undefined;
-    }
+  const meta = result._meta?.[ERROR_META];
+  if (isEnvelope(meta)) return { status, envelope: meta };
+  if (isEnvelope(result.structuredContent)) return { status, envelope: result.structuredContent };
+  const first = result.content?.[0];
+  let envelope: unknown;
+  try {
+    envelope = first?.type === 'text' ? JSON.parse(first.text) : undefined;
+  } catch {
+    envelope = undefined;
   }
-  const e = envelope as PaymentEnvelope | undefined;
-  if (!e || typeof e !== 'object' || typeof e.error?.code !== 'string') return null;
-  return { status, envelope: e };
+  return isEnvelope(envelope) ? { status, envelope } : null;
 }

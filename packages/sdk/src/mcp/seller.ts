@@ -30,8 +30,9 @@ import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyOb
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, runWithinDeadline, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
-import { mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment } from '../interop/wire.js';
-import { CAPABILITY_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
+import { mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, x402PaymentRequired } from '../interop/wire.js';
+import type { PriceChallenge } from '../protocol.js';
+import { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
 
 export interface PaidToolOptions {
@@ -41,6 +42,8 @@ export interface PaidToolOptions {
   capabilityId: string;
   /** the tool's outputSchema: structured content that fails it is a provider error, not a sale */
   outputSchema?: ZodRawShapeCompat | AnySchema | undefined;
+  /** the tool's name: the x402 resource of its payment-required answer is `mcp://tool/<toolName>` (registerPaidTool sets it) */
+  toolName?: string | undefined;
 }
 
 export interface PaidToolConfig<InputArgs extends undefined | ZodRawShapeCompat | AnySchema, OutputArgs extends ZodRawShapeCompat | AnySchema> {
@@ -67,15 +70,38 @@ const TASK_CALL_REFUSED = 'this call could not be checked for params.task (a tas
  */
 function answerResult(answer: Answer, structured: boolean): CallToolResult {
   const envelope = JSON.parse(new TextDecoder().decode(answer.body)) as PaymentEnvelope;
-  if (envelope.error.code === 'PAYMENT_REQUIRED' && envelope.challenge) {
-    const c = envelope.challenge as { amountMinor: string; currency: string };
-    envelope.error.message = `payment required: ${c.amountMinor} ${c.currency} minor units per call; call again with a signed proof in _meta["${PAYMENT_META}"]`;
-  }
   return {
     content: [{ type: 'text', text: JSON.stringify(envelope) }],
     ...(structured ? { structuredContent: envelope } : {}),
     isError: true,
     _meta: { [STATUS_META]: answer.status },
+  };
+}
+
+/**
+ * The payment-required answer (no proof, or one in another dialect that could not be used: a
+ * fresh challenge), in x402's MCP convention (specs/transports-v2/mcp.md): `structuredContent`
+ * is the x402 v2 PaymentRequired (our signed challenge in the agentpay accepts entry's
+ * `extra`), `content[0].text` its JSON. Our own envelope `{error, challenge}` goes in
+ * `_meta["agentpay/error"]` (read first by envelopeOf), the MPP MCP challenge in
+ * `_meta["org.paymentauth/payment-required"]`. A tool with an outputSchema gets no
+ * structuredContent (MCP clients check it against that schema, error results too): x402
+ * clients read the same PaymentRequired from content[0].text.
+ */
+function paymentRequiredResult(answer: Answer, challenge: PriceChallenge, structured: boolean, o: { toolName: string | undefined; capabilityId: string; seller: SellerPayments }): CallToolResult {
+  const envelope = JSON.parse(new TextDecoder().decode(answer.body)) as PaymentEnvelope;
+  envelope.error.message = `payment required: ${challenge.amountMinor} ${challenge.currency} minor units per call; call again with a signed proof in _meta["${PAYMENT_META}"]`;
+  const required = x402PaymentRequired(challenge, {
+    resourceUrl: `mcp://tool/${encodeURIComponent(o.toolName ?? o.capabilityId)}`,
+    ...(o.seller.dialects?.network ? { network: o.seller.dialects.network } : {}),
+    error: `${envelope.error.code}: ${envelope.error.message}`,
+  });
+  const realm = o.seller.dialects?.publicUrl ? new URL(o.seller.dialects.publicUrl).hostname : 'mcp';
+  return {
+    content: [{ type: 'text', text: JSON.stringify(required) }],
+    ...(structured ? { structuredContent: required as unknown as Record<string, unknown> } : {}),
+    isError: true,
+    _meta: { [STATUS_META]: answer.status, [ERROR_META]: envelope, ...mcpPaymentRequiredMeta(challenge, realm) },
   };
 }
 
@@ -195,10 +221,8 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
       const decision = await decide(seller, { capabilityId: opts.capabilityId, payment });
       if (decision.kind === 'free') throw new Error('agentpay: a paid tool needs a capabilityId'); // not reached: capabilityId is required
       if (decision.kind !== 'admitted') {
-        const answered = answerResult(decision, structuredAnswers);
-        if (decision.kind !== 'challenge') return answered;
-        const realm = seller.dialects?.publicUrl ? new URL(seller.dialects.publicUrl).hostname : 'mcp';
-        return { ...answered, _meta: { ...answered._meta, ...mcpPaymentRequiredMeta(decision.challenge, realm) } };
+        if (decision.kind !== 'challenge') return answerResult(decision, structuredAnswers);
+        return paymentRequiredResult(decision, decision.challenge, structuredAnswers, { toolName: opts.toolName, capabilityId: opts.capabilityId, seller });
       }
 
       const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, decision);
@@ -269,11 +293,11 @@ export function registerPaidTool<OutputArgs extends ZodRawShapeCompat | AnySchem
   cb: ToolCallback<InputArgs>,
 ): RegisteredTool {
   const { seller, capabilityId, _meta, ...toolConfig } = config;
-  const callback = paidToolCallback(cb, { seller, capabilityId, outputSchema: config.outputSchema });
+  const callback = paidToolCallback(cb, { seller, capabilityId, outputSchema: config.outputSchema, toolName: name });
   const tool = server.registerTool<OutputArgs, InputArgs>(name, { ...toolConfig, _meta: { ..._meta, [CAPABILITY_META]: capabilityId } }, callback);
   guardTaskCalls(server, tool, name);
   return tool;
 }
 
 export { createSellerPayments, type SellerOptions, type SellerPayments } from '../seller/core.js';
-export { CAPABILITY_META, PAYMENT_META, RECEIPT_META, STATUS_META, resultBytes } from './protocol.js';
+export { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, STATUS_META, resultBytes } from './protocol.js';
