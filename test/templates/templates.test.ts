@@ -71,7 +71,9 @@ describe('templates', () => {
   });
 
   describe.concurrent.each(TEMPLATES)('templates/%s', (name) => {
-    it('generates, installs against this checkout, and passes its own npm test and npm run e2e', { timeout: 300_000 }, async () => {
+    // the REST template is installed from the packed tarballs, then runs its npm test and npm run e2e, in
+    // test/packaging/packed.test.ts: the same check made stricter, so it is not made twice
+    it.skipIf(name === 'rest')('generates, installs against this checkout, and passes its own npm test and npm run e2e', { timeout: 300_000 }, async () => {
       const cwd = tempDir(`agentpay-template-${name}-`);
       const made = await cli(['init', 'project', '--template', name, '--yes', '--local', ROOT], { configDir: cwd, cwd });
       expect(made.exitCode, made.stderr).toBe(0);
