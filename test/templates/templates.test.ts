@@ -102,7 +102,9 @@ describe('templates', () => {
       expect(processesIn(dir), 'left running after npm run e2e').toEqual([]);
     });
 
-    it('made inside a clone of this repo (the README quick start), passes its own npm test there', { timeout: 300_000 }, async () => {
+    // the README's quick start scaffolds the REST template inside the clone: that one is made there; the
+    // MCP template's install and npm test are checked against the checkout above
+    it.skipIf(name === 'mcp')('made inside a clone of this repo (the README quick start), passes its own npm test there', { timeout: 300_000 }, async () => {
       const cwd = repoTempDir(`${name}-`);
       // the README's command; linking this checkout is the CLI's default when it runs from one
       const made = await cli(['init', 'my-seller', '--template', name, '--price', '100', '--category', 'text', '--yes'], { configDir: cwd, cwd });
