@@ -24,7 +24,7 @@ function convert(fields, row) {
   return out;
 }
 
-parentPort.on('message', async ({ sql, params }) => {
+parentPort.on('message', async ({ id, sql, params }) => {
   let answer;
   try {
     await ready;
@@ -33,7 +33,7 @@ parentPort.on('message', async ({ sql, params }) => {
   } catch (e) {
     answer = { error: e.message, code: e.code };
   }
-  port.postMessage(answer);
+  port.postMessage({ id, answer });
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
 });

@@ -16,6 +16,9 @@ export interface SyncStatement {
   run(...params: unknown[]): { changes: number };
 }
 
+/** Never notified: waiting on it is a pause of the given length. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
 export class SyncPg {
   private readonly worker: Worker;
   private readonly port: MessagePort;
@@ -51,13 +54,27 @@ export class SyncPg {
     return answer;
   }
 
+  private asked = 0;
+
+  /**
+   * One query, answered synchronously. Each answer carries the id of its question: the flag can be
+   * seen before the answer reaches this thread's port (under load it was, once, and every later
+   * question then read the answer of the one before), so the port is polled until the answer with
+   * this id arrives, and an older one is dropped.
+   */
   private ask(sql: string, params: unknown[]): Answer {
+    const id = ++this.asked;
     Atomics.store(this.flag, 0, 0);
-    this.worker.postMessage({ sql, params });
+    this.worker.postMessage({ id, sql, params });
+    const deadline = Date.now() + 60_000;
     if (Atomics.wait(this.flag, 0, 0, 60_000) === 'timed-out') throw new Error(`no answer from PostgreSQL in 60 s: ${sql}`);
-    const m = receiveMessageOnPort(this.port);
-    if (!m) throw new Error('the PostgreSQL worker answered nothing');
-    return m.message as Answer;
+    for (;;) {
+      const m = receiveMessageOnPort(this.port) as { message: { id: number; answer: Answer } } | undefined;
+      if (m?.message.id === id) return m.message.answer;
+      if (m) continue; // the answer to an earlier question that gave up waiting
+      if (Date.now() > deadline) throw new Error(`the PostgreSQL worker's answer never arrived: ${sql}`);
+      Atomics.wait(PAUSE, 0, 0, 1); // a 1 ms pause: the answer is on its way between threads
+    }
   }
 
   /** better-sqlite3's shape, for helpers that call prepare(sql).get/all/run */
