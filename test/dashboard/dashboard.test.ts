@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
@@ -30,7 +31,6 @@ import { signUp } from '../tenancy/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
-const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 const inCi = Boolean(process.env.CI);
 const skipBrowser = !haveChromium && !inCi;
@@ -196,14 +196,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await ws.client.wallets.fund(a.walletId, '1000');
     wallet = a;
     profile = mkdtempSync(join(tmpdir(), 'agentpay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      // the test gateway's certificate is signed by the test's own CA
-      ignoreHTTPSErrors: true,
-      viewport: { width: 1280, height: 900 },
-    });
+    context = await launchChromium(profile, { viewport: { width: 1280, height: 900 } });
     pageErrors = [];
     context.on('weberror', (e) => pageErrors.push(String(e.error())));
     // a Content-Security-Policy violation, a failed script or a missing file is a console error

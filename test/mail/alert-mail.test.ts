@@ -17,29 +17,11 @@ import { recordEvent } from '../../src/domain/events.js';
 import { MemoryMailer, type MailMessage, type Mailer } from '../../src/domain/mailer.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import type { Store } from '../../src/store/store.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { PgStore } from '../../src/store/pg/pg-store.js';
-import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
+import { storeBackends } from '../helpers/store-backends.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { PASSWORD, startSmtp, USER } from '../helpers/smtp.js';
 
-interface Backend { name: string; open(): Promise<Store>; setup(): Promise<void>; teardown(): Promise<void> }
-let dir: string;
-let db: TestDatabase;
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    setup: async () => { dir = mkdtempSync(join(tmpdir(), 'agentpay-alert-mail-')); },
-    teardown: async () => rmSync(dir, { recursive: true, force: true }),
-    open: async () => new SqliteStore({ path: join(dir, 'test.db') }),
-  },
-  ...(pgEnabled() ? [{
-    name: 'postgres',
-    setup: async () => { db = await createTestDatabase(); },
-    teardown: async () => db.drop(),
-    open: () => PgStore.open({ url: db.url }),
-  }] : []),
-];
+const backends = storeBackends('alert-mail');
 
 /** A Mailer that refuses while `down`, and keeps what it took. */
 class FlakyMailer implements Mailer {

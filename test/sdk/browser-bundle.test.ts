@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { build, type Metafile } from 'esbuild';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paidHandler } from '../../packages/sdk/src/seller/web.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -30,7 +31,6 @@ import { expectLedgerConsistent, fundedAgent, platformRevenue, publish, sha256 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SDK = join(ROOT, 'packages/sdk');
-const CHROMIUM = '/usr/bin/chromium';
 const skipBrowser = !existsSync(CHROMIUM) && !process.env.CI;
 if (skipBrowser) {
   process.stderr.write(`[browser-bundle test] SKIPPED the browser part: ${CHROMIUM} is missing (install it: apt-get install -y chromium). Under CI (env CI set) it fails instead.\n`);
@@ -119,12 +119,7 @@ describe.skipIf(skipBrowser)('the SDK in headless Chromium', () => {
     pageUrl = `http://localhost:${(pageServer.address() as AddressInfo).port}/`;
 
     profile = mkdtempSync(join(tmpdir(), 'agentpay-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      ignoreHTTPSErrors: true,
-    });
+    context = await launchChromium(profile);
     context.on('weberror', (e) => pageErrors.push(String(e.error())));
     // the page reads the platform's receipt key straight from the gateway: its public key routes allow any origin
     page = await context.newPage();

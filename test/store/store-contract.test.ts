@@ -5,9 +5,6 @@
  * database, typed unique violations, all-or-nothing transactions, list orders, search, spend
  * and totals, and (PostgreSQL) fleet duties held by one store at a time.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
@@ -15,38 +12,10 @@ import { balanceOf, post } from '../../src/domain/ledger.js';
 import { createTenant } from '../../src/domain/tenants.js';
 import type { Store } from '../../src/store/store.js';
 import { UniqueViolation } from '../../src/store/errors.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { PgStore } from '../../src/store/pg/pg-store.js';
 import type { Transaction } from '../../src/store/repos/payments.js';
-import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
+import { storeBackends } from '../helpers/store-backends.js';
 
-interface Backend {
-  name: string;
-  open(): Promise<Store>;
-  /** runs SQL outside the store, as an operator with a database shell would */
-  exec(store: Store, sql: string): Promise<void>;
-  setup(): Promise<void>;
-  teardown(): Promise<void>;
-}
-
-let dir: string;
-let db: TestDatabase;
-const backends: Backend[] = [
-  {
-    name: 'sqlite',
-    setup: async () => { dir = mkdtempSync(join(tmpdir(), 'agentpay-contract-')); },
-    teardown: async () => rmSync(dir, { recursive: true, force: true }),
-    open: async () => new SqliteStore({ path: join(dir, 'test.db') }),
-    exec: async (s, sql) => { (s as SqliteStore).raw.prepare(sql).run(); },
-  },
-  ...(pgEnabled() ? [{
-    name: 'postgres',
-    setup: async () => { db = await createTestDatabase(); },
-    teardown: async () => db.drop(),
-    open: () => PgStore.open({ url: db.url }),
-    exec: async (s: Store, sql: string) => { await (s as PgStore).pool.query(sql); },
-  }] : []),
-];
+const backends = storeBackends('contract');
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
 const ctx = { clock, ids: randomIds };

@@ -23,24 +23,17 @@ import { AgentpayError } from '../errors.js';
 import type { Payer } from '../buyer/payer.js';
 import type { Receipt } from '../protocol.js';
 import { mismatch, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
-import { AGENTPAY_INTENT, AGENTPAY_SCHEME, agentpayChallengeFromPaymentRequest, encodePaymentCredential, type PaymentCredential } from './wire.js';
+import { AGENTPAY_INTENT, AGENTPAY_SCHEME, agentpayChallengeFromPaymentRequest, encodePaymentCredential, type PaymentChallengeParams, type PaymentCredential } from './wire.js';
 
 export * from './wire.js';
 export { receiptCheckingFetch, type AgentpayPluginOptions } from './client-common.js';
 
-/** A challenge as mppx hands it to createCredential (`request` already decoded). */
-export interface MppxChallenge {
-  id: string;
-  realm: string;
-  method: string;
-  intent: string;
-  request: Record<string, unknown>;
-  expires?: string;
-  description?: string;
+/** A challenge as mppx hands it to createCredential (`request` already decoded): the Payment challenge, and what mppx adds. */
+export type MppxChallenge = PaymentChallengeParams & {
   digest?: string;
   opaque?: string;
   [k: string]: unknown;
-}
+};
 
 /** zod-like parser: mppx's server side calls `.parse`; its client never does. */
 interface Parser<T> {
