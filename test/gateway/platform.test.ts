@@ -62,6 +62,17 @@ describe('GET /v1/platform/receipt-keys/:keyId', () => {
     expect(e.code).toBe('NOT_FOUND');
     expect(e.message).toContain('sk_doesnotexist');
   });
+
+  it('lets a page on any origin read the public keys (access-control-allow-origin: *), and no other route', async () => {
+    const http = t.client().http;
+    const { signingKeyId } = await t.client().platform.publicKey();
+    for (const path of ['/v1/platform/public-key', `/v1/platform/receipt-keys/${signingKeyId}`, '/v1/platform/receipt-keys/sk_doesnotexist']) {
+      const res = await http.raw('GET', path, { apiKey: null, headers: { origin: 'https://shop.example' } });
+      expect(res.headers.get('access-control-allow-origin'), path).toBe('*');
+    }
+    const other = await http.raw('GET', '/health', { apiKey: null, headers: { origin: 'https://shop.example' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
 });
 
 describe('POST /v1/platform/keys/rotate', () => {
