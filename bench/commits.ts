@@ -16,8 +16,8 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { systemClock } from '../src/core/clock.js';
 import { randomIds } from '../src/core/ids.js';
-import { post } from '../src/domain/ledger.js';
-import { createTenant } from '../src/domain/tenants.js';
+import { post } from '../src/domain/wallets/ledger.js';
+import { createTenant } from '../src/domain/tenancy/tenants.js';
 import { SqliteStore, type SqliteStoreOptions } from '../src/store/sqlite/sqlite-store.js';
 
 const { values } = parseArgs({ options: { transactions: { type: 'string' } } });

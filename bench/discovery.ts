@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { DiscoveryService, type SearchFilters } from '../src/domain/discovery.js';
+import { DiscoveryService, type SearchFilters } from '../src/domain/market/discovery.js';
 import { randomIds } from '../src/core/ids.js';
 import { systemClock } from '../src/core/clock.js';
 import { flagReader } from './lib/flags.js';

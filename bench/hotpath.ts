@@ -30,7 +30,7 @@ import { encodeHeader } from '../packages/sdk/src/protocol.js';
 import { signProof } from './lib/proof.js';
 import { ensureDevCredentials } from '../src/gateway/dev-credentials.js';
 import { startGateway } from '../src/gateway/server.js';
-import { authenticate } from '../src/domain/api-keys.js';
+import { authenticate } from '../src/domain/tenancy/api-keys.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { calls: { type: 'string' }, rounds: { type: 'string' }, concurrency: { type: 'string' }, wallets: { type: 'string' }, out: { type: 'string' }, batch: { type: 'string' }, direct: { type: 'boolean' }, profile: { type: 'boolean' } } });

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { outboxPath } from '../domain/mailer.js';
+import { outboxPath } from '../domain/platform/mailer.js';
 import type { SignupRecord, SignupVerified, Whoami } from 'agentpay-sdk/types';
 import { makeClient, requireBaseUrl, type Connection } from './client.js';
 import { usageError } from './errors.js';

@@ -9,8 +9,8 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { isAppError } from '../core/errors.js';
 import { DevCredentialsError } from '../gateway/dev-credentials.js';
-import { keyKindOf } from '../domain/api-keys.js';
-import { DEFAULT_SCOPES } from '../domain/scopes.js';
+import { keyKindOf } from '../domain/tenancy/api-keys.js';
+import { DEFAULT_SCOPES } from '../domain/tenancy/scopes.js';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import { closest } from './suggest.js';
 

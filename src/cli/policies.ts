@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseMinor } from '../core/money.js';
-import { documentSizeError, lintPolicyDocument, type PolicyParseError } from '../domain/policy/parser.js';
+import { documentSizeError, lintPolicyDocument, type PolicyParseError } from '../domain/policies/language/parser.js';
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { Policy, PolicyEvaluation } from 'agentpay-sdk/types';
 import { AgentpayError } from 'agentpay-sdk/errors';

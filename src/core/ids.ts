@@ -31,7 +31,7 @@ export const ID_PREFIX = {
   railEvent: 'evt',
   reconciliation: 'rec',
   sandboxRef: 'sbx',
-  // webhooks (src/domain/webhooks): endpoints and deliveries
+  // webhooks (src/domain/platform/webhooks): endpoints and deliveries
   webhookEndpoint: 'whe',
   webhookDelivery: 'whd',
   alertMail: 'alm',

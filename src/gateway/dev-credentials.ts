@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/files.js';
 import { isAppError } from '../core/errors.js';
-import { authenticate, issueKey } from '../domain/api-keys.js';
-import type { DomainContext } from '../domain/context.js';
-import { createTenant, OPERATOR_TENANT_ID } from '../domain/tenants.js';
+import { authenticate, issueKey } from '../domain/tenancy/api-keys.js';
+import type { DomainContext } from '../domain/platform/context.js';
+import { createTenant, OPERATOR_TENANT_ID } from '../domain/tenancy/tenants.js';
 import type { Tenant } from '../store/repos/tenancy.js';
 import type { Repos } from '../store/store.js';
 

@@ -11,7 +11,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isAppError } from '../core/errors.js';
-import type { DomainObserver } from '../domain/context.js';
+import type { DomainObserver } from '../domain/platform/context.js';
 import type { StoreObserver } from '../store/observer.js';
 import type { Services } from './services.js';
 

@@ -6,7 +6,7 @@
  */
 import { systemClock } from '../core/clock.js';
 import { randomIds } from '../core/ids.js';
-import { ensurePlatform } from '../domain/tenants.js';
+import { ensurePlatform } from '../domain/tenancy/tenants.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { buildApp } from './app.js';
 import { resolveConfig } from './config.js';

@@ -1,24 +1,24 @@
 /** The domain services one gateway runs, built once from its dependencies. */
-import type { DomainContext } from '../domain/context.js';
-import { SigningKeys, type PrivateKeyFiles } from '../domain/signing-keys.js';
-import { WalletService } from '../domain/wallets.js';
-import { AccountService } from '../domain/accounts.js';
-import { KeyService } from '../domain/key-service.js';
-import { MemoryMailer, type Mailer } from '../domain/mailer.js';
-import { AlertMailer } from '../domain/alert-mail.js';
-import { SignupService } from '../domain/signup.js';
-import { CapabilityService } from '../domain/capabilities.js';
-import { ProviderService } from '../domain/providers.js';
-import { DiscoveryService } from '../domain/discovery.js';
+import type { DomainContext } from '../domain/platform/context.js';
+import { SigningKeys, type PrivateKeyFiles } from '../domain/payments/signing-keys.js';
+import { WalletService } from '../domain/wallets/wallets.js';
+import { AccountService } from '../domain/tenancy/accounts.js';
+import { KeyService } from '../domain/tenancy/key-service.js';
+import { MemoryMailer, type Mailer } from '../domain/platform/mailer.js';
+import { AlertMailer } from '../domain/platform/alert-mail.js';
+import { SignupService } from '../domain/tenancy/signup.js';
+import { CapabilityService } from '../domain/market/capabilities.js';
+import { ProviderService } from '../domain/market/providers.js';
+import { DiscoveryService } from '../domain/market/discovery.js';
 import { paymentServices, type PaymentService, type ExpirySweeper, type BreakerService } from '../domain/payments/service.js';
-import type { ReceiptService } from '../domain/receipts.js';
-import type { RatingService } from '../domain/ratings.js';
-import { PolicyEngine } from '../domain/policy-engine.js';
-import { PolicyService } from '../domain/policies.js';
-import { ApprovalService } from '../domain/approvals.js';
+import type { ReceiptService } from '../domain/payments/receipts.js';
+import type { RatingService } from '../domain/market/ratings.js';
+import { PolicyEngine } from '../domain/policies/policy-engine.js';
+import { PolicyService } from '../domain/policies/policies.js';
+import { ApprovalService } from '../domain/policies/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
 import { randomBytes } from 'node:crypto';
-import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender } from '../domain/webhooks/index.js';
+import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender } from '../domain/platform/webhooks/index.js';
 import type { GatewayConfig } from './config.js';
 
 export interface Services {
@@ -44,7 +44,7 @@ export interface Services {
   webhooks: WebhookService;
   /** the delivery duty; `webhookDeliverer.onDeliveryFailed` is where a failure is counted */
   webhookDeliverer: WebhookDeliverer;
-  /** the alert-mail duty (src/domain/alert-mail.ts) */
+  /** the alert-mail duty (src/domain/platform/alert-mail.ts) */
   alertMailer: AlertMailer;
 }
 

@@ -19,7 +19,7 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import type { FastifyBaseLogger } from 'fastify';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
-import { Periodic } from '../domain/periodic.js';
+import { Periodic } from '../domain/platform/periodic.js';
 
 x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluationText } from '../../src/cli/policies.js';
-import { MAX_DOCUMENT_CHARS } from '../../src/domain/policy/index.js';
+import { MAX_DOCUMENT_CHARS } from '../../src/domain/policies/language/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { newBuyer } from '../payments/helpers.js';
 import { newSeller } from '../policies/helpers.js';

@@ -6,7 +6,7 @@ import { statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localOutbox } from '../../src/cli/account.js';
-import { outboxPath } from '../../src/domain/mailer.js';
+import { outboxPath } from '../../src/domain/platform/mailer.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli, json, removeTempDirs, tempDir } from './helpers.js';
 

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { outboxPath } from '../../src/domain/mailer.js';
+import { outboxPath } from '../../src/domain/platform/mailer.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PASSWORD, startSmtp, USER } from '../helpers/smtp.js';
 import { cli, removeTempDirs, startGatewayProcess, tempDir } from './helpers.js';

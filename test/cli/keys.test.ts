@@ -1,6 +1,6 @@
 /** `agentpay keys ...` against a real in-process HTTPS gateway. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_SCOPES } from '../../src/domain/scopes.js';
+import { AGENT_SCOPES } from '../../src/domain/tenancy/scopes.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli, json, removeTempDirs, tempDir, gatewayEnv } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
-import { ensurePlatform } from '../../src/domain/tenants.js';
+import { ensurePlatform } from '../../src/domain/tenancy/tenants.js';
 import { buildApp } from '../../src/gateway/app.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';

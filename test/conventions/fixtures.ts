@@ -4,9 +4,9 @@
  * the tenancy matrix fails, naming the route, when a scoped route with a path param has
  * no fixture here. Adding a resource = adding one entry.
  */
-import { issueKey } from '../../src/domain/api-keys.js';
-import { DEFAULT_SCOPES } from '../../src/domain/scopes.js';
-import { recordEvent } from '../../src/domain/events.js';
+import { issueKey } from '../../src/domain/tenancy/api-keys.js';
+import { DEFAULT_SCOPES } from '../../src/domain/tenancy/scopes.js';
+import { recordEvent } from '../../src/domain/platform/events.js';
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
 import { purchaseReceipt } from '../payments/helpers.js';

@@ -90,6 +90,14 @@ describe('the layers of docs/architecture.md', () => {
     expect(show(bad)).toEqual([]);
   });
 
+  it('the domain is grouped by family: no source file sits loose at src/domain, and the folders are those of docs/architecture.md', () => {
+    const entries = readdirSync(join(ROOT, 'src/domain'));
+    expect(entries.filter((n) => !statSync(join(ROOT, 'src/domain', n)).isDirectory())).toEqual([]);
+    expect(entries.sort()).toEqual(['market', 'payments', 'platform', 'policies', 'rails', 'tenancy', 'wallets']);
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    expect(entries.filter((n) => !new RegExp(`^  ${n}/ `, 'm').test(doc))).toEqual([]);
+  });
+
   it('core imports none of the other layers', () => {
     const bad = importsUnder('src/core').filter((i) => i.target !== null && !i.target.startsWith('src/core'));
     expect(show(bad)).toEqual([]);

@@ -5,8 +5,8 @@
  * the scope check. Keys are minted per route, so new routes are covered as they appear.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/domain/scopes.js';
-import { DEFAULT_SCOPES } from '../../src/domain/scopes.js';
+import type { Scope } from '../../src/domain/tenancy/scopes.js';
+import { DEFAULT_SCOPES } from '../../src/domain/tenancy/scopes.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import {
   apiRoutes, call, devTenant, mintKey, needsKey, routeName,

@@ -5,7 +5,7 @@
  * a route with no fixture fails the first test below, so no route escapes the matrix.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SCOPES, type Scope } from '../../src/domain/scopes.js';
+import { DEFAULT_SCOPES, type Scope } from '../../src/domain/tenancy/scopes.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import {
   apiRoutes, bodyFor, call, changedTables, fillPath, hasBody, needsKey, pathParams, routeName, snapshotDb, type RouteEntry,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Periodic } from '../../src/domain/periodic.js';
+import { Periodic } from '../../src/domain/platform/periodic.js';
 
 describe('Periodic', () => {
   beforeEach(() => void vi.useFakeTimers());

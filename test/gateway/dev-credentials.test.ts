@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { credentialsPath, ensureDevCredentials, readDevCredentials } from '../../src/gateway/dev-credentials.js';
-import { hashKey } from '../../src/domain/api-keys.js';
+import { hashKey } from '../../src/domain/tenancy/api-keys.js';
 import { startTestGateway, type TestGateway, sqliteOf } from '../helpers/gateway.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { outboxPath } from '../../src/domain/mailer.js';
+import { outboxPath } from '../../src/domain/platform/mailer.js';
 import { gatewayStartOptions } from '../../src/cli/gateway-config.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { redactSmtpUrl, scrubSecret } from '../../src/gateway/mail/settings.js';

@@ -9,7 +9,7 @@ import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromLoopback } from '../../src/gateway/routes/metrics.js';
 import { resolveConfig } from '../../src/gateway/config.js';
-import { recordEvent } from '../../src/domain/events.js';
+import { recordEvent } from '../../src/domain/platform/events.js';
 import { ManualClock, startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, expectLedgerConsistent, hashOf, newBuyer, newSeller, paidCall } from '../payments/helpers.js';
 import { startReceiver } from '../webhooks/receiver.js';

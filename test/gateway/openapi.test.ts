@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Scope } from '../../src/domain/scopes.js';
+import type { Scope } from '../../src/domain/tenancy/scopes.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { apiRoutes, call, devKey, tenantKindFor } from '../helpers/matrix.js';
 import { createCapability } from '../payments/helpers.js';

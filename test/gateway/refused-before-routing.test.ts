@@ -10,7 +10,7 @@ import { maxHeaderSize } from 'node:http';
 import { systemClock } from '../../src/core/clock.js';
 import { displaySafe } from '../../src/core/errors.js';
 import { randomIds } from '../../src/core/ids.js';
-import { ensurePlatform } from '../../src/domain/tenants.js';
+import { ensurePlatform } from '../../src/domain/tenancy/tenants.js';
 import { buildApp } from '../../src/gateway/app.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';

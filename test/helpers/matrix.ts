@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { RouteEntry } from '../../src/gateway/plugins/route-table.js';
 import { AgentpayClient, type RawResponse } from '../../packages/sdk/src/client/index.js';
-import { issueKey } from '../../src/domain/api-keys.js';
-import { DEFAULT_SCOPES, type Scope } from '../../src/domain/scopes.js';
-import { OPERATOR_TENANT_ID } from '../../src/domain/tenants.js';
+import { issueKey } from '../../src/domain/tenancy/api-keys.js';
+import { DEFAULT_SCOPES, type Scope } from '../../src/domain/tenancy/scopes.js';
+import { OPERATOR_TENANT_ID } from '../../src/domain/tenancy/tenants.js';
 import { databaseOfDataDir, type TestGateway } from './gateway.js';
 import { SyncPg } from './db-sync.js';
 

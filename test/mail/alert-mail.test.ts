@@ -1,5 +1,5 @@
 /**
- * Alert mail (src/domain/alert-mail.ts), on SQLite and, with AGENTPAY_TEST_DATABASE_URL, on
+ * Alert mail (src/domain/platform/alert-mail.ts), on SQLite and, with AGENTPAY_TEST_DATABASE_URL, on
  * PostgreSQL: an event a person should hear of is queued in the transaction that records it and
  * mailed to every account of its tenant after the commit; an event rolled back mails nothing; a
  * Mailer that fails is retried with backoff (time moved by a ManualClock) and given up after the
@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
-import { AlertMailer, MAX_ATTEMPTS, alertRetryDelay } from '../../src/domain/alert-mail.js';
-import { recordEvent } from '../../src/domain/events.js';
-import { MemoryMailer, type MailMessage, type Mailer } from '../../src/domain/mailer.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { AlertMailer, MAX_ATTEMPTS, alertRetryDelay } from '../../src/domain/platform/alert-mail.js';
+import { recordEvent } from '../../src/domain/platform/events.js';
+import { MemoryMailer, type MailMessage, type Mailer } from '../../src/domain/platform/mailer.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { Store } from '../../src/store/store.js';
 import { storeBackends } from '../helpers/store-backends.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

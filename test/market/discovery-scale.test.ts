@@ -8,7 +8,7 @@
  * (equal BM25), and more full-text matches than MATCH_CEILING. Each is compared three ways: the
  * reference, the service as shipped, and one that has the store order every search without a
  * query; one test also moves the store's score keys by one and shuffles its ties, as far as the
- * argument at the top of src/domain/discovery.ts allows.
+ * argument at the top of src/domain/market/discovery.ts allows.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,9 +19,9 @@ import { SequentialIds } from '../../src/core/ids.js';
 import { MAX_MINOR, parseMinor } from '../../src/core/money.js';
 import {
   DEFAULT_LIMIT, DiscoveryService, MATCH_CEILING, MAX_LIMIT, WEIGHTS, discoveryCapabilityView, type SearchFilters, type Signals,
-} from '../../src/domain/discovery.js';
-import { providerSummary } from '../../src/domain/providers.js';
-import { reputations } from '../../src/domain/reputation.js';
+} from '../../src/domain/market/discovery.js';
+import { providerSummary } from '../../src/domain/market/providers.js';
+import { reputations } from '../../src/domain/market/reputation.js';
 import { SqliteDiscovery } from '../../src/store/sqlite/discovery.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Repos } from '../../src/store/store.js';
@@ -257,7 +257,7 @@ describe('DiscoveryService.search on a varied catalogue', () => {
 
   it('stays exact when the store\'s score keys are off by one from ours and its ties come in any order', async () => {
     // a store whose arithmetic differs from JavaScript's as far as the argument in
-    // src/domain/discovery.ts allows: each key moved by -1, 0 or +1, equal keys in reverse id order
+    // src/domain/market/discovery.ts allows: each key moved by -1, 0 or +1, equal keys in reverse id order
     const original = SqliteDiscovery.prototype.byScore;
     const shift = (id: string) => (id.charCodeAt(id.length - 1) % 3) - 1;
     const byScore = vi.spyOn(SqliteDiscovery.prototype, 'byScore').mockImplementation(async function (this: SqliteDiscovery, filter, inputs, take) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MATCH_CEILING, WEIGHTS } from '../../src/domain/discovery.js';
+import { MATCH_CEILING, WEIGHTS } from '../../src/domain/market/discovery.js';
 import type { DiscoveryResult } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { addRatings, expectRefused, packageAddress, restInput, sampleCapability } from './helpers.js';

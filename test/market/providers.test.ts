@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { reputationOf } from '../../src/domain/reputation.js';
+import { reputationOf } from '../../src/domain/market/reputation.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { addRatings, expectRefused, restInput } from './helpers.js';
 

@@ -3,7 +3,7 @@
  * status and body its own route gives, each its own database transaction.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
+import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import type { Challenge } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import {

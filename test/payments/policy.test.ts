@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
-import type { Principal } from '../../src/domain/api-keys.js';
+import type { Principal } from '../../src/domain/tenancy/api-keys.js';
 import { PaymentService, type Purchase, type PurchasePolicy } from '../../src/domain/payments/service.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
+import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';
 import {

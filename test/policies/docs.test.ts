@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parsePolicyDocument, PolicyParseError } from '../../src/domain/policy/index.js';
+import { parsePolicyDocument, PolicyParseError } from '../../src/domain/policies/language/index.js';
 import { FIXTURE_NAMES, policyFixture } from './helpers.js';
 
 const DOC = readFileSync(new URL('../../docs/policy-language.md', import.meta.url), 'utf8');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { budgetDay, evaluatePolicies, parsePolicyDocument, type PurchaseFacts, type Spend } from '../../src/domain/policy/index.js';
+import { budgetDay, evaluatePolicies, parsePolicyDocument, type PurchaseFacts, type Spend } from '../../src/domain/policies/language/index.js';
 
 const FACTS: PurchaseFacts = {
   price: 600n, capability: 'cap_1', provider: 'prv_1', category: 'research', protocol: 'rest', agent: 'scout', wallet: 'wal_1', tags: ['beta', 'nlp'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lintPolicyDocument, MAX_DOCUMENT_CHARS, parsePolicyDocument, PolicyParseError, type Condition, type ParsedSection } from '../../src/domain/policy/index.js';
+import { lintPolicyDocument, MAX_DOCUMENT_CHARS, parsePolicyDocument, PolicyParseError, type Condition, type ParsedSection } from '../../src/domain/policies/language/index.js';
 import { FIXTURE_NAMES, policyFixture } from './helpers.js';
 
 /** The condition of the only rule of a one-section, one-rule deny document. */

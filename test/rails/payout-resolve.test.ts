@@ -7,7 +7,7 @@
  * against the rail job exactly one resolution wins. Every case ends with the ledger.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
+import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Discrepancy } from '../../src/domain/rails/reconciliation.js';
 import type { Payout } from '../../packages/sdk/src/client/index.js';

@@ -5,8 +5,8 @@ import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SequentialIds } from '../../src/core/ids.js';
-import { post } from '../../src/domain/ledger.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { post } from '../../src/domain/wallets/ledger.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { spendQuery, walletIs, workspaceIs } from '../../src/store/sqlite/policies.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 

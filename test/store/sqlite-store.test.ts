@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SequentialIds } from '../../src/core/ids.js';
-import { balanceOf, post } from '../../src/domain/ledger.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { balanceOf, post } from '../../src/domain/wallets/ledger.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 let dir: string;

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
-import { balanceOf, post } from '../../src/domain/ledger.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { balanceOf, post } from '../../src/domain/wallets/ledger.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { Store } from '../../src/store/store.js';
 import { UniqueViolation } from '../../src/store/errors.js';
 import type { Transaction } from '../../src/store/repos/payments.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOGIN_KEY_TTL_MS } from '../../src/domain/accounts.js';
+import { LOGIN_KEY_TTL_MS } from '../../src/domain/tenancy/accounts.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { lastMail, readOutbox, refusal, signUp, uniqueEmail } from './helpers.js';
 

@@ -1,7 +1,7 @@
 /** Shared steps of the tenancy tests: reading the local outbox, and a full signup. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { outboxPath, type OutboxLine } from '../../src/domain/mailer.js';
+import { outboxPath, type OutboxLine } from '../../src/domain/platform/mailer.js';
 import type { SignupVerified } from '../../packages/sdk/src/types.js';
 import type { TestGateway } from '../helpers/gateway.js';
 

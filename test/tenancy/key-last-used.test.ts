@@ -1,7 +1,7 @@
 /**
  * An API key's `lastUsedAt`: every authenticated request uses its key, and the gateway
  * records that at most once a minute per key, in a small write of its own that the request
- * neither waits for nor fails with (KeyUseRecorder, src/domain/api-keys.ts). Within the
+ * neither waits for nor fails with (KeyUseRecorder, src/domain/tenancy/api-keys.ts). Within the
  * minute a request pays only a map lookup. The column is bookkeeping: apart from it, a
  * read-only request still changes nothing in the database.
  */
@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { iso, ManualClock } from '../../src/core/clock.js';
-import { issueKey, KEY_USE_INTERVAL_MS, KeyUseRecorder } from '../../src/domain/api-keys.js';
-import { createTenant } from '../../src/domain/tenants.js';
+import { issueKey, KEY_USE_INTERVAL_MS, KeyUseRecorder } from '../../src/domain/tenancy/api-keys.js';
+import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { SequentialIds } from '../../src/core/ids.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';

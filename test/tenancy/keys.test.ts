@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_SCOPES, DEFAULT_SCOPES } from '../../src/domain/scopes.js';
+import { AGENT_SCOPES, DEFAULT_SCOPES } from '../../src/domain/tenancy/scopes.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { refusal } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertAcceptablePassword, hashPassword, verifyPassword } from '../../src/domain/passwords.js';
+import { assertAcceptablePassword, hashPassword, verifyPassword } from '../../src/domain/tenancy/passwords.js';
 
 describe('hashPassword / verifyPassword', () => {
   it('hashes with scrypt, a random salt and the parameters in the string, and verifies', async () => {

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboxPath } from '../../src/domain/mailer.js';
+import { outboxPath } from '../../src/domain/platform/mailer.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { lastMail, signUp, uniqueEmail } from './helpers.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signupText } from '../../src/cli/account.js';
 import { forgotText } from '../../src/cli/password.js';
-import { outboxPath, type MailMessage, type OutboxLine } from '../../src/domain/mailer.js';
+import { outboxPath, type MailMessage, type OutboxLine } from '../../src/domain/platform/mailer.js';
 import type { SignupRecord } from '../../packages/sdk/src/types.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { snapshotDb } from '../helpers/matrix.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_SCOPES } from '../../src/domain/scopes.js';
+import { DEFAULT_SCOPES } from '../../src/domain/tenancy/scopes.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { snapshotDb } from '../helpers/matrix.js';
 import { lastMail, PASSWORD, readOutbox, refusal, signUp, uniqueEmail } from './helpers.js';

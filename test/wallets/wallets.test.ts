@@ -5,7 +5,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenants.js';
+import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { call, changedTables, snapshotDb } from '../helpers/matrix.js';
 import { expectConsistent, expectLedger } from './ledger-checks.js';

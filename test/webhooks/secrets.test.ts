@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ensureWebhookKey, newEndpointSecret, SecretBox, webhookKeyPath, WEBHOOK_KEY_ENV } from '../../src/domain/webhooks/secrets.js';
+import { ensureWebhookKey, newEndpointSecret, SecretBox, webhookKeyPath, WEBHOOK_KEY_ENV } from '../../src/domain/platform/webhooks/secrets.js';
 import { signWebhookPayload, verifyWebhookSignature } from '../../packages/sdk/src/webhooks.js';
 import { removeTempDirs, tempDir } from '../cli/helpers.js';
 

@@ -5,8 +5,8 @@
  * 24 hours; deliveries are listed and can be replayed; a tenant sees only its own endpoints.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordEvent } from '../../src/domain/events.js';
-import { httpSender, parseWebhookKey, RETRY_WINDOW_MS, retryDelayMs, SecretBox, WebhookDeliverer, type DeliveryFailure } from '../../src/domain/webhooks/index.js';
+import { recordEvent } from '../../src/domain/platform/events.js';
+import { httpSender, parseWebhookKey, RETRY_WINDOW_MS, retryDelayMs, SecretBox, WebhookDeliverer, type DeliveryFailure } from '../../src/domain/platform/webhooks/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { SIGNATURE_HEADER, signWebhookPayload, verifyWebhookSignature, WebhookSignatureError } from '../../packages/sdk/src/webhooks.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateEd25519 } from '../../core/ed25519.js';
-import { PLATFORM_REVENUE_WALLET_ID } from '../../domain/tenants.js';
+import { PLATFORM_REVENUE_WALLET_ID } from '../../domain/tenancy/tenants.js';
 import { createBuyer } from 'agentpay-sdk/buyer';
 import { AgentpayClient } from 'agentpay-sdk/client';
 import type { LedgerEntry, Receipt } from 'agentpay-sdk/types';

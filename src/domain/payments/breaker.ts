@@ -6,10 +6,10 @@
 import { notFound } from '../../core/errors.js';
 import type { Repos } from '../../store/store.js';
 import type { Breaker } from '../../store/repos/payments.js';
-import type { Principal } from '../api-keys.js';
-import type { DomainContext } from '../context.js';
-import { recordEvent } from '../events.js';
-import type { WalletService } from '../wallets.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
+import { recordEvent } from '../platform/events.js';
+import type { WalletService } from '../wallets/wallets.js';
 
 export const BREAKER_THRESHOLD = 3;
 

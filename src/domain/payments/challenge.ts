@@ -6,7 +6,7 @@
 import { AppError, forbidden, notFound } from '../../core/errors.js';
 import { iso } from '../../core/clock.js';
 import { challengeNonce } from '../../core/ids.js';
-import type { Principal } from '../api-keys.js';
+import type { Principal } from '../tenancy/api-keys.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 
 /** The wire shapes, from the contract (agentpay-sdk/contract): one definition for gateway, SDK and CLI. */

@@ -1,8 +1,8 @@
 /** What the payment core is built from; GatewayConfig satisfies `PaymentSettings`. */
 import { wrongKeyKind } from '../../core/errors.js';
-import type { Principal } from '../api-keys.js';
-import type { DomainContext } from '../context.js';
-import type { SigningKeys } from '../signing-keys.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
+import type { SigningKeys } from './signing-keys.js';
 import type { PurchasePolicy } from './policy.js';
 
 export interface PaymentSettings {

@@ -3,8 +3,8 @@
  * `refund` entry and a failed receipt is stored. A provider error counts toward the
  * breaker; a client error (the buyer's request was refused) never does.
  */
-import type { Principal } from '../api-keys.js';
-import { receiptView, type ReceiptView } from '../receipts.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import { receiptView, type ReceiptView } from './receipts.js';
 import { recordProviderFailure } from './breaker.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { alreadyResolved, expireTransaction, isOverdue, ownTransaction, refundHold } from './resolution.js';

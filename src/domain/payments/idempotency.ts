@@ -12,7 +12,7 @@
 import { AppError } from '../../core/errors.js';
 import type { Repos } from '../../store/store.js';
 import type { PaymentIdempotency } from '../../store/repos/payments.js';
-import { receiptView, type ReceiptView } from '../receipts.js';
+import { receiptView, type ReceiptView } from './receipts.js';
 
 /** How long a key is remembered after its first use: at least the 24 hours the protocol promises. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

@@ -6,9 +6,9 @@
 import { AppError, notFound } from '../../core/errors.js';
 import type { Repos } from '../../store/store.js';
 import type { Transaction } from '../../store/repos/payments.js';
-import type { Principal } from '../api-keys.js';
-import { post } from '../ledger.js';
-import { writeReceipt, type ReceiptView } from '../receipts.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import { post } from '../wallets/ledger.js';
+import { writeReceipt, type ReceiptView } from './receipts.js';
 import type { PaymentDeps } from './deps.js';
 
 type ResolveDeps = Pick<PaymentDeps, 'ctx' | 'signingKeys'>;

@@ -1,6 +1,6 @@
 /** The payment core behind the four /v1/x402 routes, built once per gateway. */
-import type { Principal } from '../api-keys.js';
-import type { ReceiptView } from '../receipts.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { ReceiptView } from './receipts.js';
 import { authorizePayment, type Authorization, type AuthorizeInput } from './authorize.js';
 import type { Replay } from './idempotency.js';
 import { issueChallenge, type Challenge } from './challenge.js';
@@ -11,9 +11,9 @@ import { VerificationKeys } from './verification-keys.js';
 import { IssuedChallenges } from './issued-challenges.js';
 import { ExpirySweeper } from './sweeper.js';
 import { BreakerService } from './breaker.js';
-import { ReceiptService } from '../receipts.js';
-import { RatingService } from '../ratings.js';
-import type { WalletService } from '../wallets.js';
+import { ReceiptService } from './receipts.js';
+import { RatingService } from '../market/ratings.js';
+import type { WalletService } from '../wallets/wallets.js';
 
 export class PaymentService {
   private keys: VerificationKeys;

@@ -5,7 +5,7 @@
  */
 import type { PaymentDeps } from './deps.js';
 import { expireTransaction } from './resolution.js';
-import { Periodic } from '../periodic.js';
+import { Periodic } from '../platform/periodic.js';
 
 /** Per database transaction, so a large backlog never holds the store for long. */
 const BATCH = 100;

@@ -9,13 +9,13 @@
 import { AppError, validationError } from '../../core/errors.js';
 import type { Repos } from '../../store/store.js';
 import type { RailTransaction } from '../../store/repos/rails.js';
-import type { Principal } from '../api-keys.js';
-import type { DomainContext } from '../context.js';
-import { post } from '../ledger.js';
-import type { WalletService } from '../wallets.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
+import { post } from '../wallets/ledger.js';
+import type { WalletService } from '../wallets/wallets.js';
 import { RailUnavailable, type ObservedDeposit } from './adapters.js';
 import type { RailsSettings } from './config.js';
-import { recordEvent } from '../events.js';
+import { recordEvent } from '../platform/events.js';
 import { formatPrice, inBand, usdcToUsdMinor } from './pricing.js';
 import type { RailRegistry, With } from './registry.js';
 import { depositAddressView, railTransactionView } from './views.js';

@@ -12,9 +12,9 @@
  */
 import { AppError, validationError, wrongKeyKind } from '../../core/errors.js';
 import type { PayoutDestination } from '../../store/repos/rails.js';
-import type { Principal } from '../api-keys.js';
-import type { DomainContext } from '../context.js';
-import { recordEvent } from '../events.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
+import { recordEvent } from '../platform/events.js';
 import { destinationView, railsOf } from './views.js';
 
 export interface DestinationInput {

@@ -9,7 +9,7 @@ import type { Clock } from '../../core/clock.js';
 import type { DepositService } from './deposits.js';
 import type { PayoutService } from './payouts.js';
 import type { Reconciler } from './reconciliation.js';
-import { Periodic } from '../periodic.js';
+import { Periodic } from '../platform/periodic.js';
 
 export interface RailJobResult {
   depositsObserved: number;

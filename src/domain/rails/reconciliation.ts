@@ -19,9 +19,9 @@
  */
 import { iso } from '../../core/clock.js';
 import type { Reconciliation, RailTransaction } from '../../store/repos/rails.js';
-import type { DomainContext } from '../context.js';
-import { OPERATOR_TENANT_ID } from '../tenants.js';
-import { recordEvent } from '../events.js';
+import type { DomainContext } from '../platform/context.js';
+import { OPERATOR_TENANT_ID } from '../tenancy/tenants.js';
+import { recordEvent } from '../platform/events.js';
 import { usdcParMinor } from './pricing.js';
 import type { RailRegistry } from './registry.js';
 import { creditedMinor } from './views.js';

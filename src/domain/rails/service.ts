@@ -3,13 +3,13 @@
  * adapters that run (sandbox, none, or a deployment's own), and the services over them.
  */
 import { randomBytes } from 'node:crypto';
-import type { DomainContext } from '../context.js';
-import type { WalletService } from '../wallets.js';
+import type { DomainContext } from '../platform/context.js';
+import type { WalletService } from '../wallets/wallets.js';
 import type { RailAdapters } from './adapters.js';
 import { resolveRails, type RailsConfig, type RailsSettings } from './config.js';
 import { DepositService } from './deposits.js';
 import { PayoutDestinationService } from './destinations.js';
-import { EventService } from '../events.js';
+import { EventService } from '../platform/events.js';
 import { RailJobs } from './jobs.js';
 import { PayoutService } from './payouts.js';
 import { Reconciler } from './reconciliation.js';

@@ -8,10 +8,10 @@
 import { AppError, notFound } from '../../core/errors.js';
 import { parseMinor } from '../../core/money.js';
 import type { RailTransaction } from '../../store/repos/rails.js';
-import type { Principal } from '../api-keys.js';
-import type { DomainContext } from '../context.js';
-import { post } from '../ledger.js';
-import type { WalletService } from '../wallets.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
+import { post } from '../wallets/ledger.js';
+import type { WalletService } from '../wallets/wallets.js';
 import { RailUnavailable, type ProcessorEvent, type RailAsset } from './adapters.js';
 import type { RailRegistry } from './registry.js';
 import { intentView, railTransactionView } from './views.js';

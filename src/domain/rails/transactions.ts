@@ -1,7 +1,7 @@
 /** GET /v1/rail/transactions: the rail side of the caller's money, newest first. */
 import { AppError } from '../../core/errors.js';
-import type { Principal } from '../api-keys.js';
-import type { DomainContext } from '../context.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
 import { railTransactionView } from './views.js';
 
 export class RailTransactionService {

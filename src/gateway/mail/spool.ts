@@ -14,7 +14,7 @@ import { readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import { ensurePrivateDir, fsyncDir, writeFileAtomic } from '../../core/files.js';
-import type { Mailer, MailMessage } from '../../domain/mailer.js';
+import type { Mailer, MailMessage } from '../../domain/platform/mailer.js';
 import type { MailTransport } from './smtp.js';
 
 export const mailSpoolDir = (dataDir: string) => join(dataDir, 'mail-spool');

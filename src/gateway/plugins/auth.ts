@@ -8,9 +8,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../core/errors.js';
-import { authenticate, KeyUseRecorder, requireScope, type Principal } from '../../domain/api-keys.js';
-import type { Scope } from '../../domain/scopes.js';
-import type { DomainContext } from '../../domain/context.js';
+import { authenticate, KeyUseRecorder, requireScope, type Principal } from '../../domain/tenancy/api-keys.js';
+import type { Scope } from '../../domain/tenancy/scopes.js';
+import type { DomainContext } from '../../domain/platform/context.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -16,8 +16,8 @@ import fp from 'fastify-plugin';
 import rateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { AppError } from '../../core/errors.js';
 import { notFoundHandler } from './errors.js';
-import { hashKey } from '../../domain/api-keys.js';
-import type { DomainContext } from '../../domain/context.js';
+import { hashKey } from '../../domain/tenancy/api-keys.js';
+import type { DomainContext } from '../../domain/platform/context.js';
 import { DEFAULT_CONFIG, type GatewayConfig } from '../config.js';
 import { LocalCounter, type RateCounter } from '../rate-counter.js';
 

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { strictRateLimit } from '../plugins/rate-limit.js';
-import { MAX_PASSWORD_LENGTH } from '../../domain/passwords.js';
+import { MAX_PASSWORD_LENGTH } from '../../domain/tenancy/passwords.js';
 import { OpenRecord } from 'agentpay-sdk/contract';
 
 const Email = Type.String({ minLength: 1, maxLength: 254 });

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
-import { approvalView } from '../../domain/approvals.js';
+import { approvalView } from '../../domain/policies/approvals.js';
 import { Approval } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 

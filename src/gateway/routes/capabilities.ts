@@ -1,13 +1,13 @@
 /**
  * Capabilities: sellers publish, list, edit and deprecate; anyone with capabilities:read
  * resolves one by id. Semantics (address rules, versions, visibility) live in
- * src/domain/capabilities.ts; docs/api/market.md describes the wire.
+ * src/domain/market/capabilities.ts; docs/api/market.md describes the wire.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
-import { capabilityView, MAX_LATENCY_MS, versionView, type CapabilityPatch, type PublishInput } from '../../domain/capabilities.js';
+import { capabilityView, MAX_LATENCY_MS, versionView, type CapabilityPatch, type PublishInput } from '../../domain/market/capabilities.js';
 import { Capability, CapabilityVersion, Provider } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 

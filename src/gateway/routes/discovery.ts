@@ -1,10 +1,10 @@
-/** Discovery search; ranking and filters are in src/domain/discovery.ts. */
+/** Discovery search; ranking and filters are in src/domain/market/discovery.ts. */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, OptionalBody, StringEnum } from '../schemas.js';
-import { MAX_LIMIT } from '../../domain/discovery.js';
+import { MAX_LIMIT } from '../../domain/market/discovery.js';
 import { BazaarResourceList, OpenRecord } from 'agentpay-sdk/contract';
-import { bazaarResources } from '../../domain/discovery-bazaar.js';
+import { bazaarResources } from '../../domain/market/discovery-bazaar.js';
 import { Closed } from 'agentpay-sdk/contract';
 
 const SearchBody = Type.Object(

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, type ErrorCode } from '../../core/errors.js';
 import { Type, type Static } from '@sinclair/typebox';
-import type { Principal } from '../../domain/api-keys.js';
+import type { Principal } from '../../domain/tenancy/api-keys.js';
 import type { PaymentService } from '../../domain/payments/service.js';
 import { principal } from '../plugins/auth.js';
 import type { PaymentOperation } from '../plugins/rate-limit.js';

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, Id, IgnoredTenantIds } from '../schemas.js';
-import { policyView } from '../../domain/policies.js';
-import { MAX_DOCUMENT_CHARS } from '../../domain/policy/index.js';
+import { policyView } from '../../domain/policies/policies.js';
+import { MAX_DOCUMENT_CHARS } from '../../domain/policies/language/index.js';
 import { OpenRecord, Policy } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 

@@ -1,6 +1,6 @@
 /**
  * Providers: who can see which seller, the verification request, and the operator's
- * decisions (verify, suspend, unsuspend). Rules in src/domain/providers.ts.
+ * decisions (verify, suspend, unsuspend). Rules in src/domain/market/providers.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';

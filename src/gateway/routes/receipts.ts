@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds } from '../schemas.js';
-import { RECEIPT_PAGE_MAX } from '../../domain/receipts.js';
+import { RECEIPT_PAGE_MAX } from '../../domain/payments/receipts.js';
 import { Receipt } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 

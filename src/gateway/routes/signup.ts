@@ -1,12 +1,12 @@
 /**
  * Signup (public, on the strict per-IP rate limit): start, verify, resend, status.
- * Shapes are in docs/api/tenancy.md; the work is in src/domain/signup.ts.
+ * Shapes are in docs/api/tenancy.md; the work is in src/domain/tenancy/signup.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { strictRateLimit } from '../plugins/rate-limit.js';
 import { StringEnum } from '../schemas.js';
-import { MAX_PASSWORD_LENGTH } from '../../domain/passwords.js';
+import { MAX_PASSWORD_LENGTH } from '../../domain/tenancy/passwords.js';
 import { OpenRecord } from 'agentpay-sdk/contract';
 
 const SignupBody = Type.Object(

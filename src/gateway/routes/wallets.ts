@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
-import { walletView } from '../../domain/wallets.js';
+import { walletView } from '../../domain/wallets/wallets.js';
 import { Balance, LedgerEntry, OpenRecord, Wallet, WalletWithBalance } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 

@@ -1,7 +1,7 @@
 /** Webhook endpoints, their deliveries, and replays (docs/api/webhooks.md). */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../domain/events.js';
+import { EVENT_TYPES } from '../../domain/platform/events.js';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from 'agentpay-sdk/contract';

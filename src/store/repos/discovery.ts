@@ -19,7 +19,7 @@ export interface RankingStats {
 }
 
 /**
- * The inputs of discovery's score without a query (src/domain/discovery.ts computes the score;
+ * The inputs of discovery's score without a query (src/domain/market/discovery.ts computes the score;
  * these let the store order listings by the same formula): weights, the neutral relevance, the
  * price and latency normalisers, the seller reputations (sellers left out have `otherReputation`).
  */

@@ -2,7 +2,7 @@ import { sqliteTable, text, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { int } from './columns.js';
 
 /**
- * Alert mail to send: one row per event that a person should hear of (src/domain/alert-mail.ts),
+ * Alert mail to send: one row per event that a person should hear of (src/domain/platform/alert-mail.ts),
  * written in the transaction that records the event, so a mail exists exactly when its event does.
  * The recipients (the tenant's accounts) are read when it is sent. A gateway without SMTP writes
  * the messages to DATA_DIR/outbox.jsonl instead.

@@ -4,7 +4,7 @@ import { int, json } from './columns.js';
 /**
  * A tenant's webhook endpoints: where its events (GET /v1/events) are POSTed, signed with the
  * endpoint's secret. The secret is kept encrypted (AES-256-GCM under the gateway's webhook key,
- * src/domain/webhooks/secrets.ts): it must be usable to sign, so it cannot be hashed like an API key.
+ * src/domain/platform/webhooks/secrets.ts): it must be usable to sign, so it cannot be hashed like an API key.
  */
 export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   id: text('id').primaryKey(),

@@ -66,12 +66,12 @@ const shape = (f: Filter) => [f.ids, f.category, f.protocol, f.maxPriceMinor, f.
 const COLUMNS = 'c.id, c.provider_id, c.price_minor, c.latency_p50_ms, 1';
 
 /**
- * The score of src/domain/discovery.ts without a query, term by term in the same order, then
+ * The score of src/domain/market/discovery.ts without a query, term by term in the same order, then
  * Math.round(score * 10^4) as floor(x + 0.5) (the same for x >= 0.5; every score here is at least
  * 0.05 * 10^4). The weights and scales are bound as doubles and the reputations arrive as JSON
  * numbers, and SQLite computes in IEEE doubles as JavaScript does, so the key is normally ours
  * exactly; the domain does not rely on that: it scores what this returns again and allows the
- * key a difference of one (see the top of src/domain/discovery.ts).
+ * key a difference of one (see the top of src/domain/market/discovery.ts).
  */
 const SCORE_KEY = `CAST((((((0.0 + @wRelevance * @relevance)
   + @wPrice * (@cheapest / max(1.0, c.price_minor)))

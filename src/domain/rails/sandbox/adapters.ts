@@ -9,7 +9,7 @@
  *   sandbox-bank       bank_transfer and ach payouts (1 and 2 business days)
  * plus the sandbox screening list and USDC price feed.
  */
-import type { DomainContext } from '../../context.js';
+import type { DomainContext } from '../../platform/context.js';
 import type {
   ObservedDeposit, PayoutRailRecord, PricingService, RailAdapter, RailAdapters, ScreeningService, TopUpRail,
 } from '../adapters.js';

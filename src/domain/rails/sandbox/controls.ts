@@ -12,8 +12,8 @@
 import { AppError } from '../../../core/errors.js';
 import { parseMinor } from '../../../core/money.js';
 import type { RailTransaction } from '../../../store/repos/rails.js';
-import type { Principal } from '../../api-keys.js';
-import type { DomainContext } from '../../context.js';
+import type { Principal } from '../../tenancy/api-keys.js';
+import type { DomainContext } from '../../platform/context.js';
 import type { DepositService } from '../deposits.js';
 import type { PayoutService } from '../payouts.js';
 import type { RailRegistry } from '../registry.js';

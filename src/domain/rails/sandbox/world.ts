@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../../../core/errors.js';
-import type { DomainContext } from '../../context.js';
+import type { DomainContext } from '../../platform/context.js';
 import type { Rail, RailAsset } from '../adapters.js';
 import { formatPrice, parsePrice } from '../pricing.js';
 import { signWebhook } from '../webhook-signature.js';

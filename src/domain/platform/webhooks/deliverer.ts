@@ -1,0 +1,170 @@
+/**
+ * The delivery duty: sends what is due, one delivery per endpoint at a time and in the
+ * endpoint's order, and schedules a retry with exponential backoff and jitter after a failure,
+ * for at least `retryWindowMs` (24 hours) after the delivery was queued; then it gives up.
+ *
+ * Safe to run twice at once (two instances on one database): a delivery is claimed (held for
+ * the length of one attempt) in a transaction before it is sent, and only the head of an
+ * endpoint's queue is ever due, so no delivery is sent twice concurrently and none overtakes
+ * another. It still runs best on one instance (see docs/api/webhooks.md § Running several gateways).
+ */
+import { performance } from 'node:perf_hooks';
+import type { DomainContext } from '../context.js';
+import type { WebhookAttempt, WebhookDelivery } from '../../../store/repos/webhooks.js';
+import { Periodic } from '../periodic.js';
+import { eventView } from '../events.js';
+import { SIGNATURE_HEADER, signWebhookPayload } from 'agentpay-sdk/webhooks';
+import type { SecretBox } from './secrets.js';
+import { signingSecrets } from './endpoints.js';
+import type { WebhookSender } from './sender.js';
+
+export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const FIRST_RETRY_MS = 30_000;
+const MAX_RETRY_MS = 60 * 60 * 1000;
+
+/**
+ * How long to wait after the `attempt`-th failed attempt (1-based): 30 s doubled each time,
+ * at most an hour, then between half of that and all of it ("equal jitter"), so endpoints that
+ * failed together do not all come back at the same moment.
+ */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(FIRST_RETRY_MS * 2 ** Math.min(attempt - 1, 30), MAX_RETRY_MS);
+  return Math.round(base / 2 + random() * (base / 2));
+}
+
+/** One failed attempt, as the failure hook sees it (the metrics counter counts these). */
+export interface DeliveryFailure {
+  tenantId: string;
+  endpointId: string;
+  deliveryId: string;
+  eventType: string;
+  /** the attempt's number, 1 for the first */
+  attempt: number;
+  status: number | null;
+  error: string;
+  /** true when this was the last attempt: the delivery is now `failed` */
+  gaveUp: boolean;
+}
+
+export interface DelivererOptions {
+  ctx: DomainContext;
+  box: SecretBox;
+  send: WebhookSender;
+  /** for the jitter (default Math.random) */
+  random?: () => number;
+  /** per attempt (default 10 s) */
+  timeoutMs?: number;
+  /** most deliveries sent per run, at once (default 20) */
+  batch?: number;
+  retryWindowMs?: number;
+}
+
+export interface RunResult {
+  attempted: number;
+  delivered: number;
+  failed: number;
+}
+
+export class WebhookDeliverer {
+  /**
+   * The one place a failed attempt is reported: set it to count failures (a metric), alert, or
+   * log. Called after the failure is recorded; whatever it throws is ignored.
+   */
+  onDeliveryFailed: ((f: DeliveryFailure) => void) | undefined;
+  private readonly periodic = new Periodic(() => this.runOnce());
+  private readonly random: () => number;
+  private readonly timeoutMs: number;
+  private readonly batch: number;
+  private readonly retryWindowMs: number;
+
+  constructor(private readonly o: DelivererOptions) {
+    this.random = o.random ?? Math.random;
+    this.timeoutMs = o.timeoutMs ?? 10_000;
+    this.batch = o.batch ?? 20;
+    this.retryWindowMs = o.retryWindowMs ?? RETRY_WINDOW_MS;
+  }
+
+  /** Sends every delivery due now (up to `batch`, one per endpoint), concurrently. */
+  async runOnce(): Promise<RunResult> {
+    const { ctx } = this.o;
+    const due = await ctx.store.read((r) => r.webhookDeliveries.due(ctx.clock.now(), this.batch));
+    // one delivery that cannot be attempted (its secret does not decrypt) must not stop the others
+    const settled = await Promise.allSettled(due.map((d) => this.attempt(d)));
+    const broken = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (broken) throw broken.reason;
+    const outcomes = settled.map((x) => (x as PromiseFulfilledResult<'delivered' | 'failed' | 'skipped'>).value);
+    return {
+      attempted: outcomes.filter((x) => x !== 'skipped').length,
+      delivered: outcomes.filter((x) => x === 'delivered').length,
+      failed: outcomes.filter((x) => x === 'failed').length,
+    };
+  }
+
+  /** Runs every `intervalMs` (0: never); a failed run is reported to `onError` and tried again next time. */
+  start(intervalMs: number, onError: (e: unknown) => void = () => {}, when?: () => Promise<boolean>): void {
+    this.periodic.start(intervalMs, onError, when);
+  }
+
+  /** Stops the timer and waits for a run in progress. */
+  stop(): Promise<void> {
+    return this.periodic.stop();
+  }
+
+  private async attempt(d: WebhookDelivery): Promise<'delivered' | 'failed' | 'skipped'> {
+    const { ctx } = this.o;
+    const now = ctx.clock.now();
+    // held a little longer than an attempt can take; a crash mid-attempt frees it after that
+    const claimed = await ctx.store.tx((r) => r.webhookDeliveries.claim(d.id, now, now + this.timeoutMs + 30_000));
+    if (!claimed) return 'skipped';
+    const { endpoint, event } = await ctx.store.read(async (r) => ({ endpoint: await r.webhookEndpoints.get(d.endpointId), event: await r.railEvents.get(d.eventId) }));
+    if (!endpoint) return 'skipped'; // deleted meanwhile, with its deliveries
+    if (!event) {
+      await ctx.store.tx((r) => r.webhookDeliveries.update(d.id, { state: 'failed', lockedUntil: null, finishedAt: now }));
+      return 'failed';
+    }
+    const body = JSON.stringify(eventView(event));
+    // during a rotation, one v1 per secret (the new one first)
+    const signature = await signWebhookPayload(body, signingSecrets(endpoint, this.o.box, now), Math.floor(now / 1000));
+    const started = performance.now();
+    let status: number | undefined;
+    let error: string | undefined;
+    try {
+      status = (await this.o.send({
+        url: endpoint.url,
+        body,
+        timeoutMs: this.timeoutMs,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'agentpay-webhooks/1',
+          [SIGNATURE_HEADER]: signature,
+          'agentpay-event-id': event.id,
+          'agentpay-event-type': event.type,
+          'agentpay-delivery-id': d.id,
+        },
+      })).status;
+      if (status < 200 || status > 299) error = `the endpoint answered ${status}`;
+    } catch (e) {
+      error = `no answer: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    const at = ctx.clock.now();
+    const attempt: WebhookAttempt = { at, durationMs: Math.round(performance.now() - started), ...(status !== undefined ? { status } : {}), ...(error ? { error } : {}) };
+    const attempts = [...d.attempts, attempt];
+    if (!error) {
+      await ctx.store.tx((r) => r.webhookDeliveries.update(d.id, { state: 'delivered', attempts, lockedUntil: null, finishedAt: at }));
+      return 'delivered';
+    }
+    const gaveUp = at - d.createdAt >= this.retryWindowMs;
+    await ctx.store.tx((r) => r.webhookDeliveries.update(d.id, gaveUp
+      ? { state: 'failed', attempts, lockedUntil: null, finishedAt: at }
+      : { attempts, lockedUntil: null, nextAttemptAt: at + retryDelayMs(attempts.length, this.random) }));
+    try {
+      this.onDeliveryFailed?.({
+        tenantId: d.tenantId, endpointId: d.endpointId, deliveryId: d.id, eventType: d.eventType,
+        attempt: attempts.length, status: status ?? null, error, gaveUp,
+      });
+    } catch {
+      // a counter must not stop deliveries
+    }
+    return 'failed';
+  }
+}
