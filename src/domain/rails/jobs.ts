@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import type { DepositService } from './deposits.js';
-import type { PayoutService } from './payouts.js';
+import type { PayoutService } from './payouts/service.js';
 import type { Reconciler } from './reconciliation.js';
 import { Periodic } from '../platform/periodic.js';
 

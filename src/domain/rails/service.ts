@@ -11,7 +11,7 @@ import { DepositService } from './deposits.js';
 import { PayoutDestinationService } from './destinations.js';
 import { EventService } from '../platform/events.js';
 import { RailJobs } from './jobs.js';
-import { PayoutService } from './payouts.js';
+import { PayoutService } from './payouts/service.js';
 import { Reconciler } from './reconciliation.js';
 import { RailRegistry } from './registry.js';
 import { sandboxAdapters } from './sandbox/adapters.js';

@@ -1,10 +1,10 @@
 /**
- * Payouts and payout destinations (src/domain/rails/payouts.ts, destinations.ts), and the
+ * Payouts and payout destinations (src/domain/rails/payouts/, destinations.ts), and the
  * operator's resolution of a payout its rail never resolved. docs/api/rails.md.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from '../../domain/rails/payouts.js';
+import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from '../../domain/rails/payouts/service.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';

@@ -44,7 +44,7 @@ export const railTransactions = sqliteTable('rail_transactions', {
   /**
    * A payout whose first submission had an unknown outcome: when the rail job first handed it
    * to the rail again. From then on the rail may hold it, so the first submission's refusal
-   * no longer reverses it (src/domain/rails/payouts.ts).
+   * no longer reverses it (src/domain/rails/payouts/).
    */
   resubmittedAt: int('resubmitted_at'),
   createdAt: int('created_at').notNull(),

@@ -15,7 +15,7 @@ import type { RailTransaction } from '../../../store/repos/rails.js';
 import type { Principal } from '../../tenancy/api-keys.js';
 import type { DomainContext } from '../../platform/context.js';
 import type { DepositService } from '../deposits.js';
-import type { PayoutService } from '../payouts.js';
+import type { PayoutService } from '../payouts/service.js';
 import type { RailRegistry } from '../registry.js';
 import type { TopUpService } from '../topups.js';
 import { payoutView } from '../views.js';
