@@ -17,6 +17,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { statementsFor } from '../src/store/sqlite/statements.js';
 import { ledgerEntries, transactions } from '../src/store/schema/index.js';
 import { challengeNonce, randomIds } from '../src/core/ids.js';
+import { DEFAULT_PAYMENTS } from '../src/domain/payments/config.js';
 import { parseArgs } from 'node:util';
 import { flagReader } from './lib/flags.js';
 
@@ -62,7 +63,7 @@ function transactionRows(n: number) {
   return Array.from({ length: n }, (_, i) => ({
     id: randomIds.next('transaction'), nonce: challengeNonce(), capabilityId: 'cap_bench', providerId: 'prv_bench',
     walletId: `wal_${i % 1000}`, workspaceId: 'wsp_bench', amountMinor: 100n, feeMinor: null, currency: 'USD',
-    status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + 900_000, resolvedAt: null,
+    status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + DEFAULT_PAYMENTS.releaseUnsettledAfterMs, resolvedAt: null,
   }));
 }
 

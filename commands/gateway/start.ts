@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { AgentpayCommand } from '../../src/cli/base-command.js';
+import { DEFAULT_PAYMENTS } from '../../src/domain/payments/config.js';
 
 const port = (description: string, env: string) => Flags.integer({ description, env, min: 0, max: 65535 });
 const positive = (description: string, env: string) => Flags.integer({ description, env, min: 1 });
@@ -25,7 +26,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
     port: port('HTTPS port (or the plain port with --no-tls); 0 picks a free one [default: 4402]', 'AGENTPAY_PORT'),
     'http-port': port('plain-HTTP port that answers 403 INSECURE_TRANSPORT [default: 4080]', 'AGENTPAY_HTTP_PORT'),
     'data-dir': Flags.string({ description: 'database, signing keys and certificate [default: .agentpay]', env: 'AGENTPAY_DATA_DIR' }),
-    'fee-bps': Flags.integer({ description: 'platform fee in basis points, 300 = 3% [default: 300]', env: 'AGENTPAY_FEE_BPS', min: 0, max: 10_000 }),
+    'fee-bps': Flags.integer({ description: `platform fee in basis points, 300 = 3% [default: ${DEFAULT_PAYMENTS.feeBps}]`, env: 'AGENTPAY_FEE_BPS', min: 0, max: 10_000 }),
     'trust-proxy': Flags.boolean({ description: 'honour x-forwarded-proto from a TLS-terminating proxy', env: 'AGENTPAY_TRUST_PROXY', allowNo: true }),
     tls: Flags.boolean({ description: 'serve HTTPS; --no-tls serves plain HTTP behind a TLS proxy and needs --trust-proxy', env: 'AGENTPAY_TLS', allowNo: true }),
     'dev-echo-tokens': Flags.boolean({ description: 'signup and reset responses include the token (sandbox mode only)', env: 'AGENTPAY_DEV_ECHO_TOKENS' }),

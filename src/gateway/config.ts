@@ -1,5 +1,6 @@
 /** Gateway configuration, validated once at boot. */
 import type { RailsConfig } from '../domain/rails/config.js';
+import { DEFAULT_PAYMENTS } from '../domain/payments/config.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 
 export interface GatewayConfig {
@@ -42,7 +43,9 @@ export interface GatewayConfig {
   /** how long a signed price challenge can be paid */
   challengeTtlMs: number;
   /** how long an authorized transaction waits for complete or fail before the sweeper refunds it */
-  inFlightTtlMs: number;
+  releaseUnsettledAfterMs: number;
+  /** @deprecated the old name of `releaseUnsettledAfterMs`: resolveConfig still accepts it, and sets only the new name */
+  inFlightTtlMs?: number;
   /** how often the expiry sweeper looks for such transactions */
   sweepIntervalMs: number;
   /** check every JSON answer against its route's response schema and fail one that differs (tests; plugins/responses.ts) */
@@ -73,14 +76,14 @@ export interface WebhooksConfig {
 
 export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig['rateLimit']> } = {
   mode: 'sandbox',
-  feeBps: 300,
+  feeBps: DEFAULT_PAYMENTS.feeBps,
   trustProxy: false,
   devEchoTokens: false,
   rateLimit: { max: 50, windowMs: 1000, signupMax: 10, signupWindowMs: 60_000, paymentMax: 1000, paymentWindowMs: 1000 },
   tokenTtlMs: 24 * 60 * 60 * 1000,
-  challengeTtlMs: 5 * 60 * 1000,
-  inFlightTtlMs: 15 * 60 * 1000,
-  sweepIntervalMs: 30 * 1000,
+  challengeTtlMs: DEFAULT_PAYMENTS.challengeTtlMs,
+  releaseUnsettledAfterMs: DEFAULT_PAYMENTS.releaseUnsettledAfterMs,
+  sweepIntervalMs: DEFAULT_PAYMENTS.sweepIntervalMs,
   validateResponses: false,
 };
 
@@ -89,12 +92,20 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export const MIN_METRICS_TOKEN = 16;
 
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
-  const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...partial, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...partial.rateLimit } };
+  // inFlightTtlMs is the old name of releaseUnsettledAfterMs, still accepted; both at once must agree
+  const { inFlightTtlMs, ...given } = partial;
+  if (inFlightTtlMs !== undefined) {
+    if (given.releaseUnsettledAfterMs !== undefined && given.releaseUnsettledAfterMs !== inFlightTtlMs) {
+      throw new Error('inFlightTtlMs is the old name of releaseUnsettledAfterMs; give one of them, not two different values');
+    }
+    given.releaseUnsettledAfterMs ??= inFlightTtlMs;
+  }
+  const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...given, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...given.rateLimit } };
   if (cfg.mode !== 'sandbox' && cfg.mode !== 'production') throw new Error(`mode must be sandbox or production, got ${String(cfg.mode)}`);
   if (!Number.isInteger(cfg.feeBps) || cfg.feeBps < 0 || cfg.feeBps > 10_000) throw new Error('feeBps must be an integer from 0 to 10000');
   if (cfg.mode === 'production' && cfg.devEchoTokens) throw new Error('--dev-echo-tokens is refused in production mode');
   // a duration of 0 or less would make every token or challenge expire as it is made
-  for (const k of ['tokenTtlMs', 'challengeTtlMs', 'inFlightTtlMs', 'sweepIntervalMs'] as const) {
+  for (const k of ['tokenTtlMs', 'challengeTtlMs', 'releaseUnsettledAfterMs', 'sweepIntervalMs'] as const) {
     if (!Number.isSafeInteger(cfg[k]) || cfg[k] <= 0) throw new Error(`${k} must be a positive integer of milliseconds`);
   }
   // node runs a longer timer interval after 1 ms instead: the sweeper would spin

@@ -69,4 +69,15 @@ describe('resolveConfig', () => {
     expect(() => resolveConfig({ trustProxy: 'maybe' as unknown as boolean })).toThrow('trustProxy must be true or false');
     expect(resolveConfig({ tokenTtlMs: 1000 }).tokenTtlMs).toBe(1000);
   });
+
+  it('takes releaseUnsettledAfterMs (default 15 minutes) and still accepts its old name inFlightTtlMs; both at once must agree', () => {
+    expect(resolveConfig({}).releaseUnsettledAfterMs).toBe(15 * 60 * 1000);
+    expect(resolveConfig({ releaseUnsettledAfterMs: 60_000 }).releaseUnsettledAfterMs).toBe(60_000);
+    const old = resolveConfig({ inFlightTtlMs: 120_000 });
+    expect(old.releaseUnsettledAfterMs).toBe(120_000);
+    expect(old.inFlightTtlMs).toBeUndefined();
+    expect(resolveConfig({ inFlightTtlMs: 60_000, releaseUnsettledAfterMs: 60_000 }).releaseUnsettledAfterMs).toBe(60_000);
+    expect(() => resolveConfig({ inFlightTtlMs: 60_000, releaseUnsettledAfterMs: 120_000 })).toThrow('inFlightTtlMs is the old name of releaseUnsettledAfterMs');
+    expect(() => resolveConfig({ inFlightTtlMs: 0 })).toThrow('releaseUnsettledAfterMs must be a positive integer of milliseconds');
+  });
 });

@@ -25,10 +25,10 @@ import { AgentpayClient, type Receipt } from '../../packages/sdk/src/client/inde
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { hashOf, signProof, type Buyer } from '../payments/helpers.js';
+import { DEFAULT_PAYMENTS } from '../../src/domain/payments/config.js';
 
 const INSTANCE = join(dirname(fileURLToPath(import.meta.url)), 'instance.mjs');
 const TICK_MS = 150;
-const IN_FLIGHT_TTL_MS = 15 * 60 * 1000; // the default in-flight time (config.inFlightTtlMs)
 const ROUNDS = 3;
 
 interface Instance {
@@ -246,7 +246,7 @@ describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL datab
     expect(abandoned).toHaveLength(ROUNDS * 2);
     const held = await sql.query<{ status: string }>('SELECT status FROM transactions WHERE id = ANY($1)', [abandoned]);
     expect(held.rows.map((r) => r.status)).toEqual(abandoned.map(() => 'authorized'));
-    for (const i of live()) i.child.send({ type: 'clock', offsetMs: IN_FLIGHT_TTL_MS + 60_000 });
+    for (const i of live()) i.child.send({ type: 'clock', offsetMs: DEFAULT_PAYMENTS.releaseUnsettledAfterMs + 60_000 });
     await until(async () => (await openCount()) === 0, 'the sweeper to refund what the killed instances held');
     const swept = new Set(sweeps.slice(before));
     expect(swept.size).toBeGreaterThan(0);

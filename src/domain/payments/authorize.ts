@@ -18,7 +18,8 @@ import { expireOverdueOf } from './resolution.js';
 import { parsePaymentProof } from './proof.js';
 import type { VerificationKeys } from './verification-keys.js';
 import type { IssuedChallenges } from './issued-challenges.js';
-import { checkKey, IDEMPOTENCY_TTL_MS, inProgress, type IdempotencyInput, type Replay } from './idempotency.js';
+import { IDEMPOTENCY_WINDOW_MS } from './config.js';
+import { checkKey, inProgress, type IdempotencyInput, type Replay } from './idempotency.js';
 
 export interface AuthorizeInput {
   capabilityId: string;
@@ -142,7 +143,7 @@ export async function authorizePayment(
       status: 'authorized',
       failureReason: null,
       authorizedAt: now,
-      expiresAt: now + deps.settings.inFlightTtlMs,
+      expiresAt: now + deps.settings.releaseUnsettledAfterMs,
       resolvedAt: null,
     };
     try {
@@ -156,7 +157,7 @@ export async function authorizePayment(
       try {
         await r.paymentIdempotency.insert({
           walletId: w.id, capabilityId: txn.capabilityId, key: idem.idempotencyKey, requestHash: idem.requestHash, transactionId: txn.id,
-          state: 'in_progress', responseStatus: null, responseContentType: null, responseBody: null, createdAt: now, expiresAt: now + IDEMPOTENCY_TTL_MS,
+          state: 'in_progress', responseStatus: null, responseContentType: null, responseBody: null, createdAt: now, expiresAt: now + IDEMPOTENCY_WINDOW_MS,
         });
       } catch (e) {
         // a concurrent first use of the key committed first (PostgreSQL retries the whole

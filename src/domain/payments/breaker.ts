@@ -10,8 +10,7 @@ import type { Principal } from '../tenancy/api-keys.js';
 import type { DomainContext } from '../platform/context.js';
 import { recordEvent } from '../platform/events.js';
 import type { WalletService } from '../wallets/wallets.js';
-
-export const BREAKER_THRESHOLD = 3;
+import { BREAKER_THRESHOLD } from './config.js';
 
 export async function isPaused(r: Repos, walletId: string, providerId: string): Promise<boolean> {
   return (await r.breakers.get(walletId, providerId))?.paused ?? false;

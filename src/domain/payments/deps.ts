@@ -1,21 +1,17 @@
-/** What the payment core is built from; GatewayConfig satisfies `PaymentSettings`. */
+/** What the payment core is built from; GatewayConfig satisfies `PaymentSettings` (./config.ts). */
 import { wrongKeyKind } from '../../core/errors.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import type { DomainContext } from '../platform/context.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { PurchasePolicy } from './policy.js';
+import type { PaymentSettings } from './config.js';
 
-export interface PaymentSettings {
-  /** platform fee in basis points, rounded down */
-  feeBps: number;
-  challengeTtlMs: number;
-  inFlightTtlMs: number;
-}
+export type { PaymentSettings } from './config.js';
 
 export interface PaymentDeps {
   ctx: DomainContext;
   signingKeys: SigningKeys;
-  settings: PaymentSettings;
+  settings: Pick<PaymentSettings, 'feeBps' | 'challengeTtlMs' | 'releaseUnsettledAfterMs'>;
   policy: PurchasePolicy;
 }
 

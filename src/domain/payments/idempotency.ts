@@ -14,9 +14,6 @@ import type { Repos } from '../../store/store.js';
 import type { PaymentIdempotency } from '../../store/repos/payments.js';
 import { receiptView, type ReceiptView } from './receipts.js';
 
-/** How long a key is remembered after its first use: at least the 24 hours the protocol promises. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-
 /** The largest first answer the gateway keeps for a replay, bytes (a bigger one replays as its receipt only). */
 export const MAX_KEPT_RESPONSE_BYTES = 256 * 1024;
 

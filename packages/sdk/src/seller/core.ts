@@ -492,7 +492,7 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       } catch (e) {
         // The transaction stays authorized and durable at the gateway: a later complete
         // (same transactionId and hash) still settles it, otherwise the sweeper refunds
-        // the buyer after inFlightTtlMs (15 minutes by default).
+        // the buyer after releaseUnsettledAfterMs (15 minutes by default).
         report(e, { stage, transactionId: call.transactionId });
         return { receipt: null };
       }
