@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { breakCommand, reflow, shellWords, usageWords } from '../../../src/cli/help.js';
 import { cli, removeTempDirs, tempDir } from '../helpers.js';
@@ -23,18 +24,26 @@ const configDir = tempDir();
 // oclif takes the width from OCLIF_COLUMNS, else the terminal (80 when stdout is piped, as here)
 const env = { COLUMNS: String(WIDTH), OCLIF_COLUMNS: String(WIDTH) };
 
-/** help text per command or topic id ('' for the root), run 4 at a time */
+/**
+ * Help text per command or topic id ('' for the root). Rendered in one process by oclif's `run`
+ * (./help-pages.mjs), not one `agentpay … --help` process each (~100 Node start-ups, 29 s of a
+ * suite run); the first test checks that pages from bin/run.js are the same text.
+ */
 const pages = new Map<string, string>();
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const processEnv = () => {
+  const clean: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('AGENTPAY_')) clean[k] = v;
+  return { ...clean, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: configDir, ...env };
+};
 beforeAll(async () => {
-  const queue = [...new Set(['', ...topics, ...ids])];
-  const worker = async () => {
-    for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
-      const r = await cli([...(id ? id.split(':') : []), '--help'], { configDir, env });
-      if (r.exitCode !== 0) throw new Error(`agentpay ${id.replace(/:/g, ' ')} --help exited ${r.exitCode}:\n${r.stderr}`);
-      pages.set(id, r.stdout);
-    }
-  };
-  await Promise.all([worker(), worker(), worker(), worker()]);
+  const all = [...new Set(['', ...topics, ...ids])];
+  const r = await execa(process.execPath, [fileURLToPath(new URL('./help-pages.mjs', import.meta.url)), ROOT, ...all], { env: processEnv(), extendEnv: false, cwd: configDir, reject: false, stdin: 'ignore', timeout: 120_000 });
+  if (r.exitCode !== 0) throw new Error(`help-pages.mjs exited ${r.exitCode}:\n${r.stderr}`);
+  for (const [id, page] of Object.entries(JSON.parse(String(r.stdout)) as Record<string, { exitCode: number; stdout: string }>)) {
+    if (page.exitCode !== 0) throw new Error(`agentpay ${id.replace(/:/g, ' ')} --help exited ${page.exitCode}:\n${page.stdout}`);
+    pages.set(id, page.stdout.replace(/\n$/, '')); // as execa gives stdout, without its last newline
+  }
 }, 300_000);
 
 /** the lines of a help section (its body, indentation kept), by its header */
@@ -65,6 +74,15 @@ describe('agentpay COMMAND --help at 80 columns', () => {
     expect(ids.length).toBeGreaterThan(60);
     expect(pages.size).toBe(new Set(['', ...topics, ...ids]).size);
     expect(topics).toEqual(expect.arrayContaining(['wallets', 'payouts', 'payouts:destination']));
+  });
+
+  it('is the text the binary prints: the root, a topic and commands through bin/run.js', async () => {
+    const sample = ['', 'payouts:destination', 'buy', 'publish'];
+    const runs = await Promise.all(sample.map((id) => cli([...(id ? id.split(':') : []), '--help'], { configDir, env })));
+    runs.forEach((r, i) => {
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout, `agentpay ${sample[i]} --help`).toBe(pages.get(sample[i]!));
+    });
   });
 
   it('has no line wider than 80 columns, for any command, topic or the root', () => {
