@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentpayClient, RailEvent } from '../../../packages/sdk/src/client/index.js';
 import { eventLine, eventsSince, eventTable, followEvents } from '../../../src/cli/events.js';
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { until } from '../../helpers/wait.js';
 import { cli, gatewayEnv, gatewayProxy, json, removeTempDirs, spawnCli, tempDir, type ProxyRoute } from '../helpers.js';
 
 let t: TestGateway;
@@ -119,7 +120,8 @@ describe('agentpay events tail', () => {
 
   it('says once that the gateway does not answer and keeps following; says when it answers again; ends on a bad key (exit 4)', async () => {
     let route: ProxyRoute = 'forward';
-    const proxy = await gatewayProxy(t, () => route);
+    let requests = 0;
+    const proxy = await gatewayProxy(t, () => (requests++, route));
     try {
       const viaProxy = { ...env, AGENTPAY_GATEWAY_URL: proxy.url };
       const tail = spawnCli(['events', 'tail', '--json', '--interval', '1', '--timeout', '120'], { configDir, env: viaProxy });
@@ -127,7 +129,8 @@ describe('agentpay events tail', () => {
       route = { status: 503, body: { error: { code: 'SERVICE_UNAVAILABLE', message: 'the gateway is closing', details: {} } } };
       await tail.waitFor('stderr', 'did not answer (SERVICE_UNAVAILABLE)');
       const a = await change(); // written while the tail cannot see it
-      await new Promise((r) => setTimeout(r, 2500)); // more polls fail: no second note
+      const failed = requests;
+      await until(() => requests >= failed + 2, 'two more polls that fail'); // no second note for them
       expect(tail.stderr().match(/did not answer/g)).toHaveLength(1);
       route = 'forward';
       await tail.waitFor('stdout', a);

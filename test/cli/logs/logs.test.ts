@@ -13,6 +13,7 @@ import { gatewayStartOptions } from '../../../src/cli/gateway-config.js';
 import { followRequestLog } from '../../../src/cli/logs.js';
 import { RequestLogFile, requestLogPath, rotatedLogPath, type RequestLogEntry } from '../../../src/gateway/request-log.js';
 import { BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir, type GatewayProcess } from '../helpers.js';
+import { until } from '../../helpers/wait.js';
 
 const configDir = tempDir();
 
@@ -118,7 +119,8 @@ describe('RequestLogFile', () => {
     const following = followRequestLog({ dataDir, filters: {}, fromStart: true, intervalMs: 10, count: 10, timeoutMs: 20_000, onEntry: (e) => seen.push(e.reqId) });
     for (let i = 0; i < 10; i++) {
       file.write(entry(i));
-      await new Promise((r) => setTimeout(r, 25)); // lets the follower poll between writes, as a live gateway would
+      // the follower reads each entry before the next is written (and the file rotated), as it follows a live gateway
+      await until(() => seen.length > i, `req_${i} read by the follower`, { everyMs: 5 });
     }
     const { end } = await following;
     await file.close();

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval } from '../../../packages/sdk/src/types.js';
 import { ApprovalsScreen } from '../../../src/cli/ui/approvals-screen.js';
 import { until } from './until-frame.js';
+import { until as waitUntil } from '../../helpers/wait.js';
 
 const DOWN = '\u001B[B';
 const UP = '\u001B[A';
@@ -137,8 +138,11 @@ describe('the approvals screen', () => {
     await press(stdin, 'd');
     await until(lastFrame, (f) => f.includes('Deny apr_1: 2501 USD minor units for cap_1 by agent-1? (y/n)'));
     await press(stdin, 'n');
-    // a poll later, still there and nothing was decided
-    await new Promise((r) => setTimeout(r, 600));
+    // a poll later (a load after the answer, and the frame it drew), still there and nothing was decided
+    const loads = source.load.mock.calls.length;
+    await until(lastFrame, (f) => f.includes('cancelled'));
+    await waitUntil(() => source.load.mock.calls.length > loads, 'the next poll of the approvals');
+    await new Promise((r) => setImmediate(r));
     const frame = lastFrame()!;
     expect(frame).toContain('cancelled');
     expect(frame).toContain('apr_1');
