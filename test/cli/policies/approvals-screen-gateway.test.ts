@@ -46,7 +46,7 @@ describe('agentpay approvals, live against a gateway', () => {
       resolvedBy: 'alice',
     }));
     const { lastFrame, stdin } = screen;
-    await until(lastFrame, (f) => f.includes('no pending approvals'), 2000);
+    await until(lastFrame, (f) => f.includes('no pending approvals'));
 
     // an agent's purchase is held by the rule while the screen is open
     const s = await newSeller(t);
@@ -63,7 +63,7 @@ describe('agentpay approvals, live against a gateway', () => {
     await press(stdin, 'a');
     await until(lastFrame, (f) => f.includes(`Approve ${approvalId}: 600 USD minor units for ${cap}`));
     await press(stdin, 'y');
-    await until(lastFrame, (f) => f.includes(`approved ${approvalId} as alice`), 2000);
+    await until(lastFrame, (f) => f.includes(`approved ${approvalId} as alice`));
     await until(lastFrame, (f) => f.includes('Pending approvals (0)'));
     expect((await ws.client.approvals.get(approvalId)).approval).toMatchObject({ status: 'approved', resolvedBy: 'alice' });
 

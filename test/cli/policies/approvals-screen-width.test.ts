@@ -96,7 +96,7 @@ async function showUntilQuit(stdout: FakeStdout): Promise<void> {
     { initial: [approval], load: async () => [approval], approve: async () => undefined, deny: async () => undefined, resolvedBy: 'alice', intervalMs: 60_000 },
     { stdout: stdout as unknown as NodeJS.WriteStream, stdin: stdin as unknown as NodeJS.ReadStream, stderr: new FakeStdout(0) as unknown as NodeJS.WriteStream },
   );
-  const end = Date.now() + 5000;
+  const end = Date.now() + 30_000;
   while (!stripVTControlCharacters(stdout.text).includes('q quit')) {
     if (Date.now() > end) throw new Error(`the screen never drew its help line; output:\n${stdout.text}`);
     await new Promise((r) => setTimeout(r, 10));

@@ -1,5 +1,8 @@
-/** Waits until the latest frame of an ink screen passes `check`, failing with the frame after `ms`. */
-export async function until(frame: () => string | undefined, check: (f: string) => boolean, ms = 1000): Promise<string> {
+/**
+ * Waits until the latest frame of an ink screen passes `check`, failing with the frame after `ms`:
+ * by default a deadline no busy machine reaches; a test that promises a latency passes its own.
+ */
+export async function until(frame: () => string | undefined, check: (f: string) => boolean, ms = 30_000): Promise<string> {
   const end = Date.now() + ms;
   for (;;) {
     const f = frame() ?? '';
