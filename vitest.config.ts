@@ -24,7 +24,7 @@ const SDK_SOURCES = Object.entries(sdk.exports).flatMap(([key, target]) => {
  * it already. They are a project of their own; vitest runs each project's files in workers of their
  * own, started after the other project's are done.
  */
-const FRESH_PROCESS = ['test/cli/polish-ui.test.ts'];
+const FRESH_PROCESS = ['test/cli/policies/approvals-screen-width.test.ts'];
 
 /**
  * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), these also run against PostgreSQL: each

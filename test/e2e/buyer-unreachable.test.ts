@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentpayError, createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import { paid } from '../../packages/sdk/src/seller/node.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
 import { expectLedgerConsistent, fundedAgent, publish, type AgentWallet } from './helpers.js';
 
 const LIMIT_MS = 300;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A loopback port nobody listens on (taken, then released). */
 async function closedPort(): Promise<number> {
@@ -68,9 +68,8 @@ describe('buyer.fetch to a seller that gives no answer', () => {
     expect((e as Error).cause).toBeDefined();
 
     // the seller fails the call at handlerTimeoutMs: refunded, no hold left
-    let balance = await t.workspace.wallets.balance(a.walletId);
-    for (let i = 0; i < 40 && balance.availableMinor !== '1000'; i++) balance = (await sleep(50), await t.workspace.wallets.balance(a.walletId));
-    expect(balance).toEqual(untouched);
+    await until(async () => (await t.workspace.wallets.balance(a.walletId)).availableMinor === '1000', 'the hold released at the seller deadline');
+    expect(await t.workspace.wallets.balance(a.walletId)).toEqual(untouched);
     await expectLedgerConsistent(t.workspace, a.walletId);
   });
 });

@@ -17,6 +17,7 @@ import { createSellerPayments, registerPaidTool } from '../../packages/sdk/src/m
 import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
 import { paid } from '../../packages/sdk/src/seller/node.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
 import { signProof } from '../payments/helpers.js';
 import { expectLedgerConsistent, fundedAgent, publish } from './helpers.js';
 
@@ -82,7 +83,7 @@ describe.each(['fastify', 'node'] as const)('the %s adapter', (adapter) => {
     expect(await t.workspace.wallets.breaker(a.walletId, t.creds.provider.id)).toMatchObject({ paused: false, consecutiveFailures: 1 });
 
     // the handler ends later: its output goes nowhere, and the seller keeps serving
-    for (let i = 0; i < 100 && finished[adapter] === before; i++) await sleep(50);
+    await until(() => finished[adapter] !== before, 'the timed-out handler to end');
     expect(finished[adapter]).toBe(before + 1);
     const next = await buyer.fetch(`${urls[adapter]}/fast`);
     expect(next.status).toBe(200);

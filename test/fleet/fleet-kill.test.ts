@@ -24,6 +24,7 @@ import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient, type Receipt } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
+import { until } from '../helpers/wait.js';
 import { hashOf, signProof, type Buyer } from '../payments/helpers.js';
 import { DEFAULT_PAYMENTS } from '../../src/domain/payments/config.js';
 
@@ -63,14 +64,6 @@ const live = () => instances.filter((i) => i.alive);
 const at = (i: Instance, apiKey: string) => new AgentpayClient({ gatewayUrl: i.baseUrl, ca, apiKey });
 /** the n-th live instance, round robin: consecutive steps of one call go to different instances */
 const pick = (n: number) => { const l = live(); return l[n % l.length]!; };
-
-async function until(check: () => boolean | Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function kill(victim: Instance): Promise<void> {
   const exited = new Promise((res) => victim.child.once('exit', res));

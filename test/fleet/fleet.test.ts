@@ -20,6 +20,7 @@ import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
+import { until } from '../helpers/wait.js';
 import { signProof, type Buyer } from '../payments/helpers.js';
 
 const INSTANCE = join(dirname(fileURLToPath(import.meta.url)), 'instance.mjs');
@@ -52,15 +53,6 @@ function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials;
 }
 
 const client = (i: number, apiKey: string) => new AgentpayClient({ gatewayUrl: instances[i % instances.length]!.baseUrl, ca, apiKey });
-
-/** Waits (polling, bounded) until `check` holds; the assertion is on what is seen, not on time. */
-async function until(check: () => boolean, what: string, limitMs = 30_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function newSeller(): Promise<{ id: string; apiKey: string; capabilityId: (price: bigint) => Promise<string> }> {
   const ctx = { store, clock: systemClock, ids: randomIds };

@@ -12,6 +12,7 @@ import { connect, type TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureDevCredentials } from '../../src/gateway/dev-credentials.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import { until } from '../helpers/wait.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -73,8 +74,7 @@ describe('a request node cannot parse', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.body).toEqual({ error: { code: 'VALIDATION_FAILED', message: expect.stringMatching(/^the request is not valid HTTP\/1\.1 \(.+\); check/), details: { reason: expect.stringMatching(/^HPE_/) } } });
 
-    await new Promise((r) => setTimeout(r, 50));
-    expect(lines.some((l) => l.includes('unreadable request')), lines.join('\n')).toBe(true);
+    await until(() => lines.some((l) => l.includes('unreadable request')), 'the unreadable request in the trace log');
     expect(logText(lines)).not.toContain(key);
     expect(logText(lines)).not.toContain('body-secret-value');
     expect(logText(lines)).not.toContain('rawPacket');

@@ -18,6 +18,7 @@ import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { payingCallTool } from '../../packages/sdk/src/mcp/buyer.js';
 import { createSellerPayments, registerPaidTool, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
 import { expectLedgerConsistent, fundedAgent, type AgentWallet } from '../e2e/helpers.js';
 import { listenStateless } from './helpers.js';
 
@@ -84,12 +85,11 @@ const thrown = (p: Promise<unknown>) => p.then(() => expect.unreachable('the cal
 
 /** Waits until the tool that slept `ms` has returned and the seller had time to settle it. */
 async function settledAfter(ms: number, walletId: string): Promise<void> {
-  for (let i = 0; i < 300 && !finished.includes(ms); i++) await sleep(20);
-  for (let i = 0; i < 100; i++) {
+  await until(() => finished.includes(ms), `the tool that slept ${ms} ms to return`);
+  await until(async () => {
     const b = await t.workspace.wallets.balance(walletId);
-    if (b.availableMinor === b.balanceMinor) return;
-    await sleep(20);
-  }
+    return b.availableMinor === b.balanceMinor;
+  }, 'the seller to settle the call');
 }
 
 async function receiptsOf(walletId: string) {
@@ -128,11 +128,10 @@ describe('payingCallTool: the paid call gets no answer', () => {
       const a = await fundedAgent(t, '1000');
       const call = thrown(payingCallTool(c, buyerFor(a), { name: 'slow', arguments: { ms: 900 } }));
       // the proof is out once the gateway placed the hold
-      for (let i = 0; i < 200; i++) {
+      await until(async () => {
         const b = await t.workspace.wallets.balance(a.walletId);
-        if (b.availableMinor !== b.balanceMinor) break;
-        await sleep(10);
-      }
+        return b.availableMinor !== b.balanceMinor;
+      }, 'the hold on the wallet', { everyMs: 10 });
       await c.close();
       const e = await call;
 

@@ -2,8 +2,9 @@
  * What users get from the registry: both packages packed by `npm pack` (agentpay-sdk from
  * packages/sdk, agentpay-cli from the root) and installed from those tarballs alone, in temp
  * directories outside this checkout, so nothing resolves into it:
- * - the tarballs: LICENSE, no source maps or .tsbuildinfo, every export of the SDK names a file
- *   that is in its tarball;
+ * - the tarballs: LICENSE, no source maps or .tsbuildinfo; every export condition of the SDK's packed
+ *   package.json names a file that is in its tarball (its `prepack` strips `agentpay-source`, which
+ *   names src/; `postpack` restores the file);
  * - the SDK installed on its own: no install script anywhere in its tree, no native module, exactly
  *   its two dependencies (docs/sdk.md records the size printed here), every peer-free entry point imports;
  * - a seller and a buyer written as the README shows (fastify + agentpay-sdk/seller/fastify,
@@ -13,9 +14,17 @@
  *   makes (its dependencies pointed at the tarballs with --sdk-dependency/--cli-dependency, since
  *   the versions are not on the registry yet) passes its own `npm test` and `npm run e2e`.
  *
+ * One install of the CLI serves all but the SDK-alone case (each costs 25 to 40 s here): the user's
+ * directory is a project `agentpay init` made, its dependencies the tarballs, installed once; the
+ * README's seller and buyer run in a directory under it. That project is written by this checkout's
+ * CLI (the installed one is not there before the install), and the installed CLI's `init` with the
+ * same arguments must write exactly the same files: so the project whose `npm test` and e2e pass is
+ * the one the installed CLI makes.
+ *
  * dist/ and packages/sdk/dist/ must be built (test/global-setup.ts builds both; CI runs
- * `npm run build` first): packing runs with --ignore-scripts, so the root's `prepare` does not
- * rebuild from inside the test.
+ * `npm run build` first): the CLI is packed with --ignore-scripts, so the root's `prepare` does not
+ * rebuild from inside the test. The SDK is packed with its scripts (prepack, postpack), from a copy
+ * of its published files, so the checkout's package.json is never rewritten under other tests.
  *
  * better-sqlite3 (a dependency of the CLI, the gateway's store) compiles from source when no
  * prebuilt binary can be downloaded, as here: 4 min per install measured on this 2-core machine.
@@ -26,7 +35,7 @@
  * and the registry. The SDK's own install runs its scripts (it has none, which is checked).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -153,10 +162,21 @@ beforeAll(async () => {
     expect(existsSync(join(ROOT, built)), `${built} is missing: build first (npm run build; test/global-setup.ts does it in npm test)`).toBe(true);
   }
   mkdirSync(PACKS);
-  const r = await run('npm', ['pack', '--workspaces', '--include-workspace-root', '--ignore-scripts', '--json', '--pack-destination', PACKS], ROOT, 120_000);
-  expect(r.exitCode, r.output).toBe(0);
-  for (const p of JSON.parse(r.stdout) as Packed[]) packed[p.name] = { ...p, tarball: join(PACKS, p.filename) };
+  // the SDK from a copy of what it publishes (files, package.json) and its pack scripts
+  const sdkCopy = join(BASE, 'sdk-package');
+  mkdirSync(sdkCopy);
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'dist', 'scripts']) cpSync(join(ROOT, 'packages/sdk', f), join(sdkCopy, f), { recursive: true });
+  const packs = await Promise.all([
+    run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', PACKS], ROOT, 120_000),
+    run('npm', ['pack', '--json', '--pack-destination', PACKS], sdkCopy, 120_000),
+  ]);
+  for (const r of packs) {
+    expect(r.exitCode, r.output).toBe(0);
+    for (const p of JSON.parse(r.stdout) as Packed[]) packed[p.name] = { ...p, tarball: join(PACKS, p.filename) };
+  }
   expect(Object.keys(packed).sort()).toEqual(['agentpay-cli', 'agentpay-sdk']);
+  // postpack put the source package.json back
+  expect(readFileSync(join(sdkCopy, 'package.json'), 'utf8')).toBe(readFileSync(join(ROOT, 'packages/sdk/package.json'), 'utf8'));
 }, 180_000);
 
 afterAll(async () => {
@@ -178,24 +198,27 @@ describe('the tarballs', () => {
     for (const f of ['bin/run.js', 'dist/src/index.js', 'dist/commands/dev.js', 'templates/rest/package.json', 'templates/mcp/package.json', 'drizzle/meta/_journal.json']) expect(cli).toContain(f);
   });
 
-  it("the SDK's package.json exports name files that are in its tarball", () => {
+  it("every export condition of the SDK's packed package.json names a file that is in its tarball", async () => {
     const sdk = packed['agentpay-sdk']!;
     const files = new Set(sdk.files.map((f) => f.path));
-    const { exports } = readJson(join(ROOT, 'packages/sdk/package.json')) as { exports: Record<string, string | Record<string, string>> };
+    const unpacked = join(BASE, 'sdk-unpacked');
+    mkdirSync(unpacked);
+    const tar = await run('tar', ['-xzf', sdk.tarball, '-C', unpacked, 'package/package.json'], BASE, 30_000);
+    expect(tar.exitCode, tar.output).toBe(0);
+    const { exports } = readJson(join(unpacked, 'package/package.json')) as { exports: Record<string, string | Record<string, string>> };
     const missing: string[] = [];
     let checked = 0;
     for (const [subpath, target] of Object.entries(exports)) {
       const conditions = typeof target === 'string' ? { default: target } : target;
       for (const [condition, file] of Object.entries(conditions)) {
-        // `agentpay-source` names the TypeScript sources for this repository's own tsc and vitest
-        // (tsconfig customConditions); no consumer sets it, and src/ is not published
-        if (condition === 'agentpay-source') continue;
         checked++;
         if (!files.has(file.replace(/^\.\//, ''))) missing.push(`${subpath} (${condition}): ${file}`);
       }
     }
     expect(missing).toEqual([]);
     expect(checked).toBeGreaterThan(20);
+    // the checkout's own package.json keeps the condition its tsc and vitest resolve sources by
+    expect(JSON.stringify(readJson(join(ROOT, 'packages/sdk/package.json')).exports)).toContain('"agentpay-source"');
   });
 });
 
@@ -242,13 +265,19 @@ describe('agentpay-sdk installed on its own', () => {
 });
 
 describe('agentpay-sdk and agentpay-cli installed from their tarballs', () => {
-  let dir: string;
+  const dir = join(BASE, 'user');
   const bin = () => join(dir, 'node_modules/agentpay-cli/bin/run.js');
+  /** `agentpay init user`, its dependencies the tarballs (the versions are not on the registry yet) */
+  const initArgs = () => ['init', 'user', '--template', 'rest', '--yes', '--json', '--sdk-dependency', `file:${packed['agentpay-sdk']!.tarball}`, '--cli-dependency', `file:${packed['agentpay-cli']!.tarball}`];
 
   beforeAll(async () => {
-    dir = newProject('user');
-    // what a seller of the README installs: the SDK, fastify (with fastify-plugin, the SDK's optional peers) and the CLI
-    const install = await run('npm', ['install', packed['agentpay-sdk']!.tarball, packed['agentpay-cli']!.tarball, 'fastify@^5', 'fastify-plugin@^5', ...NPM_FLAGS, '--ignore-scripts'], dir, 300_000);
+    // what a seller of the README installs (the SDK, fastify with fastify-plugin, the CLI) is what the
+    // REST template depends on: one install serves the README's seller and buyer and the project's tests
+    const made = await run(process.execPath, [join(ROOT, 'bin/run.js'), ...initArgs()], BASE, 60_000);
+    expect(made.exitCode, made.output).toBe(0);
+    const deps = readJson(join(dir, 'package.json')) as { dependencies: Record<string, string> };
+    expect(Object.keys(deps.dependencies).sort()).toEqual(['agentpay-sdk', 'fastify', 'fastify-plugin']);
+    const install = await run('npm', ['install', ...NPM_FLAGS, '--ignore-scripts'], dir, 300_000);
     expect(install.exitCode, install.output).toBe(0);
     await provideSqliteBinding(dir);
   }, 600_000);
@@ -261,13 +290,16 @@ describe('agentpay-sdk and agentpay-cli installed from their tarballs', () => {
   });
 
   it('a seller and a buyer written as the README shows make one paid call through agentpay dev', { timeout: 240_000 }, async () => {
-    const dataDir = join(dir, '.agentpay');
-    const dev = startNode([join(dir, 'node_modules/.bin/agentpay'), 'dev', '--port', '0', '--http-port', '0', '--data-dir', dataDir, '--json', '--quiet'], dir);
+    // in a directory of their own under the installed project: packages resolve from its node_modules
+    const readme = join(dir, 'readme');
+    mkdirSync(readme);
+    const dataDir = join(readme, '.agentpay');
+    const dev = startNode([join(dir, 'node_modules/.bin/agentpay'), 'dev', '--port', '0', '--http-port', '0', '--data-dir', dataDir, '--json', '--quiet'], readme);
     const ready = JSON.parse(await dev.firstLine);
     expect(ready).toMatchObject({ baseUrl: expect.any(String), caCertPath: expect.any(String), provider: { apiKey: expect.any(String) }, workspace: { apiKey: expect.any(String) } });
 
     // seller.mjs: the README's seller, its values from the environment
-    writeFileSync(join(dir, 'seller.mjs'), `
+    writeFileSync(join(readme, 'seller.mjs'), `
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { agentpaySeller } from 'agentpay-sdk/seller/fastify';
@@ -280,7 +312,7 @@ await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
 console.log('listening');
 `);
     // setup.mjs: what the README does with the CLI (publish, a funded wallet with a key pair), with the SDK's client
-    writeFileSync(join(dir, 'setup.mjs'), `
+    writeFileSync(join(readme, 'setup.mjs'), `
 import { readFileSync, writeFileSync } from 'node:fs';
 import { AgentpayClient } from 'agentpay-sdk/client';
 import { generateKeyPair } from 'agentpay-sdk/signing';
@@ -296,7 +328,7 @@ writeFileSync('agent.pem', keys.privateKeyPem, { mode: 0o600 });
 console.log(JSON.stringify({ capabilityId: capability.id, walletId: wallet.id }));
 `);
     // buyer.mjs: the README's buyer
-    writeFileSync(join(dir, 'buyer.mjs'), `
+    writeFileSync(join(readme, 'buyer.mjs'), `
 import { readFileSync } from 'node:fs';
 import { createBuyer } from 'agentpay-sdk/buyer';
 
@@ -310,16 +342,16 @@ console.log(JSON.stringify({ status: res.status, body: await res.json(), receipt
     // the capability names the seller's URL, the seller its capability: a port chosen first
     const url = `http://127.0.0.1:${await freePort()}`;
     const endpoint = `${url}/summarize`;
-    const setup = await run(process.execPath, ['setup.mjs'], dir, 60_000, { ...gatewayEnv, ENDPOINT: endpoint });
+    const setup = await run(process.execPath, ['setup.mjs'], readme, 60_000, { ...gatewayEnv, ENDPOINT: endpoint });
     expect(setup.exitCode, setup.output).toBe(0);
     const { capabilityId, walletId } = JSON.parse(setup.stdout);
-    const seller = startNode(['seller.mjs'], dir, { ...gatewayEnv, CAPABILITY_ID: capabilityId, PORT: new URL(url).port });
+    const seller = startNode(['seller.mjs'], readme, { ...gatewayEnv, CAPABILITY_ID: capabilityId, PORT: new URL(url).port });
     expect(await seller.firstLine).toBe('listening');
 
     const unpaid = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(unpaid.status).toBe(402);
 
-    const bought = await run(process.execPath, ['buyer.mjs'], dir, 60_000, { ...gatewayEnv, WALLET_ID: walletId, ENDPOINT: endpoint });
+    const bought = await run(process.execPath, ['buyer.mjs'], readme, 60_000, { ...gatewayEnv, WALLET_ID: walletId, ENDPOINT: endpoint });
     expect(bought.exitCode, bought.output).toBe(0);
     const { status, body, receipt } = JSON.parse(bought.stdout);
     expect(status).toBe(200);
@@ -327,7 +359,7 @@ console.log(JSON.stringify({ status: res.status, body: await res.json(), receipt
     expect(receipt).toMatchObject({ status: 'success', consumerId: walletId, capabilityId, amount: { amountMinor: '100' } });
 
     // the installed CLI verifies the receipt offline
-    const verified = await run(process.execPath, [bin(), 'receipts', 'verify', receipt.id, '--data-dir', dataDir, '--json'], dir, 60_000);
+    const verified = await run(process.execPath, [bin(), 'receipts', 'verify', receipt.id, '--data-dir', dataDir, '--json'], readme, 60_000);
     expect(verified.exitCode, verified.output).toBe(0);
 
     await stop(seller.child);
@@ -335,28 +367,31 @@ console.log(JSON.stringify({ status: res.status, body: await res.json(), receipt
   });
 
   it('agentpay init from the installed CLI writes registry ranges; a project on the tarballs passes its npm test and npm run e2e', { timeout: 600_000 }, async () => {
-    const init = (args: string[]) => run(process.execPath, [bin(), 'init', ...args, '--template', 'rest', '--yes', '--json'], dir, 60_000);
-
-    const ranged = await init(['ranged']);
+    const ranged = await run(process.execPath, [bin(), 'init', 'ranged', '--template', 'rest', '--yes', '--json'], BASE, 60_000);
     expect(ranged.exitCode, ranged.output).toBe(0);
-    const rangedPkg = readJson(join(dir, 'ranged/package.json'));
+    const rangedPkg = readJson(join(BASE, 'ranged/package.json'));
     expect(rangedPkg.dependencies['agentpay-sdk']).toBe(`^${packed['agentpay-sdk']!.version}`);
     expect(rangedPkg.devDependencies['agentpay-cli']).toBe(`^${packed['agentpay-cli']!.version}`);
     expect(rangedPkg.dependencies.agentpay).toBeUndefined();
 
-    // the same versions, from the tarballs: they are not on the registry (yet)
-    const made = await init(['project', '--sdk-dependency', `file:${packed['agentpay-sdk']!.tarball}`, '--cli-dependency', `file:${packed['agentpay-cli']!.tarball}`]);
+    // the installed CLI makes, with the tarballs as dependencies, exactly the project installed here
+    const again = join(BASE, 'again');
+    mkdirSync(again);
+    const made = await run(process.execPath, [bin(), ...initArgs()], again, 60_000);
     expect(made.exitCode, made.output).toBe(0);
-    const project = join(dir, 'project');
-    const install = await run('npm', ['install', ...NPM_FLAGS, '--ignore-scripts'], project, 300_000);
-    expect(install.exitCode, install.output).toBe(0);
-    expectFromTarball(project, 'agentpay-sdk');
-    expectFromTarball(project, 'agentpay-cli');
-    await provideSqliteBinding(project);
+    /** the files init wrote: all but what the install and the README's run added */
+    const written = (root: string) =>
+      readdirSync(root, { withFileTypes: true })
+        .filter((e) => !['node_modules', 'readme', 'package-lock.json'].includes(e.name))
+        .flatMap((e) => (e.isDirectory() ? walk(root, e.name) : [e.name]))
+        .sort();
+    expect(written(join(again, 'user'))).toEqual(written(dir));
+    expect(written(dir)).toContain('scripts/e2e.mjs');
+    for (const f of written(dir)) expect(readFileSync(join(again, 'user', f), 'utf8'), f).toBe(readFileSync(join(dir, f), 'utf8'));
 
-    const test = await run('npm', ['test'], project, 120_000);
+    const test = await run('npm', ['test'], dir, 120_000);
     expect(test.exitCode, test.output).toBe(0);
-    const e2e = await run('npm', ['run', 'e2e'], project, 180_000);
+    const e2e = await run('npm', ['run', 'e2e'], dir, 180_000);
     expect(e2e.exitCode, e2e.output).toBe(0);
     expect(e2e.output).toContain('e2e: ok');
   });

@@ -16,6 +16,7 @@ import { paidHandler } from '../../packages/sdk/src/seller/web.js';
 import type { Receipt, Replay } from '../../packages/sdk/src/types.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
 import { fetchTrusting, fundedAgent, platformRevenue, publish, expectLedgerConsistent, type AgentWallet } from '../e2e/helpers.js';
 import { hashOf, refused, signProof } from './helpers.js';
 
@@ -166,12 +167,13 @@ describe('concurrent retries with one key', () => {
     const key = newKey();
     const before = handled.slow ?? 0;
     slowGate = new Promise((r) => { releaseSlow = r; });
+    let settled = 0;
     const calls = Array.from({ length: 6 }, () => buyer.fetch(`${sellerUrl}/slow`, post(key, { n: 1 })).then(
       (res) => ({ ok: res, error: undefined }),
       (error: unknown) => ({ ok: undefined, error }),
-    ));
-    // the handler holds the first until the others were answered
-    await new Promise((r) => setTimeout(r, 1500));
+    ).finally(() => settled++));
+    // the handler holds the first until the others were answered (409 while it runs)
+    await until(() => settled >= 5, 'the five retries to be answered while the first runs');
     releaseSlow();
     const results = await Promise.all(calls);
     const ok = results.filter((r) => r.ok).map((r) => r.ok!);

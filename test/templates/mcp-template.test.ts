@@ -23,6 +23,7 @@ import { caPath } from '../../src/cli/local-gateway.js';
 import { cli, json, removeTempDirs, tempDir } from '../cli/helpers.js';
 import { expectLedgerConsistent, fundedAgent } from '../e2e/helpers.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { until } from '../helpers/wait.js';
 import { connectInMemory } from '../mcp/helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
@@ -102,11 +103,10 @@ describe('template src/stdio.js', () => {
       const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem });
       const call = payingCallTool(server.client, buyer, { name: 'text_stats', arguments: { text: 'hello world' } }).then(() => null, (e: unknown) => e as AgentpayError);
       // the gateway placed the hold: the tool is running; then the host shuts down
-      for (let i = 0; i < 300; i++) {
+      await until(async () => {
         const b = await t.workspace.wallets.balance(a.walletId);
-        if (b.availableMinor !== b.balanceMinor) break;
-        await sleep(10);
-      }
+        return b.availableMinor !== b.balanceMinor;
+      }, 'the hold on the wallet', { everyMs: 10 });
       const t0 = Date.now();
       await server.client.close(); // stdin end; the MCP SDK sends SIGTERM only after 2 s
       const closedMs = Date.now() - t0;
