@@ -26,7 +26,7 @@ import { decodeHeader, PAYMENT_HEADER, type PaymentProof } from 'agentpay-sdk/pr
 import type { CapabilityDetail, Receipt } from 'agentpay-sdk/types';
 import { parsePrice } from './capabilities.js';
 import { readCa, requireBaseUrl, type Connection } from './client.js';
-import { CliError, networkFailure, usageError } from './errors.js';
+import { CliError, networkFailure, usageError } from './errors/index.js';
 import { renderFields } from './output.js';
 import { receiptFields } from './receipts.js';
 

@@ -10,7 +10,7 @@ import { EVENT_TYPES, type EventType } from '../domain/events.js';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
 import { SIGNATURE_HEADER, signWebhookPayload } from 'agentpay-sdk/webhooks';
 import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from 'agentpay-sdk/client';
-import { CliError, usageError } from './errors.js';
+import { CliError, usageError } from './errors/index.js';
 import { configDir } from './profile.js';
 import { generateEd25519, signObject } from '../core/ed25519.js';
 import { AgentpayError } from 'agentpay-sdk/errors';
