@@ -300,7 +300,7 @@ function parsedBody(headers: Headers, bytes: Uint8Array): unknown {
 const APPROVAL_POLL_MS = 1000;
 
 /** Client-side refusals with the next step a person can take. */
-function withNextStep(e: unknown, o: BuyOptions): unknown {
+export function withNextStep(e: unknown, o: BuyOptions): unknown {
   if (!(e instanceof AgentpayError)) return e;
   const next: Record<string, string> = {
     PRICE_ABOVE_CLIENT_LIMIT: `raise it with --max-price ${String(e.details.amountMinor)} if that price is right, or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? String(e.details.maxPriceMinor)}`,
@@ -314,7 +314,7 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
     CHALLENGE_MISMATCH: `the seller at this address sells ${String(e.details.challengeCapabilityId)}, not ${String(e.details.capabilityId)}: check the capability (agentpay capabilities show ${String(e.details.capabilityId)}) and report it to its seller`,
   };
   // the gateway's FORBIDDEN for a proof signed with another key: the key file is at fault, not the tenant
-  if (e.code === 'FORBIDDEN' && /not signed by the key registered on wallet/.test(e.message)) {
+  if (e.code === 'FORBIDDEN' && e.details.reason === 'proof_signer_mismatch') {
     next.FORBIDDEN = `${resolve(o.keyFile)} is not the key registered on wallet ${o.walletId}: pass that wallet's private key (the --key-file given to agentpay wallets create --generate-key), or the wallet whose key it is`;
   }
   const tryNext = next[e.code];

@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeError } from '../../src/cli/errors/index.js';
+import { withNextStep } from '../../src/cli/buy.js';
+import { CliError, describeError } from '../../src/cli/errors/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli, gatewayEnv, json, removeTempDirs, tempDir, type CliResult } from './helpers.js';
@@ -115,6 +116,49 @@ describe('describeError for a missing scope, by the kind of key in use', () => {
     expect(lacks('capabilities:write', 'ap_w_x')).toContain('held only by provider keys: use one that holds it: --as provider');
     expect(lacks('policies:write', 'ap_p_x')).toContain('held only by workspace keys: use one that holds it: --as workspace');
     expect(lacks('operator', 'ap_p_x')).toContain('--as operator');
+  });
+});
+
+/**
+ * Next steps come from the refusal's code and structured details, never from its message: each
+ * case is given a message unlike the gateway's, so going back to matching text fails here.
+ */
+describe('describeError chooses the next step from code and details, not from the message', () => {
+  const hint = (code: string, message: string, details: Record<string, unknown>, apiKey?: string) =>
+    describeError(new AgentpayError(code, message, { status: code === 'NOT_SUPPORTED' ? 501 : 403, details }), apiKey ? { apiKey } : {}).tryNext;
+
+  it('a scope a new key cannot be granted (details.reason scope_not_grantable) points at a key that holds it, not at keys create', () => {
+    const details = { scope: 'capabilities:write', reason: 'scope_not_grantable' };
+    expect(hint('FORBIDDEN', 'refused', details, 'ap_w_x')).toContain('capabilities:write is held only by provider keys: create this key with one: agentpay keys create --scopes capabilities:write --as provider');
+    expect(hint('FORBIDDEN', 'refused', details, 'ap_p_narrow')).toBe("use a key that holds capabilities:write (agentpay keys list shows each key's scopes)");
+    // the gateway's words without the reason: a missing scope of the calling key itself
+    expect(hint('FORBIDDEN', 'a new key cannot hold the scope capabilities:write, because the calling key lacks it', { scope: 'capabilities:write' }, 'ap_p_narrow'))
+      .toBe('create a key with that scope: agentpay keys create --scopes capabilities:write');
+  });
+
+  it('no rail provider (details.reason no_rail_provider): USDC top-ups point at deposit addresses, anything else at rail providers', () => {
+    expect(hint('NOT_SUPPORTED', 'not here', { reason: 'no_rail_provider', provides: 'topUps', asset: 'USDC' })).toContain('agentpay wallets deposit-address WALLET_ID');
+    expect(hint('NOT_SUPPORTED', 'not here', { reason: 'no_rail_provider', provides: 'payouts', rail: 'ach' })).toBe("see what this gateway's rails take: agentpay rail providers");
+    // the gateway's words without the details: the general 501 next step
+    expect(hint('NOT_SUPPORTED', 'no rail provider of this gateway provides top-ups in USDC', {})).toContain('npx agentpay dev');
+  });
+
+  it('buy: a proof signed with another key (details.reason proof_signer_mismatch) blames the key file', () => {
+    const o = { target: 'https://seller.example/x', walletId: 'wal_1', keyFile: '/keys/other.pem' };
+    const mismatch = withNextStep(new AgentpayError('FORBIDDEN', 'refused', { status: 403, details: { walletId: 'wal_1', reason: 'proof_signer_mismatch' } }), o);
+    expect(mismatch).toBeInstanceOf(CliError);
+    expect(mismatch).toMatchObject({ tryNext: expect.stringContaining('/keys/other.pem is not the key registered on wallet wal_1'), details: { flag: '--key-file' } });
+    // the gateway's words without the reason: left to describeError, not blamed on the key file
+    const other = withNextStep(new AgentpayError('FORBIDDEN', 'the proof is not signed by the key registered on wallet wal_1', { status: 403, details: { walletId: 'wal_1' } }), o);
+    expect(other).toBeInstanceOf(AgentpayError);
+  });
+
+  it('gets those details from the gateway: keys create beyond the calling key, a USDC top-up', async () => {
+    const keys = await t.workspace.keys.create({ scopes: ['capabilities:write'] }).then(() => undefined, (err: unknown) => err);
+    expect(keys).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'capabilities:write', reason: 'scope_not_grantable' } });
+    const wallet = await t.workspace.wallets.create({ ownerType: 'workspace', ownerId: 'hints' });
+    const topUp = await t.workspace.rail.topUp(wallet.id, { amountMinor: '500', asset: 'USDC' }).then(() => undefined, (err: unknown) => err);
+    expect(topUp).toMatchObject({ code: 'NOT_SUPPORTED', details: { reason: 'no_rail_provider', provides: 'topUps', asset: 'USDC' } });
   });
 });
 

@@ -32,7 +32,7 @@ function tryForForbidden(e: AgentpayError, ctx: ReportContext): string {
     // a key of a kind that may hold the scope was only made narrower; otherwise another kind of key is needed
     const kindMayHold = caller ? caller === 'operator' || only === undefined || only === caller : only !== 'provider' && only !== 'operator';
     // keys create: a new key gets only scopes its kind may hold and the calling key has
-    const creating = /key cannot hold the scope/.test(e.message);
+    const creating = e.details.reason === 'scope_not_grantable';
     if (creating || !kindMayHold) {
       return only && only !== caller
         ? `${scope} is held only by ${only} keys: ${creating ? `create this key with one: agentpay keys create --scopes ${scope} ` : 'use one that holds it: '}${useKey(only)}`
@@ -48,12 +48,17 @@ function tryForForbidden(e: AgentpayError, ctx: ReportContext): string {
   return 'the record may belong to another tenant; check which key you are using: agentpay whoami';
 }
 
-/** The next step for 501: a sandbox-only shortcut, or something no rail of this gateway does. */
+/**
+ * The next step for 501: a sandbox-only shortcut, or something no rail of this gateway does
+ * (`details.reason: "no_rail_provider"`, with what was asked: `provides`, `asset`, `chain`, `rail`).
+ */
 function tryForNotSupported(e: AgentpayError): string {
-  if (/top-ups in USDC/.test(e.message)) {
-    return 'USDC is not topped up but deposited: agentpay wallets deposit-address WALLET_ID (on a sandbox gateway, then agentpay sandbox deposit ADDRESS --amount USDC_BASE_UNITS); agentpay rail providers lists what each rail takes';
+  if (e.details.reason === 'no_rail_provider') {
+    if (e.details.provides === 'topUps' && e.details.asset === 'USDC') {
+      return 'USDC is not topped up but deposited: agentpay wallets deposit-address WALLET_ID (on a sandbox gateway, then agentpay sandbox deposit ADDRESS --amount USDC_BASE_UNITS); agentpay rail providers lists what each rail takes';
+    }
+    return "see what this gateway's rails take: agentpay rail providers";
   }
-  if (/^no rail provider/.test(e.message)) return "see what this gateway's rails take: agentpay rail providers";
   return 'this gateway has no rail for that; development shortcuts work on a sandbox gateway: npx agentpay dev';
 }
 
