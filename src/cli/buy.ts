@@ -308,7 +308,9 @@ export function withNextStep(e: unknown, o: BuyOptions): unknown {
     APPROVAL_REQUIRED: typeof e.body.approvalId === 'string'
       ? `a person must approve the spend: agentpay approvals approve ${e.body.approvalId} (or review it in agentpay approvals); then run buy again once${o.waitApproval ? '' : ', or run it with --wait-approval SECONDS to wait for the decision'}`
       : 'a person must approve the spend: agentpay approvals; then run buy again once',
-    APPROVAL_DENIED: 'a person denied this purchase: it is refused for 24 hours at this price or more; do not retry',
+    APPROVAL_DENIED: typeof e.details.standsUntil === 'string'
+      ? `a person denied this purchase: it is refused at this price or more until ${e.details.standsUntil}; do not retry`
+      : 'a person denied this purchase: it is refused at this price or more while the denial stands; do not retry',
     INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--gateway-url)',
     INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
     CHALLENGE_MISMATCH: `the seller at this address sells ${String(e.details.challengeCapabilityId)}, not ${String(e.details.capabilityId)}: check the capability (agentpay capabilities show ${String(e.details.capabilityId)}) and report it to its seller`,

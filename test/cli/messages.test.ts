@@ -153,6 +153,14 @@ describe('describeError chooses the next step from code and details, not from th
     expect(other).toBeInstanceOf(AgentpayError);
   });
 
+  it('buy: a denied purchase says until when it is refused from details.standsUntil, and names no period of its own', () => {
+    const o = { target: 'https://seller.example/x', walletId: 'wal_1', keyFile: '/keys/k.pem' };
+    const denied = (details: Record<string, unknown>) => (withNextStep(new AgentpayError('APPROVAL_DENIED', 'no', { details }), o) as CliError).tryNext!;
+    expect(denied({ approvalId: 'apr_1', standsUntil: '2031-02-03T04:05:06.000Z' })).toBe('a person denied this purchase: it is refused at this price or more until 2031-02-03T04:05:06.000Z; do not retry');
+    expect(denied({ approvalId: 'apr_1' })).toBe('a person denied this purchase: it is refused at this price or more while the denial stands; do not retry');
+    expect(denied({ approvalId: 'apr_1' })).not.toMatch(/\d+ (minutes|hours)/);
+  });
+
   it('gets those details from the gateway: keys create beyond the calling key, a USDC top-up', async () => {
     const keys = await t.workspace.keys.create({ scopes: ['capabilities:write'] }).then(() => undefined, (err: unknown) => err);
     expect(keys).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'capabilities:write', reason: 'scope_not_grantable' } });
