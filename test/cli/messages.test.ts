@@ -143,6 +143,20 @@ describe('describeError chooses the next step from code and details, not from th
     expect(hint('NOT_SUPPORTED', 'no rail provider of this gateway provides top-ups in USDC', {})).toContain('npx agentpay dev');
   });
 
+  it('a wrong login, an unusable reset token, a taken email and a payout without a destination, by details.reason', () => {
+    const reason = (code: string, details: Record<string, unknown>) => describeError(new AgentpayError(code, 'refused', { status: 400, details })).tryNext;
+    const reset = 'agentpay password forgot --email EMAIL, then agentpay password reset --token TOKEN';
+    expect(reason('UNAUTHORIZED', { reason: 'login_failed' })).toBe(`check the email and password; a forgotten one is reset with: ${reset}`);
+    expect(reason('VALIDATION_FAILED', { field: 'token', reason: 'reset_token_unusable' })).toBe(`request a new token: ${reset}`);
+    expect(reason('VALIDATION_FAILED', { field: 'token', reason: 'reset_token_expired' })).toBe(`request a new token: ${reset}`);
+    expect(reason('CONFLICT', { field: 'email', reason: 'email_taken' })).toBe(`log in with agentpay login, or reset the password: ${reset}`);
+    expect(reason('VALIDATION_FAILED', { field: 'destination', reason: 'no_payout_destination' })).toContain('agentpay payouts destination set 0x…');
+    // the route named in the words alone chooses nothing: a signup's token is not a password reset's
+    const signupToken = describeError(new AgentpayError('VALIDATION_FAILED', 'token: has expired; request a new one with POST /v1/accounts/password/forgot', { status: 400, details: { field: 'token' } }));
+    expect(signupToken.message).toContain('agentpay password forgot');
+    expect(signupToken.tryNext).toBeUndefined();
+  });
+
   it('buy: a proof signed with another key (details.reason proof_signer_mismatch) blames the key file', () => {
     const o = { target: 'https://seller.example/x', walletId: 'wal_1', keyFile: '/keys/other.pem' };
     const mismatch = withNextStep(new AgentpayError('FORBIDDEN', 'refused', { status: 403, details: { walletId: 'wal_1', reason: 'proof_signer_mismatch' } }), o);

@@ -34,7 +34,7 @@ export function describeError(err: unknown, ctx: ReportContext = {}): Report {
     const conn = err.status === undefined ? connectionReport(err, ctx) : undefined;
     if (conn) return conn;
     const cli = inCliTerms(err, ctx);
-    const tryNext = cli.tryNext ?? tryForGateway(err, ctx) ?? (cli.flag ? help : undefined);
+    const tryNext = tryForGateway(err, ctx) ?? (cli.flag ? help : undefined);
     const errorId = err.body.errorId;
     return {
       code: err.code,

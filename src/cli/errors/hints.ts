@@ -72,8 +72,32 @@ function tryForInsufficientFunds(e: AgentpayError, ctx: ReportContext): string {
   return `fund the wallet (sandbox): agentpay wallets fund ${walletId} --amount MINOR_UNITS`;
 }
 
-/** The next step for a refusal from the gateway, by its code. */
+const RESET_PASSWORD = 'agentpay password forgot --email EMAIL, then agentpay password reset --token TOKEN';
+
+/**
+ * The next step for a refusal whose `details.reason` says more than its code: a wrong login, an
+ * unusable reset token, a taken email, a payout without a destination.
+ */
+function tryForReason(e: AgentpayError): string | undefined {
+  switch (e.details.reason) {
+    case 'login_failed':
+      return `check the email and password; a forgotten one is reset with: ${RESET_PASSWORD}`;
+    case 'reset_token_unusable':
+    case 'reset_token_expired':
+      return `request a new token: ${RESET_PASSWORD}`;
+    case 'email_taken':
+      return `log in with agentpay login, or reset the password: ${RESET_PASSWORD}`;
+    case 'no_payout_destination':
+      return 'register one with a provider key: agentpay payouts destination set 0x… (USDC on Base) or ext_… (a bank account)';
+    default:
+      return undefined;
+  }
+}
+
+/** The next step for a refusal from the gateway, by its code and details. */
 export function tryForGateway(e: AgentpayError, ctx: ReportContext): string | undefined {
+  const byReason = tryForReason(e);
+  if (byReason) return byReason;
   switch (e.code) {
     case 'UNAUTHORIZED':
       return 'log in with a valid key: agentpay login (or pass --api-key)';
