@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { DEFAULT_MAX_PRICE_MINOR } from 'agentpay-sdk/buyer';
 import { BaseCommand } from '../src/cli/base-command.js';
 import { buy, buyText, failureNote, type BuyResult } from '../src/cli/buy.js';
-import { EXIT } from '../src/cli/errors.js';
+import { EXIT } from '../src/cli/errors/index.js';
 import { askText } from '../src/cli/prompts.js';
 import { startProgress } from '../src/cli/spinner.js';
 

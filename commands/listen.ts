@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../src/cli/base-command.js';
-import { CliError } from '../src/cli/errors.js';
+import { CliError } from '../src/cli/errors/index.js';
 import { followEvents } from '../src/cli/events.js';
 import { forwardEvent, forwardedLine, listenSecret, parseEventTypes, parseHttpUrl } from '../src/cli/webhooks.js';
 

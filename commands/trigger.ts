@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../src/cli/base-command.js';
-import { usageError } from '../src/cli/errors.js';
+import { usageError } from '../src/cli/errors/index.js';
 import { makeClient } from '../src/cli/client.js';
 import { readDevCredentials } from '../src/gateway/dev-credentials.js';
 import { TRIGGERS, trigger } from '../src/cli/webhooks.js';

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
 import { approvalTable, decide, pendingApprovals, resolvedByName } from '../../src/cli/approvals.js';
-import { describeError } from '../../src/cli/errors.js';
+import { describeError } from '../../src/cli/errors/index.js';
 import { canPrompt } from '../../src/cli/prompts.js';
 
 export default class Approvals extends BaseCommand<typeof Approvals> {

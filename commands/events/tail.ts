@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
-import { CliError } from '../../src/cli/errors.js';
+import { CliError } from '../../src/cli/errors/index.js';
 import { eventLine, eventTypeFlag, followEvents } from '../../src/cli/events.js';
 
 export default class EventsTail extends BaseCommand<typeof EventsTail> {

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { AgentpayCommand } from '../../src/cli/base-command.js';
-import { CliError } from '../../src/cli/errors.js';
+import { CliError } from '../../src/cli/errors/index.js';
 
 export default class LogsTail extends AgentpayCommand<typeof LogsTail> {
   static override summary = "Follow a local gateway's requests as they happen, filtered by status, path or error code";

@@ -1,7 +1,7 @@
 import { Errors, Flags } from '@oclif/core';
 import { DEFAULT_MAX_PRICE_MINOR } from 'agentpay-sdk/buyer';
 import { BaseCommand } from '../../src/cli/base-command.js';
-import { describeError } from '../../src/cli/errors.js';
+import { describeError } from '../../src/cli/errors/index.js';
 import { runProxy } from '../../src/cli/mcp-proxy.js';
 
 export default class McpProxy extends BaseCommand<typeof McpProxy> {

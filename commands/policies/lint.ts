@@ -1,5 +1,5 @@
 import { AgentpayCommand } from '../../src/cli/base-command.js';
-import { EXIT } from '../../src/cli/errors.js';
+import { EXIT } from '../../src/cli/errors/index.js';
 import { lintDiagnostics, lintFailed, lintFiles, lintText } from '../../src/cli/policies.js';
 
 export default class PoliciesLint extends AgentpayCommand<typeof PoliciesLint> {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
 import { requireBaseUrl } from '../../src/cli/client.js';
-import { CliError, EXIT } from '../../src/cli/errors.js';
+import { CliError, EXIT } from '../../src/cli/errors/index.js';
 import {
   fetchReceipt,
   readPublicKeyFile,

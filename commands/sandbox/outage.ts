@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../src/cli/base-command.js';
-import { usageError } from '../../src/cli/errors.js';
+import { usageError } from '../../src/cli/errors/index.js';
 import { settingsFields } from '../../src/cli/rails.js';
 
 const SERVICES = { screening: 'screeningDown', pricing: 'pricingDown', payouts: 'payoutsDown' } as const;

@@ -7,7 +7,7 @@ import { relative } from 'node:path';
 import { outboxPath } from '../domain/platform/mailer.js';
 import type { SignupRecord, SignupVerified, Whoami } from 'agentpay-sdk/types';
 import { makeClient, requireBaseUrl, type Connection } from './client.js';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { renderFields } from './output.js';
 import { findLocalDataDir } from './local-gateway.js';
 import { DEFAULT_PROFILE, maskKey, saveCurrentProfile, type Profile, type SaveOutcome } from './profile.js';

@@ -5,7 +5,7 @@
 import { userInfo } from 'node:os';
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { Approval } from 'agentpay-sdk/types';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'denied'] as const;

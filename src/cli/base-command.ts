@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import { makeClient, resolveConnection, type Connection } from './client.js';
-import { describeError, type Report } from './errors.js';
+import { describeError, type Report } from './errors/index.js';
 import { DEV_ROLES } from './local-gateway.js';
 import { noticeOldFlags } from './old-names.js';
 import { Output } from './output.js';

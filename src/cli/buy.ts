@@ -26,7 +26,7 @@ import { decodeHeader, PAYMENT_HEADER, type PaymentProof } from 'agentpay-sdk/pr
 import type { CapabilityDetail, Receipt } from 'agentpay-sdk/types';
 import { parsePrice } from './capabilities.js';
 import { readCa, requireBaseUrl, type Connection } from './client.js';
-import { CliError, networkFailure, usageError } from './errors.js';
+import { CliError, networkFailure, usageError } from './errors/index.js';
 import { renderFields } from './output.js';
 import { receiptFields } from './receipts.js';
 
@@ -300,7 +300,7 @@ function parsedBody(headers: Headers, bytes: Uint8Array): unknown {
 const APPROVAL_POLL_MS = 1000;
 
 /** Client-side refusals with the next step a person can take. */
-function withNextStep(e: unknown, o: BuyOptions): unknown {
+export function withNextStep(e: unknown, o: BuyOptions): unknown {
   if (!(e instanceof AgentpayError)) return e;
   const next: Record<string, string> = {
     PRICE_ABOVE_CLIENT_LIMIT: `raise it with --max-price ${String(e.details.amountMinor)} if that price is right, or find a cheaper one: agentpay search QUERY --max-price ${o.maxPrice ?? String(e.details.maxPriceMinor)}`,
@@ -308,13 +308,15 @@ function withNextStep(e: unknown, o: BuyOptions): unknown {
     APPROVAL_REQUIRED: typeof e.body.approvalId === 'string'
       ? `a person must approve the spend: agentpay approvals approve ${e.body.approvalId} (or review it in agentpay approvals); then run buy again once${o.waitApproval ? '' : ', or run it with --wait-approval SECONDS to wait for the decision'}`
       : 'a person must approve the spend: agentpay approvals; then run buy again once',
-    APPROVAL_DENIED: 'a person denied this purchase: it is refused for 24 hours at this price or more; do not retry',
+    APPROVAL_DENIED: typeof e.details.standsUntil === 'string'
+      ? `a person denied this purchase: it is refused at this price or more until ${e.details.standsUntil}; do not retry`
+      : 'a person denied this purchase: it is refused at this price or more while the denial stands; do not retry',
     INVALID_CHALLENGE: 'the seller is not answering with this gateway\'s price challenges: check that it uses the same gateway (--gateway-url)',
     INVALID_RECEIPT: 'the seller changed its response after it was paid for; report it to the seller',
     CHALLENGE_MISMATCH: `the seller at this address sells ${String(e.details.challengeCapabilityId)}, not ${String(e.details.capabilityId)}: check the capability (agentpay capabilities show ${String(e.details.capabilityId)}) and report it to its seller`,
   };
   // the gateway's FORBIDDEN for a proof signed with another key: the key file is at fault, not the tenant
-  if (e.code === 'FORBIDDEN' && /not signed by the key registered on wallet/.test(e.message)) {
+  if (e.code === 'FORBIDDEN' && e.details.reason === 'proof_signer_mismatch') {
     next.FORBIDDEN = `${resolve(o.keyFile)} is not the key registered on wallet ${o.walletId}: pass that wallet's private key (the --key-file given to agentpay wallets create --generate-key), or the wallet whose key it is`;
   }
   const tryNext = next[e.code];

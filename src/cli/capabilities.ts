@@ -19,7 +19,7 @@ import type {
   PublishCapabilityInput,
   PublishedCapability,
 } from 'agentpay-sdk/types';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 import { askChoice, askText, canPrompt } from './prompts.js';
 

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { AgentpayClient } from 'agentpay-sdk/client';
-import { CliError, EXIT, usageError } from './errors.js';
+import { CliError, EXIT, usageError } from './errors/index.js';
 import { findLocalDataDir, gatewayNotRunning, localConnection, runningGateway, type DevRole } from './local-gateway.js';
 import { envSetting } from './old-names.js';
 import { configPath, loadProfiles, profileNotFound } from './profile.js';

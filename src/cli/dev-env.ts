@@ -12,7 +12,7 @@ import { AgentpayError } from 'agentpay-sdk/errors';
 import { writeFileAtomic } from '../core/files.js';
 import { generateEd25519 } from '../core/ed25519.js';
 import { readDevCredentials } from '../gateway/dev-credentials.js';
-import { CliError } from './errors.js';
+import { CliError } from './errors/index.js';
 import { caPath, findLocalDataDir, gatewayNotRunning, LOCAL_DATA_DIR, runningGateway } from './local-gateway.js';
 
 export const ENV_ROLES = ['seller', 'buyer'] as const;

@@ -3,7 +3,7 @@
  * (first start) or reuses an operator key, a workspace and a verified provider.
  */
 import { relative, resolve } from 'node:path';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { checkDataDirFlag } from './gateway-config.js';
 import { runGateway, type LocalGateway, type ReadyInfo } from './gateway-runner.js';
 import { findLocalDataDir } from './local-gateway.js';

@@ -12,7 +12,7 @@ import { Errors, Flags } from '@oclif/core';
 import { EVENT_TYPES, type EventType } from '../domain/platform/events.js';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import type { AgentpayClient, RailEvent } from 'agentpay-sdk/client';
-import { networkFailure } from './errors.js';
+import { networkFailure } from './errors/index.js';
 import { moneyText, renderTable } from './output.js';
 
 /** The largest page the gateway serves. */

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
 import { systemClock } from '../core/clock.js';
 import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, usageError } from './errors/index.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
 import { LOG_FORMATS, type LogFormat } from './log-pretty.js';

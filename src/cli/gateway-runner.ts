@@ -11,7 +11,7 @@ import { ensureDevCredentials } from '../gateway/dev-credentials.js';
 import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { RedisUnreachableError } from '../gateway/rate-counter.js';
-import { CliError, EXIT, storageError, usageError } from './errors.js';
+import { CliError, EXIT, storageError, usageError } from './errors/index.js';
 import { DatabaseUnavailable, redactUrl } from '../store/errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
 import { colorsFor, prettyDestination, usePretty, type LogFormat } from './log-pretty.js';

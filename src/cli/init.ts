@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { MAX_MINOR } from '../core/money.js';
 import { packageRoot } from '../paths.js';
-import { CliError, usageError } from './errors.js';
+import { CliError, usageError } from './errors/index.js';
 import { askChoice, askText, canPrompt } from './prompts.js';
 
 export const PLACEHOLDERS = ['name', 'priceMinor', 'category', 'description', 'sdkDependency', 'cliDependency'] as const;

@@ -1,7 +1,7 @@
 /** The `agentpay keys` commands' work, and how a person sees keys. */
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { ApiKeyView, CreateKeyInput, CreatedApiKey } from 'agentpay-sdk/types';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { renderFields, renderTable } from './output.js';
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;

@@ -10,7 +10,7 @@ import { ensurePrivateDir, writeFileAtomic } from '../core/files.js';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { readDevCredentials } from '../gateway/dev-credentials.js';
-import { CliError, EXIT } from './errors.js';
+import { CliError, EXIT } from './errors/index.js';
 
 export const DEV_ROLES = ['workspace', 'provider', 'operator'] as const;
 export type DevRole = (typeof DEV_ROLES)[number];

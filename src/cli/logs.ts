@@ -11,7 +11,7 @@ import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from '
 import { resolve } from 'node:path';
 import type { RequestLogEntry } from '../gateway/request-log.js';
 import { requestLogPath } from '../gateway/request-log.js';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 
 export interface LogFilters {
   /** each `4xx`-style class or exact status; an entry matches any one */

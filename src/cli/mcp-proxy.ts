@@ -31,7 +31,7 @@ import { wrapMcpClient } from 'agentpay-sdk/mcp/buyer';
 import { parsePrice } from './capabilities.js';
 import { readKeyFile } from './buy.js';
 import { readCa, requireBaseUrl, type Connection } from './client.js';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { resolve } from 'node:path';
 
 export interface ProxyOptions {

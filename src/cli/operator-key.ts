@@ -11,7 +11,7 @@ import { randomIds } from '../core/ids.js';
 import { issueKey, keyView } from '../domain/tenancy/api-keys.js';
 import { ensurePlatform, OPERATOR_TENANT_ID } from '../domain/tenancy/tenants.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { CliError } from './errors.js';
+import { CliError } from './errors/index.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { DatabaseUnavailable } from '../store/errors.js';
 import type { Store } from '../store/store.js';

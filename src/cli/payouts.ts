@@ -6,7 +6,7 @@
  */
 import type { AgentpayClient, Payout, PayoutListOptions } from 'agentpay-sdk/client';
 import { AgentpayError } from 'agentpay-sdk/errors';
-import { CliError, describeError, usageError } from './errors.js';
+import { CliError, describeError, usageError } from './errors/index.js';
 import { moneyText, renderTable } from './output.js';
 import { askChoice, askText } from './prompts.js';
 

@@ -10,7 +10,7 @@ import { documentSizeError, lintPolicyDocument, type PolicyParseError } from '..
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { Policy, PolicyEvaluation } from 'agentpay-sdk/types';
 import { AgentpayError } from 'agentpay-sdk/errors';
-import { CliError, usageError } from './errors.js';
+import { CliError, usageError } from './errors/index.js';
 import { renderFields, renderTable } from './output.js';
 
 /** A policy document's text; a missing file is a usage error naming it. */

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileAtomic, ensurePrivateDir } from '../core/files.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { CliError } from './errors.js';
+import { CliError } from './errors/index.js';
 import { isAlive } from './local-gateway.js';
 
 export interface Profile {

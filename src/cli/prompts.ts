@@ -4,7 +4,7 @@
  * clean for JSON). Without a terminal the answer is an error naming the flag: a script
  * never hangs waiting for input.
  */
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 
 export function canPrompt(): boolean {
   return Boolean(process.stdin.isTTY) && !process.env.CI;

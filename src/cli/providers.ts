@@ -1,7 +1,7 @@
 /** The `agentpay providers` commands' work, and how a person sees sellers. */
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { Provider } from 'agentpay-sdk/types';
-import { usageError } from './errors.js';
+import { usageError } from './errors/index.js';
 import { renderFields, renderTable } from './output.js';
 import { askChoice } from './prompts.js';
 

@@ -8,7 +8,7 @@ import { isAppError, validationError } from '../core/errors.js';
 import { parsePrice } from '../domain/rails/pricing.js';
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { DepositAddress, Payout, PayoutDestination, RailProvider, RailTransaction, SandboxSettings, TopUpIntent } from 'agentpay-sdk/client';
-import { CliError, usageError } from './errors.js';
+import { CliError, usageError } from './errors/index.js';
 import { outcomeUnknown, payoutMaybeMade } from './payouts.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 import { parseAmountFlag } from './wallets.js';

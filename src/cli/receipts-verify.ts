@@ -16,7 +16,7 @@ import { InvalidPublicKeyError, parsePublicKeyPem, verifyObject } from '../core/
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import { decodeHeader, responseHash, type Receipt } from 'agentpay-sdk/protocol';
-import { CliError, networkFailure, usageError } from './errors.js';
+import { CliError, networkFailure, usageError } from './errors/index.js';
 import { renderFields } from './output.js';
 import { configDir } from './profile.js';
 

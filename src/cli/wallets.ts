@@ -10,7 +10,7 @@ import { parseMinor } from '../core/money.js';
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import type { Balance, LedgerEntry, Wallet } from 'agentpay-sdk/types';
 import { AgentpayError } from 'agentpay-sdk/errors';
-import { CliError, describeError, usageError } from './errors.js';
+import { CliError, describeError, usageError } from './errors/index.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 
 export interface CreateWalletInput {

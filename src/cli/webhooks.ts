@@ -10,7 +10,7 @@ import { EVENT_TYPES, type EventType } from '../domain/platform/events.js';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
 import { SIGNATURE_HEADER, signWebhookPayload } from 'agentpay-sdk/webhooks';
 import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from 'agentpay-sdk/client';
-import { CliError, usageError } from './errors.js';
+import { CliError, usageError } from './errors/index.js';
 import { configDir } from './profile.js';
 import { generateEd25519, signObject } from '../core/ed25519.js';
 import { AgentpayError } from 'agentpay-sdk/errors';
@@ -284,7 +284,7 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
 
 export const NOT_YET: Partial<Record<EventType, string>> = {
   'deposit.held': 'needs the operator to move the sandbox USDC price out of band (agentpay sandbox price) before a deposit',
-  'payout_destination.changed': 'would start the 24-hour payout cooldown; change it with agentpay payouts destination set',
+  'payout_destination.changed': 'would start the payout cooldown of a changed destination; change it with agentpay payouts destination set',
   'payout.resolved': 'needs the operator to close a stuck payout (agentpay payouts resolve)',
   'reconciliation.shortfall': 'operator only: agentpay sandbox outage / a treasury shortfall setting',
   'reconciliation.recovered': 'operator only: follows a shortfall',

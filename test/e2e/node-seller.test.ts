@@ -188,6 +188,9 @@ describe('a gateway that cannot be reached when the call completes', () => {
       const a = await fundedAgent(t, '100');
       const e = await buyerFor(a).fetch(`${s.url}/forecast`).catch((err: unknown) => err);
       expect(e).toMatchObject({ name: 'AgentpayError', code: 'GATEWAY_UNAVAILABLE', status: 503 });
+      // the hold's lifetime is the gateway's (the authorization's expiresAt, which never arrived): no number in the words
+      expect((e as Error).message).toContain('a hold the gateway may have placed is released when its authorization expires');
+      expect((e as Error).message).not.toMatch(/\d+ (seconds|minutes|hours)/);
       expect(s.log.handled.forecast).toBeUndefined();
       expect(await t.workspace.wallets.balance(a.walletId)).toEqual({ balanceMinor: '100', availableMinor: '100', currency: 'USD' });
     } finally {

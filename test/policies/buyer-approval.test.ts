@@ -94,14 +94,19 @@ describe('buyer.fetchWithApproval', () => {
         void ws.client.approvals.deny(id, { resolvedBy: 'bob' });
       },
     }), 'APPROVAL_DENIED');
-    expect(e.details).toEqual({ approvalId: pendingId, resolvedBy: 'bob' });
+    // how long the denial stands comes from the approval record, not from the SDK (the gateway's refusal below says the same)
+    const { approval } = await ws.client.approvals.get(pendingId);
+    expect(Date.parse(approval.standsUntil!)).toBeGreaterThan(Date.parse(approval.resolvedAt!));
+    expect(e.details).toEqual({ approvalId: pendingId, resolvedBy: 'bob', standsUntil: approval.standsUntil });
     expect(e.message).toContain('nothing was charged');
+    expect(e.message).toContain(`the denial stands until ${approval.standsUntil}`);
+    expect(e.message).not.toMatch(/\d+ hours/);
     expect(seller.log.handled.forecast ?? 0).toBe(handled);
     expect(ledgerBalance(t, walletId)).toEqual({ balance: 1000n, held: 0n });
 
     // the denial stands: a plain retry is refused by the gateway, still without paying
     const retry = await refusal(buyer.fetch(`${seller.url}/forecast`), 'POLICY_DENIED');
-    expect(retry.details).toMatchObject({ approvalId: pendingId });
+    expect(retry.details).toMatchObject({ approvalId: pendingId, standsUntil: approval.standsUntil });
     expect(ledgerBalance(t, walletId)).toEqual({ balance: 1000n, held: 0n });
     await expectLedgerConsistent(ws.client, walletId);
     expectAllLedgersConsistent(t);

@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
-import { describeError, EXIT } from '../../src/cli/errors.js';
+import { describeError, EXIT } from '../../src/cli/errors/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** A loopback port nobody listens on (taken, then released). */

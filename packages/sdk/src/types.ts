@@ -396,4 +396,6 @@ export interface Approval {
   resolvedAt?: string;
   /** when the one purchase it paid for was authorized (approved approvals only) */
   usedAt?: string;
+  /** denied approvals only: until when the same purchase, at this amount or more, is refused */
+  standsUntil?: string;
 }

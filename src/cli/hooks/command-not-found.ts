@@ -10,7 +10,7 @@
  */
 import type { Hook } from '@oclif/core';
 import { printReport } from '../base-command.js';
-import { describeError, EXIT, usageError } from '../errors.js';
+import { describeError, EXIT, usageError } from '../errors/index.js';
 import { closest } from '../suggest.js';
 
 const hook: Hook.CommandNotFound = async function (opts) {

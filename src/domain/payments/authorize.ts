@@ -71,7 +71,7 @@ export async function authorizePayment(
   const wallet = await ctx.store.read((r) => r.wallets.get(proof.walletId), { unsynced: true });
   if (!wallet) throw notFound('WALLET_NOT_FOUND', 'wallet', proof.walletId);
   if (!wallet.publicKeyPem || !verifyObject(keys.walletKey(wallet.id, wallet.publicKeyPem), proof)) {
-    throw forbidden(`the proof is not signed by the key registered on wallet ${wallet.id}`, { walletId: wallet.id });
+    throw forbidden(`the proof is not signed by the key registered on wallet ${wallet.id}`, { walletId: wallet.id, reason: 'proof_signer_mismatch' });
   }
 
   const outcome = await ctx.store.tx(async (r) => {

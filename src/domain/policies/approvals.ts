@@ -41,6 +41,8 @@ export function approvalView(a: Approval) {
     ...(a.resolvedBy !== null ? { resolvedBy: a.resolvedBy } : {}),
     ...(a.resolvedAt !== null ? { resolvedAt: iso(a.resolvedAt) } : {}),
     ...(a.usedAt !== null ? { usedAt: iso(a.usedAt) } : {}),
+    // the deadline on the record, so that clients say it without knowing DENIAL_STANDS_MS
+    ...(a.status === 'denied' && a.resolvedAt !== null ? { standsUntil: iso(a.resolvedAt + DENIAL_STANDS_MS) } : {}),
   };
 }
 

@@ -37,7 +37,7 @@ export class RailRegistry {
   }
 
   private choose<K extends 'topUps' | 'deposits' | 'payouts'>(
-    key: K, fits: (a: With<K>) => boolean, what: string, treasuryProviderId: string | undefined,
+    key: K, fits: (a: With<K>) => boolean, what: string, treasuryProviderId: string | undefined, need: Record<string, unknown> = {},
   ): With<K> {
     const candidates = this.providers.filter((a): a is With<K> => a[key] !== undefined && fits(a as With<K>));
     if (treasuryProviderId !== undefined) {
@@ -48,20 +48,20 @@ export class RailRegistry {
       }
       return named;
     }
-    if (candidates.length === 0) throw new AppError('NOT_SUPPORTED', `no rail provider of this gateway provides ${what} (GET /v1/rail/providers lists what runs)`);
+    if (candidates.length === 0) throw new AppError('NOT_SUPPORTED', `no rail provider of this gateway provides ${what} (GET /v1/rail/providers lists what runs)`, { reason: 'no_rail_provider', provides: key, ...need });
     return candidates[0]!;
   }
 
   topUpProvider(asset: RailAsset, id?: string): With<'topUps'> {
-    return this.choose('topUps', (a) => (a.topUps as TopUpRail).currencies.includes(asset), `top-ups in ${asset}`, id);
+    return this.choose('topUps', (a) => (a.topUps as TopUpRail).currencies.includes(asset), `top-ups in ${asset}`, id, { asset });
   }
 
   depositProvider(asset: 'USDC', chain: 'base', id?: string): With<'deposits'> {
-    return this.choose('deposits', (a) => (a.deposits as DepositRail).asset === asset && (a.deposits as DepositRail).chain === chain, `${asset} deposit addresses on ${chain}`, id);
+    return this.choose('deposits', (a) => (a.deposits as DepositRail).asset === asset && (a.deposits as DepositRail).chain === chain, `${asset} deposit addresses on ${chain}`, id, { asset, chain });
   }
 
   faucetProvider(): With<'deposits'> {
-    return this.choose('deposits', (a) => typeof (a.deposits as DepositRail).faucet === 'function', 'a testnet faucet (faucets exist on testnet deployments only)', undefined);
+    return this.choose('deposits', (a) => typeof (a.deposits as DepositRail).faucet === 'function', 'a testnet faucet (faucets exist on testnet deployments only)', undefined, { faucet: true });
   }
 
   payoutProvider(rail: Rail, id?: string): With<'payouts'> {
@@ -69,7 +69,7 @@ export class RailRegistry {
     if (id === undefined && serving.length > 1) {
       throw validationError('treasuryProviderId', `is required: ${serving.map((a) => a.info.id).join(' and ')} both serve ${rail}`);
     }
-    return this.choose('payouts', (a) => (a.payouts as PayoutRail).rails.includes(rail), `payouts on ${rail}`, id);
+    return this.choose('payouts', (a) => (a.payouts as PayoutRail).rails.includes(rail), `payouts on ${rail}`, id, { rail });
   }
 
   /**

@@ -53,10 +53,10 @@ export class AccountService {
     const email = normaliseEmail(input.email);
     const account = await this.ctx.store.read((r) => r.accounts.byEmail(email));
     const ok = account ? await verifyPassword(input.password, account.passwordHash) : await burnPasswordCheck(input.password);
-    if (!account || !ok) throw new AppError('UNAUTHORIZED', BAD_LOGIN);
+    if (!account || !ok) throw new AppError('UNAUTHORIZED', BAD_LOGIN, { reason: 'login_failed' });
     return this.ctx.store.tx(async (r) => {
       const tenant = await r.tenants.get(account.tenantId);
-      if (!tenant) throw new AppError('UNAUTHORIZED', BAD_LOGIN);
+      if (!tenant) throw new AppError('UNAUTHORIZED', BAD_LOGIN, { reason: 'login_failed' });
       const now = this.ctx.clock.now();
       const expiresAt = now + LOGIN_KEY_TTL_MS;
       const { record, key } = await issueKey(r, this.ctx, tenant, { name: `login ${new Date(now).toISOString()}`, expiresAt });
@@ -97,8 +97,8 @@ export class AccountService {
     assertAcceptablePassword(input.password);
     const tokenHash = hashEmailToken(input.token);
     const usable = <T extends { usedAt: number | null; expiresAt: number }>(reset: T | undefined): T => {
-      if (!reset || reset.usedAt !== null) throw validationError('token', 'is not a valid reset token, or was already used; request a new one with POST /v1/accounts/password/forgot');
-      if (reset.expiresAt <= this.ctx.clock.now()) throw validationError('token', 'has expired; request a new one with POST /v1/accounts/password/forgot');
+      if (!reset || reset.usedAt !== null) throw validationError('token', 'is not a valid reset token, or was already used; request a new one with POST /v1/accounts/password/forgot', { reason: 'reset_token_unusable' });
+      if (reset.expiresAt <= this.ctx.clock.now()) throw validationError('token', 'has expired; request a new one with POST /v1/accounts/password/forgot', { reason: 'reset_token_expired' });
       return reset;
     };
     // fail fast before the slow hash, then check again inside the transaction

@@ -54,7 +54,7 @@ export async function issueKey(
   const scopes = opts.scopes ?? allowed;
   for (const s of scopes) {
     if (!isScope(s)) throw new AppError('VALIDATION_FAILED', `scopes: unknown scope ${JSON.stringify(s)}`, { field: 'scopes', scope: s });
-    if (!allowed.includes(s)) throw forbidden(`a ${tenant.kind} key cannot hold the scope ${s}`, { scope: s });
+    if (!allowed.includes(s)) throw forbidden(`a ${tenant.kind} key cannot hold the scope ${s}`, { scope: s, reason: 'scope_not_grantable' });
   }
   const key = `ap_${KIND_LETTER[tenant.kind]}_${randomBase62(32)}`;
   const now = ctx.clock.now();

@@ -112,7 +112,7 @@ export class KeyService {
       if (!isScope(s)) throw validationError('scopes', `unknown scope ${JSON.stringify(s)}; GET /v1/auth/scopes lists them`, { scope: s });
     }
     for (const s of scopes) {
-      if (!p.scopes.has(s)) throw new AppError('FORBIDDEN', `a new key cannot hold the scope ${s}, because the calling key lacks it`, { scope: s });
+      if (!p.scopes.has(s)) throw new AppError('FORBIDDEN', `a new key cannot hold the scope ${s}, because the calling key lacks it`, { scope: s, reason: 'scope_not_grantable' });
     }
     return scopes as Scope[];
   }

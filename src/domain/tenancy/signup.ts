@@ -119,7 +119,7 @@ export class SignupService {
       // another signup with this email may have been verified since this one started; only the
       // holder of this signup's token, mailed to the address, learns it
       if (await r.accounts.byEmail(s.email)) {
-        throw new AppError('CONFLICT', `email: ${s.email} already has an account; log in with POST /v1/accounts/login, or reset the password with POST /v1/accounts/password/forgot`, { field: 'email' });
+        throw new AppError('CONFLICT', `email: ${s.email} already has an account; log in with POST /v1/accounts/login, or reset the password with POST /v1/accounts/password/forgot`, { field: 'email', reason: 'email_taken' });
       }
 
       const tenant = await createTenant(r, this.ctx, { kind: s.kind, name: s.name, email: s.email, website: s.website });

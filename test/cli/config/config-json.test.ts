@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CliError } from '../../../src/cli/errors.js';
+import { CliError } from '../../../src/cli/errors/index.js';
 import { configPath, loadProfiles, removeProfile, saveProfile, useProfile } from '../../../src/cli/profile.js';
 import { cli, json, removeTempDirs, tempDir } from '../helpers.js';
 

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConnection } from '../../../src/cli/client.js';
-import { CliError, describeError, EXIT } from '../../../src/cli/errors.js';
+import { CliError, describeError, EXIT } from '../../../src/cli/errors/index.js';
 import { renderTable } from '../../../src/cli/output.js';
 import { saveProfile } from '../../../src/cli/profile.js';
 import { AgentpayError } from '../../../packages/sdk/src/errors.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeError, EXIT } from '../../../src/cli/errors.js';
+import { describeError, EXIT } from '../../../src/cli/errors/index.js';
 import { writeFileAtomic } from '../../../src/core/files.js';
 import { startGateway } from '../../../src/gateway/server.js';
 import { BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir } from '../helpers.js';

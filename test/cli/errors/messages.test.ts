@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeError } from '../../../src/cli/errors.js';
+import { describeError } from '../../../src/cli/errors/index.js';
 import { AgentpayError } from '../../../packages/sdk/src/errors.js';
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { cli, gatewayEnv, json, removeTempDirs, tempDir, type CliResult } from '../helpers.js';

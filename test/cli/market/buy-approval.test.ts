@@ -92,7 +92,10 @@ describe('agentpay buy --wait-approval', () => {
     await t.workspace.approvals.deny(approvalId, { resolvedBy: 'bob' });
     const r = await run.done;
     expect(r.exitCode).toBe(1);
-    expect(errorOf(r)).toMatchObject({ code: 'APPROVAL_DENIED', details: { approvalId, resolvedBy: 'bob' } });
+    // how long the denial stands is the approval's, read from the gateway, not a number the CLI knows
+    const { approval } = await t.workspace.approvals.get(approvalId);
+    expect(approval.standsUntil).toBeDefined();
+    expect(errorOf(r)).toMatchObject({ code: 'APPROVAL_DENIED', details: { approvalId, resolvedBy: 'bob', standsUntil: approval.standsUntil } });
     expect(await balance(a.walletId)).toBe('1000');
     expect(await t.workspace.wallets.ledger(a.walletId)).toHaveLength(1); // the funding only
   });

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buy, buyText, type BuyResult } from '../../../src/cli/buy.js';
 import type { Connection } from '../../../src/cli/client.js';
-import { CliError } from '../../../src/cli/errors.js';
+import { CliError } from '../../../src/cli/errors/index.js';
 import { caPath } from '../../../src/cli/local-gateway.js';
 import { createSellerPayments, registerPaidTool } from '../../../packages/sdk/src/mcp/seller.js';
 import { verifyObject } from '../../../packages/sdk/src/signing.js';

@@ -87,7 +87,8 @@ async function replayable(input: string | URL | Request, init: RequestInit): Pro
 }
 
 /** What a paid call that got no answer may have done: the REST and MCP buyers say it alike. */
-export const PAID_BUT_UNANSWERED = 'the call may have been paid (see the wallet\'s receipts), and a hold on the wallet may last up to 15 minutes until the seller settles it or the gateway releases it. Do not resend the proof';
+/** No deadline in it: the hold's expiry is on an authorization the buyer never sees, and the gateway sets it. */
+export const PAID_BUT_UNANSWERED = 'the call may have been paid (see the wallet\'s receipts), and a hold on the wallet may last until the seller settles it or the gateway releases it when the authorization expires. Do not resend the proof';
 
 /**
  * A request to the seller got no (whole) answer: refused, reset, DNS, TLS. fetch says so with a

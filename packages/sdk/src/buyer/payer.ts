@@ -258,8 +258,10 @@ export function createPayer(opts: PayerOptions): Payer {
       wait.onPending?.(approvalId);
       const approval = await decisionOn(approvalId, held, wait, wait.signal ?? signal);
       if (approval.status === 'denied') {
-        throw new AgentpayError('APPROVAL_DENIED', `a person denied this purchase (approval ${approvalId}${approval.resolvedBy ? `, by ${approval.resolvedBy}` : ''}); nothing was charged. Do not retry`, {
-          details: { approvalId, ...(approval.resolvedBy ? { resolvedBy: approval.resolvedBy } : {}) },
+        // how long the denial stands is the gateway's to say (the approval's standsUntil), not ours
+        const until = approval.standsUntil ? `; the denial stands until ${approval.standsUntil}` : '';
+        throw new AgentpayError('APPROVAL_DENIED', `a person denied this purchase (approval ${approvalId}${approval.resolvedBy ? `, by ${approval.resolvedBy}` : ''}); nothing was charged${until}. Do not retry`, {
+          details: { approvalId, ...(approval.resolvedBy ? { resolvedBy: approval.resolvedBy } : {}), ...(approval.standsUntil ? { standsUntil: approval.standsUntil } : {}) },
           body: { approval },
         });
       }

@@ -94,6 +94,7 @@ export const Approval = Closed({
   resolvedBy: Type.Optional(Type.String()),
   resolvedAt: Type.Optional(Timestamp()),
   usedAt: Type.Optional(Timestamp()),
+  standsUntil: Type.Optional(Timestamp({ description: 'a denied approval: until when the same purchase, at this amount or more, is refused (POLICY_DENIED)' })),
 });
 export type Approval = Static<typeof Approval>;
 

@@ -298,10 +298,11 @@ function gatewayRefusal(e: AgentpayError): RefusalDecision {
 /**
  * The gateway could not be reached, or its answer was lost: nothing was charged and the handler
  * did not run. An authorization whose answer was lost may have placed a hold on the buyer's
- * wallet; the gateway releases it when its in-flight time runs out (15 minutes).
+ * wallet; the gateway releases it when its in-flight time runs out. That time is the gateway's
+ * (the authorization's expiresAt), and the authorization never arrived: the message names no number.
  */
 function unavailable(stage: string): RefusalDecision {
-  const held = stage === 'authorize' ? ' (a hold the gateway may have placed is released within 15 minutes)' : '';
+  const held = stage === 'authorize' ? ' (a hold the gateway may have placed is released when its authorization expires)' : '';
   const text = JSON.stringify({ error: { code: 'GATEWAY_UNAVAILABLE', message: `the seller could not reach its payment gateway (${stage}); nothing was charged${held}, retry later`, details: { stage } } });
   return { kind: 'refusal', code: 'GATEWAY_UNAVAILABLE', ...jsonAnswer(503, text, { 'retry-after': '5' }) };
 }

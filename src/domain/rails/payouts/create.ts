@@ -53,7 +53,7 @@ export async function createPayout(deps: PayoutDeps, p: Principal, input: Payout
   const check = async (r: Repos) => {
     const dest = await r.payoutDestinations.current(p.tenantId, asset, chain);
     if (!dest) {
-      throw validationError('destination', `no ${asset} payout destination is registered for ${input.rail}; register one with PUT /v1/providers/${p.tenantId}/payout-destination`);
+      throw validationError('destination', `no ${asset} payout destination is registered for ${input.rail}; register one with PUT /v1/providers/${p.tenantId}/payout-destination`, { reason: 'no_payout_destination' });
     }
     if (input.destination !== undefined && input.destination.trim().toLowerCase() !== dest.normalized) {
       throw validationError('destination', `is not your registered ${input.rail} destination; register it first (a change freezes payouts for 24 hours), or omit it`);
