@@ -221,4 +221,34 @@ describe.each(backends)('Store contract on $name', (b) => {
       await second.close();
     }
   });
+
+  it('claims duties that tick together one query at a time on the duty connection', async () => {
+    if (b.name === 'sqlite') return;
+    // node-postgres runs one query at a time per connection; a second one sent before the first
+    // answered is deprecated (an error in pg 9): count the queries each connection has in flight
+    const pg = (await import('pg')).default;
+    const original = pg.Client.prototype.query;
+    const inFlight = new WeakMap<object, number>();
+    let overlapped = 0;
+    pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
+      const n = inFlight.get(this) ?? 0;
+      if (n > 0) overlapped++;
+      inFlight.set(this, n + 1);
+      const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
+      const out = (original as (...a: unknown[]) => unknown).apply(this, args);
+      if (out instanceof Promise) out.then(done, done);
+      else done();
+      return out;
+    } as typeof original;
+    const fleet = await b.open();
+    try {
+      const names = ['tick-a', 'tick-b', 'tick-c', 'tick-d'];
+      expect(await Promise.all(names.map((n) => fleet.claimDuty(n)))).toEqual([true, true, true, true]);
+      expect(await Promise.all(names.map((n) => fleet.claimDuty(n)))).toEqual([true, true, true, true]);
+      expect(overlapped).toBe(0);
+    } finally {
+      pg.Client.prototype.query = original;
+      await fleet.close();
+    }
+  });
 });

@@ -157,6 +157,8 @@ export class PgStore implements Store {
   private dutyClient: pg.Client | undefined;
   private dutyConnecting: Promise<pg.Client> | undefined;
   private readonly held = new Set<string>();
+  /** claimDuty calls in turn (see there) */
+  private dutyQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
   /** told how long each commit takes, BEGIN to COMMIT of the attempt that committed (PostgreSQL syncs inside COMMIT: no `synced`) */
   observer: StoreObserver | undefined;
@@ -344,7 +346,16 @@ export class PgStore implements Store {
    * advisory lock on a connection of its own, kept until this store closes or that connection
    * dies (then PostgreSQL releases it and another instance takes it at its next tick).
    */
-  async claimDuty(name: string): Promise<boolean> {
+  claimDuty(name: string): Promise<boolean> {
+    // one at a time: the duties (sweeper, rail job, webhooks, alert mail) tick on their own timers
+    // and share this one connection, and a connection runs one query at a time (node-postgres
+    // warned "client.query() when the client is already executing a query", an error in pg 9)
+    const turn = this.dutyQueue.then(() => this.claimDutyNow(name));
+    this.dutyQueue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async claimDutyNow(name: string): Promise<boolean> {
     if (this.closed) return false;
     let client: pg.Client;
     try {
