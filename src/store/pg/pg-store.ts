@@ -137,6 +137,29 @@ const codeOf = (e: unknown): string | undefined => {
   return undefined;
 };
 
+/**
+ * Runs `fn` in a transaction begun by `begin`, whose BEGIN is sent with `fn`'s first statement in
+ * one write and one round trip (the pool's connections are in pipeline mode): the socket is corked
+ * while BEGIN and whatever `fn` sends before its first await are queued, then uncorked. BEGIN's own
+ * failure, if any, is raised before the caller commits.
+ */
+async function withBegin<T>(client: pg.PoolClient, begin: string, fn: () => Promise<T>): Promise<T> {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  stream?.cork?.();
+  let begun: Promise<unknown>;
+  let running: Promise<T>;
+  try {
+    begun = client.query(begin).then(() => undefined, (e: unknown) => e ?? new Error('BEGIN failed'));
+    running = fn();
+  } finally {
+    stream?.uncork?.();
+  }
+  const value = await running;
+  const failed = await begun;
+  if (failed) throw failed;
+  return value;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A refused, failed or misaddressed connection as DatabaseUnavailable naming the URL without its password. */
@@ -180,7 +203,9 @@ export class PgStore implements Store {
     this.url = opts.url;
     this.observer = opts.observer;
     this.maxAttempts = opts.maxAttempts ?? 12;
-    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    // pipeline: a transaction's BEGIN goes out with its first statement (withBegin); queries are
+    // still sent one after another by every caller here, awaited (no portal, no cursor)
+    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, pipeline: true } as pg.PoolConfig);
     // an idle connection the server closed: the pool drops it; nothing to do here
     this.pool.on('error', () => undefined);
     this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.pool, writable: false, touched: undefined, locked: new Set() });
@@ -270,8 +295,7 @@ export class PgStore implements Store {
         }
         const observer = this.observer;
         const began = observer ? performance.now() : 0;
-        await client.query(BEGIN_TX);
-        const value = await fn(this.reposOf(client, true, hot));
+        const value = await withBegin(client, BEGIN_TX, () => fn(this.reposOf(client, true, hot)));
         await client.query('COMMIT');
         // one transaction per commit here (no group commit); a counter's failure must not fail the commit
         try {
@@ -310,8 +334,7 @@ export class PgStore implements Store {
     const client = await this.connect();
     let broken = false;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const value = await fn(this.reposOf(client, false, undefined));
+      const value = await withBegin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', () => fn(this.reposOf(client, false, undefined)));
       await client.query('COMMIT');
       return value;
     } catch (e) {
