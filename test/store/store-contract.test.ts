@@ -131,6 +131,32 @@ describe.each(backends)('Store contract on $name', (b) => {
     }
   });
 
+  it('queues concurrent movements of one wallet on its row lock instead of rolling them back (PostgreSQL)', async () => {
+    if (b.name === 'sqlite') return; // one writer at a time: nothing to collide
+    const w = await newWallet();
+    await fund(w, 1_000n);
+    const other = await b.open();
+    const pg = (await import('pg')).default;
+    const original = pg.Client.prototype.query;
+    let rollbacks = 0;
+    pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+      if (args[0] === 'ROLLBACK') rollbacks++;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      // a hold and its capture per purchase, two stores (two instances), 40 at once
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).tx(async (r) => {
+        await post(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 10n, currency: 'USD' });
+        await post(r, ctx, { walletId: w, type: 'capture', amountMinor: -10n, holdMinor: -10n, currency: 'USD' });
+      })));
+      expect(rollbacks).toBe(0);
+      expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 600n, heldMinor: 0n, availableMinor: 600n });
+    } finally {
+      pg.Client.prototype.query = original;
+      await other.close();
+    }
+  });
+
   it('lists rail events newest first and pages by id', async () => {
     const tenantId = `ten_${b.name}`;
     await store.tx(async (r) => {
