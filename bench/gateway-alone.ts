@@ -180,7 +180,7 @@ async function runConfig(c: Config, pinned: boolean, cpus: number) {
       const db0 = await meter?.sample();
       const times0 = cpuTimes();
       const r = await closedLoop(paidCall, cfg.concurrency, seconds * 1000);
-      const gws = await Promise.all(gateways.map((x) => x.request<GatewayUsage & { queries?: number; rollbacks?: number }>('usage')));
+      const gws = await Promise.all(gateways.map((x) => x.request<GatewayUsage & { queries?: number; rollbacks?: number; statements?: Record<string, number> }>('usage')));
       const driver = driverMeter.take();
       const times1 = cpuTimes();
       const dbUsage = meter && db0 ? await meter.since(db0) : undefined;
@@ -224,6 +224,8 @@ async function runConfig(c: Config, pinned: boolean, cpus: number) {
           commits: perCallOf(gw.commits),
           ...(c.database ? { roundTrips: perCallOf(gw.queries ?? 0), retries: perCallOf(gw.rollbacks ?? 0), serverCommits: perCallOf(dbUsage?.commits ?? 0) } : {}),
         },
+        // PostgreSQL: each statement's round trips per paid call, all instances
+        ...(c.database ? { statementsPerCall: statementsPerCall(gws.map((u) => u.statements ?? {}), r.completed) } : {}),
       };
       log(`[${c.label}] ${name}: ${p.completed} calls in ${p.seconds}s = ${p.callsPerSecond}/s, p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, errors ${p.errors}`
         + ` | CPU ms/call: gateway ${p.cpuMsPerCall.gateway}, driver ${p.cpuMsPerCall.driver}${dbUsage ? `, database ${p.cpuMsPerCall.database} (${dbUsage.backends} backends)` : ''}`
@@ -350,3 +352,10 @@ try {
   await Promise.all(gateways.map((g) => g.stop()));
 }
 process.exit(ok ? 0 : 1);
+
+/** Each statement's count per paid call, summed over the instances, most frequent first. */
+function statementsPerCall(all: Record<string, number>[], calls: number): Record<string, number> {
+  const total = new Map<string, number>();
+  for (const one of all) for (const [k, n] of Object.entries(one)) total.set(k, (total.get(k) ?? 0) + n);
+  return Object.fromEntries([...total].sort((a, b) => b[1] - a[1]).map(([k, n]) => [k, calls ? Math.round((n / calls) * 1000) / 1000 : 0]));
+}

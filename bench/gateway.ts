@@ -28,6 +28,8 @@ const dataDir = sharedDataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-bench-'));
 
 // every query the PostgreSQL driver sends (counted before the store opens, so the pool's clients are covered)
 const queries = { count: 0, commits: 0, rollbacks: 0, commitMs: 0, maxCommitMs: 0 };
+/** queries by statement: a prepared statement's name, else the text's first 60 characters */
+let statements = new Map<string, number>();
 if (database) {
   type Query = (this: pg.Client, ...args: unknown[]) => unknown;
   const rawQuery = pg.Client.prototype.query as unknown as Query;
@@ -36,6 +38,8 @@ if (database) {
     const first = args[0];
     const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
     if (text === 'ROLLBACK') queries.rollbacks++;
+    const key = (first as { name?: string } | undefined)?.name ?? (text ?? '?').replace(/\s+/g, ' ').slice(0, 60);
+    statements.set(key, (statements.get(key) ?? 0) + 1);
     if (text !== 'COMMIT') return rawQuery.apply(this, args);
     queries.commits++;
     const t = performance.now();
@@ -92,10 +96,11 @@ if (!database) {
 const takeCommits = () => {
   const c = database
     // PostgreSQL: one commit per transaction (no group commit); queries = round trips to the server
-    ? { commits: queries.commits, transactions: commits.savepoints, meanCommitMs: queries.commits ? Math.round((queries.commitMs / queries.commits) * 100) / 100 : 0, maxCommitMs: Math.round(queries.maxCommitMs * 100) / 100, queries: queries.count, rollbacks: queries.rollbacks }
+    ? { commits: queries.commits, transactions: commits.savepoints, meanCommitMs: queries.commits ? Math.round((queries.commitMs / queries.commits) * 100) / 100 : 0, maxCommitMs: Math.round(queries.maxCommitMs * 100) / 100, queries: queries.count, rollbacks: queries.rollbacks, statements: Object.fromEntries([...statements].sort((a, b) => b[1] - a[1])) }
     : { commits: commits.count, transactions: commits.savepoints, meanCommitMs: commits.count ? Math.round((commits.ms / commits.count) * 100) / 100 : 0, maxCommitMs: Math.round(commits.maxMs * 100) / 100 };
   Object.assign(commits, { count: 0, ms: 0, maxMs: 0, savepoints: 0 });
   Object.assign(queries, { count: 0, commits: 0, rollbacks: 0, commitMs: 0, maxCommitMs: 0 });
+  statements = new Map();
   return c;
 };
 let stopping = false;

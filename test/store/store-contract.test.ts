@@ -131,6 +131,32 @@ describe.each(backends)('Store contract on $name', (b) => {
     }
   });
 
+  it('queues concurrent movements of one wallet on its row lock instead of rolling them back (PostgreSQL)', async () => {
+    if (b.name === 'sqlite') return; // one writer at a time: nothing to collide
+    const w = await newWallet();
+    await fund(w, 1_000n);
+    const other = await b.open();
+    const pg = (await import('pg')).default;
+    const original = pg.Client.prototype.query;
+    let rollbacks = 0;
+    pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+      if (args[0] === 'ROLLBACK') rollbacks++;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    try {
+      // a hold and its capture per purchase, two stores (two instances), 40 at once
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).tx(async (r) => {
+        await post(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 10n, currency: 'USD' });
+        await post(r, ctx, { walletId: w, type: 'capture', amountMinor: -10n, holdMinor: -10n, currency: 'USD' });
+      })));
+      expect(rollbacks).toBe(0);
+      expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 600n, heldMinor: 0n, availableMinor: 600n });
+    } finally {
+      pg.Client.prototype.query = original;
+      await other.close();
+    }
+  });
+
   it('lists rail events newest first and pages by id', async () => {
     const tenantId = `ten_${b.name}`;
     await store.tx(async (r) => {
@@ -219,6 +245,36 @@ describe.each(backends)('Store contract on $name', (b) => {
       await third.close();
     } finally {
       await second.close();
+    }
+  });
+
+  it('claims duties that tick together one query at a time on the duty connection', async () => {
+    if (b.name === 'sqlite') return;
+    // node-postgres runs one query at a time per connection; a second one sent before the first
+    // answered is deprecated (an error in pg 9): count the queries each connection has in flight
+    const pg = (await import('pg')).default;
+    const original = pg.Client.prototype.query;
+    const inFlight = new WeakMap<object, number>();
+    let overlapped = 0;
+    pg.Client.prototype.query = function (this: object, ...args: unknown[]) {
+      const n = inFlight.get(this) ?? 0;
+      if (n > 0) overlapped++;
+      inFlight.set(this, n + 1);
+      const done = () => inFlight.set(this, (inFlight.get(this) ?? 1) - 1);
+      const out = (original as (...a: unknown[]) => unknown).apply(this, args);
+      if (out instanceof Promise) out.then(done, done);
+      else done();
+      return out;
+    } as typeof original;
+    const fleet = await b.open();
+    try {
+      const names = ['tick-a', 'tick-b', 'tick-c', 'tick-d'];
+      expect(await Promise.all(names.map((n) => fleet.claimDuty(n)))).toEqual([true, true, true, true]);
+      expect(await Promise.all(names.map((n) => fleet.claimDuty(n)))).toEqual([true, true, true, true]);
+      expect(overlapped).toBe(0);
+    } finally {
+      pg.Client.prototype.query = original;
+      await fleet.close();
     }
   });
 });

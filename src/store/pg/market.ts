@@ -5,13 +5,17 @@ import type {
   Capability, CapabilityRepo, DiscoverableFilter, CapabilityVersion, CapabilityVersionRepo, CapabilitySearchRepo,
   VerificationRequest, VerificationRequestRepo, Rating, RatingRepo,
 } from '../repos/market.js';
+import { run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
+const C = new TableSql<Capability>(capabilities);
+const CAPABILITY_GET = `SELECT ${C.columns} FROM capabilities WHERE id = $1`;
+
 export class PgCapabilities implements CapabilityRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(c: Capability) { await this.db.insert(capabilities).values(c); }
-  async get(id: string) { return (await this.db.select().from(capabilities).where(eq(capabilities.id, id)))[0]; }
+  async get(id: string) { return C.first(await run(this.s, 'capability_get', CAPABILITY_GET, [id])); }
   async update(id: string, patch: Partial<Capability>) { await this.db.update(capabilities).set(patch).where(eq(capabilities.id, id)); }
   async listByProvider(providerId: string) {
     return this.db.select().from(capabilities).where(eq(capabilities.providerId, providerId)).orderBy(asc(capabilities.createdAt), asc(capabilities.id));

@@ -2,31 +2,59 @@ import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema-pg/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
+import { run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
+const T = new TableSql<Transaction>(transactions);
+const R = new TableSql<Receipt>(receipts);
+const B = new TableSql<Breaker>(breakers);
+const I = new TableSql<PaymentIdempotency>(paymentIdempotency);
+const TX_GET = `SELECT ${T.columns} FROM transactions WHERE id = $1`;
+// in a write transaction: complete, fail and the sweeper read a transaction's status and resolve
+// it; the lock makes a second resolver wait and then read the status the first one wrote
+const TX_GET_LOCKED = `${TX_GET} FOR NO KEY UPDATE`;
+const TX_BY_NONCE = `SELECT ${T.columns} FROM transactions WHERE nonce = $1`;
+const RECEIPTS_OF = `SELECT ${R.columns} FROM receipts WHERE transaction_id = $1 ORDER BY "timestamp", id`;
+const BREAKER_GET = `SELECT ${B.columns} FROM breakers WHERE wallet_id = $1 AND provider_id = $2`;
+const BREAKER_PUT = `${B.insertText} ON CONFLICT (wallet_id, provider_id) DO UPDATE SET consecutive_failures = EXCLUDED.consecutive_failures, paused = EXCLUDED.paused, updated_at = EXCLUDED.updated_at`;
+const IDEM_GET = `SELECT ${I.columns} FROM payment_idempotency WHERE wallet_id = $1 AND capability_id = $2 AND key = $3`;
+const IDEM_OF = `SELECT ${I.columns} FROM payment_idempotency WHERE transaction_id = $1`;
+
 export class PgTransactions implements TransactionRepo {
-  constructor(private db: Db) {}
-  async insert(t: Transaction) { await this.db.insert(transactions).values(t); }
-  async get(id: string) { return (await this.db.select().from(transactions).where(eq(transactions.id, id)))[0]; }
-  async byNonce(nonce: string) { return (await this.db.select().from(transactions).where(eq(transactions.nonce, nonce)))[0]; }
+  constructor(private db: Db, private s: Session) {}
+  async insert(t: Transaction) {
+    const v = T.insertValues(t);
+    if (v) await run(this.s, 'tx_insert', T.insertText, v);
+    else await this.db.insert(transactions).values(t);
+  }
+  async get(id: string) {
+    return this.s.writable ? T.first(await run(this.s, 'tx_get_locked', TX_GET_LOCKED, [id])) : T.first(await run(this.s, 'tx_get', TX_GET, [id]));
+  }
+  async byNonce(nonce: string) { return T.first(await run(this.s, 'tx_by_nonce', TX_BY_NONCE, [nonce])); }
   async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {
-    await this.db.update(transactions).set(patch).where(eq(transactions.id, id));
+    const set = T.set(patch, 2);
+    if (set.values.length === 0) return;
+    await run(this.s, `tx_update:${set.keys}`, `UPDATE transactions SET ${set.text} WHERE id = $1`, [id, ...set.values]);
   }
   async listExpired(now: number, limit: number, walletId?: string) {
     const overdue = and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now));
-    return this.db.select().from(transactions).where(walletId === undefined ? overdue : and(overdue, eq(transactions.walletId, walletId)))
+    const q = this.db.select().from(transactions).where(walletId === undefined ? overdue : and(overdue, eq(transactions.walletId, walletId)))
       .orderBy(asc(transactions.expiresAt), asc(transactions.id)).limit(limit);
+    // locked as get() locks: a complete that won the race is re-read (and no longer listed) under READ COMMITTED
+    return this.s.writable ? q.for('no key update') : q;
   }
 }
 
 export class PgReceipts implements ReceiptRepo {
-  constructor(private db: Db) {}
-  async insert(r: Receipt) { await this.db.insert(receipts).values(r); }
-  async get(id: string) { return (await this.db.select().from(receipts).where(eq(receipts.id, id)))[0]; }
-  async byTransaction(transactionId: string) {
-    return this.db.select().from(receipts).where(eq(receipts.transactionId, transactionId)).orderBy(asc(receipts.timestamp), asc(receipts.id));
+  constructor(private db: Db, private s: Session) {}
+  async insert(r: Receipt) {
+    const v = R.insertValues(r);
+    if (v) await run(this.s, 'receipt_insert', R.insertText, v);
+    else await this.db.insert(receipts).values(r);
   }
+  async get(id: string) { return (await this.db.select().from(receipts).where(eq(receipts.id, id)))[0]; }
+  async byTransaction(transactionId: string) { return R.all(await run(this.s, 'receipts_of', RECEIPTS_OF, [transactionId])); }
   async list(owner: { workspaceId: string } | { providerId: string }, opts: { limit: number; before?: { timestamp: number; id: string } }) {
     const ownerCond = 'workspaceId' in owner ? eq(receipts.workspaceId, owner.workspaceId) : eq(receipts.providerId, owner.providerId);
     const b = opts.before;
@@ -38,11 +66,14 @@ export class PgReceipts implements ReceiptRepo {
 }
 
 export class PgBreakers implements BreakerRepo {
-  constructor(private db: Db) {}
-  async get(walletId: string, providerId: string) {
-    return (await this.db.select().from(breakers).where(and(eq(breakers.walletId, walletId), eq(breakers.providerId, providerId))))[0];
-  }
+  constructor(private db: Db, private s: Session) {}
+  async get(walletId: string, providerId: string) { return B.first(await run(this.s, 'breaker_get', BREAKER_GET, [walletId, providerId])); }
   async put(b: Breaker) {
+    const v = B.insertValues(b);
+    if (v) {
+      await run(this.s, 'breaker_put', BREAKER_PUT, v);
+      return;
+    }
     await this.db.insert(breakers).values(b).onConflictDoUpdate({
       target: [breakers.walletId, breakers.providerId],
       set: { consecutiveFailures: b.consecutiveFailures, paused: b.paused, updatedAt: b.updatedAt },
@@ -55,14 +86,12 @@ const keyIs = (walletId: string, capabilityId: string, key: string) =>
   and(eq(paymentIdempotency.walletId, walletId), eq(paymentIdempotency.capabilityId, capabilityId), eq(paymentIdempotency.key, key));
 
 export class PgPaymentIdempotency implements PaymentIdempotencyRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async get(walletId: string, capabilityId: string, key: string) {
-    return (await this.db.select().from(paymentIdempotency).where(keyIs(walletId, capabilityId, key)))[0];
+    return I.first(await run(this.s, 'idem_get', IDEM_GET, [walletId, capabilityId, key]));
   }
   async insert(row: PaymentIdempotency) { await this.db.insert(paymentIdempotency).values(row); }
-  async byTransaction(transactionId: string) {
-    return (await this.db.select().from(paymentIdempotency).where(eq(paymentIdempotency.transactionId, transactionId)))[0];
-  }
+  async byTransaction(transactionId: string) { return I.first(await run(this.s, 'idem_of', IDEM_OF, [transactionId])); }
   async complete(transactionId: string, response: { status: number; contentType: string | null; body: string } | null) {
     await this.db.update(paymentIdempotency).set({
       state: 'completed',

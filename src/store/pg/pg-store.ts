@@ -3,23 +3,31 @@
  * on one database (docs/deploy.md).
  *
  * Concurrency: the domain was written for a serialised store (it reads a wallet's last ledger
- * entry, then appends the next one, in one `tx`). Every `tx` here runs REPEATABLE READ (snapshot
- * isolation) and is run again from the start when PostgreSQL refuses it: a serialization failure
- * (40001: a row it updates was updated by a transaction that committed meanwhile), a deadlock
- * (40P01) or a unique violation (23505: two writers raced for one key, e.g. a wallet's next
- * ledger seq or a nonce), up to `maxAttempts` times with a short jittered pause; a retry first
- * queues on the wallets it collided on (see tx()). What the domain needs serialised collides on
- * a row or a unique key under snapshot isolation: a wallet's movements (the unique seq), a nonce,
- * one resolution of a transaction (both write its row), an approval's use and a rail state change
- * (conditional updates of one row), an idempotency key (unique); the one read-then-decide across
- * rows, a workspace budget, writes the workspace row to collide (PgSpend.byWorkspace).
- * SERIALIZABLE (AGENTPAY_PG_ISOLATION=serializable) also works, but its page-level predicate
- * locks made 37 of 200 concurrent purchases on one wallet run out of retries (docs/deploy.md).
+ * entry, then appends the next one, in one `tx`). Every `tx` here runs READ COMMITTED with row
+ * locks on what it reads to decide a write, so concurrent writers queue instead of colliding:
+ * the first read of a wallet's ledger head locks the wallet's row (PgLedger.last, through
+ * drizzle-pg/0005's ledger_head_for_update: lock, then read with a fresh snapshot, in one round
+ * trip); reading a transaction in a `tx` locks its row (complete, fail and the sweeper then
+ * resolve it once: a second resolver waits and reads the first one's status); a workspace budget
+ * writes the workspace's row before it sums (PgSpend.byWorkspace). Unique keys decide the rest
+ * (a nonce, an idempotency key, a wallet's seq as the last guard), and approvals and rail
+ * states change by conditional updates of one row. Measured (docs/performance.md): REPEATABLE
+ * READ with retries rolled back about one transaction per paid call under load (every complete
+ * credits the one seller wallet), READ COMMITTED with these locks none.
+ *
+ * A transaction is still run again from the start when PostgreSQL refuses it: a deadlock
+ * (40P01), a unique violation (23505) the domain did not catch, or a serialization failure
+ * (40001, only under AGENTPAY_PG_ISOLATION=repeatable-read or serializable, which remain for
+ * comparison), up to `maxAttempts` times with a short jittered pause; a retry first queues on
+ * the wallets it touched (see tx()).
  *
  * A `tx` function may therefore run more than once: it must do nothing outside the database that
  * cannot be repeated. The domain's do not: they compute, read and write through the repos; ids
  * and clock readings made inside are simply made again. A `read` is one REPEATABLE READ READ ONLY
  * transaction (one snapshot for all its queries); an `unsynced` read is autocommit queries.
+ *
+ * The hot path's repository methods run hand-written SQL as named prepared statements (./sql.ts);
+ * each pooled connection's repositories are made once, not per transaction.
  */
 import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -37,6 +45,7 @@ import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency } from './
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgAlertMails } from './alerts.js';
+import { type Session } from './sql.js';
 import { PgRailTransactions, PgDepositAddresses, PgPayoutDestinations, PgRailEvents, PgReconciliations, PgSandboxObjects } from './rails.js';
 
 export interface PgStoreOptions {
@@ -54,7 +63,10 @@ export interface PgStoreOptions {
 
 /** the advisory lock key of migrations (any constant; the duties use theirs) */
 const MIGRATION_LOCK = 0x61677470; // 'agtp'
-const BEGIN_TX = process.env.AGENTPAY_PG_ISOLATION === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN ISOLATION LEVEL REPEATABLE READ';
+const BEGIN_TX = {
+  serializable: 'BEGIN ISOLATION LEVEL SERIALIZABLE',
+  'repeatable-read': 'BEGIN ISOLATION LEVEL REPEATABLE READ',
+}[process.env.AGENTPAY_PG_ISOLATION ?? ''] ?? 'BEGIN ISOLATION LEVEL READ COMMITTED';
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
 /** the repository classes whose methods already raise typed store errors */
@@ -81,29 +93,29 @@ function translateErrorsOf(proto: Record<string, unknown>): void {
   }
 }
 
-function makeRepos(db: NodePgDatabase, touched?: Set<string>, writable = false): Repos {
+function makeRepos(db: NodePgDatabase, s: Session): Repos {
   const repos: Repos = {
-    tenants: new PgTenants(db),
+    tenants: new PgTenants(db, s),
     signups: new PgSignups(db),
     accounts: new PgAccounts(db),
     passwordResets: new PgPasswordResets(db),
-    apiKeys: new PgApiKeys(db),
-    wallets: new PgWallets(db),
-    ledger: new PgLedger(db, touched),
-    signingKeys: new PgSigningKeys(db),
-    capabilities: new PgCapabilities(db),
+    apiKeys: new PgApiKeys(db, s),
+    wallets: new PgWallets(db, s),
+    ledger: new PgLedger(db, s),
+    signingKeys: new PgSigningKeys(db, s),
+    capabilities: new PgCapabilities(db, s),
     capabilityVersions: new PgCapabilityVersions(db),
     capabilitySearch: new PgCapabilitySearch(db),
     discovery: new PgDiscovery(db),
     verificationRequests: new PgVerificationRequests(db),
     ratings: new PgRatings(db),
-    transactions: new PgTransactions(db),
-    receipts: new PgReceipts(db),
-    paymentIdempotency: new PgPaymentIdempotency(db),
-      breakers: new PgBreakers(db),
-    policies: new PgPolicies(db),
+    transactions: new PgTransactions(db, s),
+    receipts: new PgReceipts(db, s),
+    paymentIdempotency: new PgPaymentIdempotency(db, s),
+    breakers: new PgBreakers(db, s),
+    policies: new PgPolicies(db, s),
     approvals: new PgApprovals(db),
-    spend: new PgSpend(db, writable),
+    spend: new PgSpend(db, s),
     railTransactions: new PgRailTransactions(db),
     depositAddresses: new PgDepositAddresses(db),
     payoutDestinations: new PgPayoutDestinations(db),
@@ -124,6 +136,29 @@ const codeOf = (e: unknown): string | undefined => {
   }
   return undefined;
 };
+
+/**
+ * Runs `fn` in a transaction begun by `begin`, whose BEGIN is sent with `fn`'s first statement in
+ * one write and one round trip (the pool's connections are in pipeline mode): the socket is corked
+ * while BEGIN and whatever `fn` sends before its first await are queued, then uncorked. BEGIN's own
+ * failure, if any, is raised before the caller commits.
+ */
+async function withBegin<T>(client: pg.PoolClient, begin: string, fn: () => Promise<T>): Promise<T> {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  stream?.cork?.();
+  let begun: Promise<unknown>;
+  let running: Promise<T>;
+  try {
+    begun = client.query(begin).then(() => undefined, (e: unknown) => e ?? new Error('BEGIN failed'));
+    running = fn();
+  } finally {
+    stream?.uncork?.();
+  }
+  const value = await running;
+  const failed = await begun;
+  if (failed) throw failed;
+  return value;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -151,12 +186,15 @@ export class PgStore implements Store {
   readonly pool: pg.Pool;
   readonly url: string;
   private readonly maxAttempts: number;
-  private readonly db: NodePgDatabase;
   private readonly autocommitRepos: Repos;
+  /** each pooled connection's repositories, made once (a connection serves one `tx` or `read` at a time) */
+  private readonly conns = new WeakMap<pg.PoolClient, { session: Session; repos: Repos }>();
   /** the dedicated connection that holds this instance's fleet duties (advisory locks) */
   private dutyClient: pg.Client | undefined;
   private dutyConnecting: Promise<pg.Client> | undefined;
   private readonly held = new Set<string>();
+  /** claimDuty calls in turn (see there) */
+  private dutyQueue: Promise<unknown> = Promise.resolve();
   private closed = false;
   /** told how long each commit takes, BEGIN to COMMIT of the attempt that committed (PostgreSQL syncs inside COMMIT: no `synced`) */
   observer: StoreObserver | undefined;
@@ -165,11 +203,12 @@ export class PgStore implements Store {
     this.url = opts.url;
     this.observer = opts.observer;
     this.maxAttempts = opts.maxAttempts ?? 12;
-    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    // pipeline: a transaction's BEGIN goes out with its first statement (withBegin); queries are
+    // still sent one after another by every caller here, awaited (no portal, no cursor)
+    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, pipeline: true } as pg.PoolConfig);
     // an idle connection the server closed: the pool drops it; nothing to do here
     this.pool.on('error', () => undefined);
-    this.db = drizzle(this.pool);
-    this.autocommitRepos = makeRepos(this.db);
+    this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.pool, writable: false, touched: undefined, locked: new Set() });
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -256,8 +295,7 @@ export class PgStore implements Store {
         }
         const observer = this.observer;
         const began = observer ? performance.now() : 0;
-        await client.query(BEGIN_TX);
-        const value = await fn(makeRepos(drizzle(client), hot, true));
+        const value = await withBegin(client, BEGIN_TX, () => fn(this.reposOf(client, true, hot)));
         await client.query('COMMIT');
         // one transaction per commit here (no group commit); a counter's failure must not fail the commit
         try {
@@ -296,8 +334,7 @@ export class PgStore implements Store {
     const client = await this.connect();
     let broken = false;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const value = await fn(makeRepos(drizzle(client)));
+      const value = await withBegin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', () => fn(this.reposOf(client, false, undefined)));
       await client.query('COMMIT');
       return value;
     } catch (e) {
@@ -331,6 +368,20 @@ export class PgStore implements Store {
     };
   }
 
+  /** The connection's repositories, set for one `tx` (writable) or `read`. */
+  private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): Repos {
+    let c = this.conns.get(client);
+    if (!c) {
+      const session: Session = { conn: client, writable, touched, locked: new Set() };
+      c = { session, repos: makeRepos(drizzle(client), session) };
+      this.conns.set(client, c);
+    }
+    c.session.writable = writable;
+    c.session.touched = touched;
+    c.session.locked.clear();
+    return c.repos;
+  }
+
   private async connect(): Promise<pg.PoolClient> {
     try {
       return await this.pool.connect();
@@ -344,7 +395,16 @@ export class PgStore implements Store {
    * advisory lock on a connection of its own, kept until this store closes or that connection
    * dies (then PostgreSQL releases it and another instance takes it at its next tick).
    */
-  async claimDuty(name: string): Promise<boolean> {
+  claimDuty(name: string): Promise<boolean> {
+    // one at a time: the duties (sweeper, rail job, webhooks, alert mail) tick on their own timers
+    // and share this one connection, and a connection runs one query at a time (node-postgres
+    // warned "client.query() when the client is already executing a query", an error in pg 9)
+    const turn = this.dutyQueue.then(() => this.claimDutyNow(name));
+    this.dutyQueue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async claimDutyNow(name: string): Promise<boolean> {
     if (this.closed) return false;
     let client: pg.Client;
     try {

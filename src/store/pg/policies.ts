@@ -2,22 +2,24 @@ import { and, asc, desc, eq, getTableColumns, isNull, lte, sql, type SQL } from 
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { policies, approvals, transactions } from '../schema-pg/index.js';
 import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
+import { run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
+
+const P = new TableSql<Policy>(policies);
+const ENABLED = `SELECT ${P.columns} FROM policies WHERE workspace_id = $1 AND enabled = true ORDER BY created_at, rowid`;
 
 /** The order policies apply in (see src/store/sqlite/policies.ts): when applied, then insertion order (the rowid column). */
 const applyOrder = [asc(policies.createdAt), asc(sql`policies.rowid`)];
 
 export class PgPolicies implements PolicyRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(p: Policy) { await this.db.insert(policies).values(p); }
   async get(id: string) { return (await this.db.select().from(policies).where(eq(policies.id, id)))[0]; }
   async listByWorkspace(workspaceId: string) {
     return this.db.select().from(policies).where(eq(policies.workspaceId, workspaceId)).orderBy(...applyOrder);
   }
-  async listEnabled(workspaceId: string) {
-    return this.db.select().from(policies).where(and(eq(policies.workspaceId, workspaceId), eq(policies.enabled, true))).orderBy(...applyOrder);
-  }
+  async listEnabled(workspaceId: string) { return P.all(await run(this.s, 'policies_enabled', ENABLED, [workspaceId])); }
   async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { await this.db.update(policies).set(patch).where(eq(policies.id, id)); }
 }
 
@@ -73,8 +75,7 @@ function spendQuery(walletFilter: SQL, from: number, to: number, now: number): S
 }
 
 export class PgSpend implements SpendRepo {
-  /** `writable`: inside a `tx` (not a read-only `read`) */
-  constructor(private db: Db, private writable = false) {}
+  constructor(private db: Db, private s: Session) {}
   private async spent(walletFilter: SQL, from: number, to: number, now: number): Promise<bigint> {
     const r = await this.db.execute<{ spent: string | null }>(spendQuery(walletFilter, from, to, now));
     return BigInt(r.rows[0]?.spent ?? 0);
@@ -86,7 +87,7 @@ export class PgSpend implements SpendRepo {
     // Snapshot isolation lets two purchases on two wallets of one workspace both pass a workspace
     // budget (neither sees the other's hold: write skew). A no-op write of the workspace's row
     // makes them collide: the second waits for the first and is retried after it, seeing its hold.
-    if (this.writable) await this.db.execute(sql`UPDATE tenants SET updated_at = updated_at WHERE id = ${workspaceId}`);
+    if (this.s.writable) await this.db.execute(sql`UPDATE tenants SET updated_at = updated_at WHERE id = ${workspaceId}`);
     return this.spent(sql`h.wallet_id IN (SELECT id FROM wallets WHERE tenant_id = ${workspaceId})`, from, to, now);
   }
 }

@@ -2,13 +2,19 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema-pg/index.js';
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
+import { run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
+const TN = new TableSql<Tenant>(tenants);
+const AK = new TableSql<ApiKey>(apiKeys);
+const TENANT_GET = `SELECT ${TN.columns} FROM tenants WHERE id = $1`;
+const KEY_BY_HASH = `SELECT ${AK.columns} FROM api_keys WHERE key_hash = $1`;
+
 export class PgTenants implements TenantRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(t: Tenant) { await this.db.insert(tenants).values(t); }
-  async get(id: string) { return (await this.db.select().from(tenants).where(eq(tenants.id, id)))[0]; }
+  async get(id: string) { return TN.first(await run(this.s, 'tenant_get', TENANT_GET, [id])); }
   async update(id: string, patch: Partial<Omit<Tenant, 'id' | 'kind'>>) { await this.db.update(tenants).set(patch).where(eq(tenants.id, id)); }
   async listByKind(kind: TenantKind) { return this.db.select().from(tenants).where(eq(tenants.kind, kind)).orderBy(asc(tenants.createdAt), asc(tenants.id)); }
 }
@@ -40,10 +46,10 @@ export class PgPasswordResets implements PasswordResetRepo {
 }
 
 export class PgApiKeys implements ApiKeyRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(k: ApiKey) { await this.db.insert(apiKeys).values(k); }
   async get(id: string) { return (await this.db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0]; }
-  async byHash(hash: string) { return (await this.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)))[0]; }
+  async byHash(hash: string) { return AK.first(await run(this.s, 'api_key_by_hash', KEY_BY_HASH, [hash])); }
   async listByTenant(tenantId: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id)); }
   async update(id: string, patch: Partial<Pick<ApiKey, 'revokedAt' | 'lastUsedAt' | 'name'>>) { await this.db.update(apiKeys).set(patch).where(eq(apiKeys.id, id)); }
 }

@@ -3,25 +3,50 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { wallets, ledgerEntries, signingKeys } from '../schema-pg/index.js';
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry } from '../repos/wallets.js';
 import type { SigningKeyRepo, SigningKeyRecord } from '../repos/platform.js';
+import { run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
+const W = new TableSql<Wallet>(wallets);
+const L = new TableSql<LedgerEntry>(ledgerEntries);
+const K = new TableSql<SigningKeyRecord>(signingKeys);
+const WALLET_GET = `SELECT ${W.columns} FROM wallets WHERE id = $1`;
+const HEAD = `SELECT ${L.columns} FROM ledger_entries WHERE wallet_id = $1 ORDER BY seq DESC LIMIT 1`;
+// drizzle-pg/0005: locks the wallet's row, then reads its head in a statement of its own (a fresh
+// snapshot under READ COMMITTED): one round trip
+const HEAD_LOCKED = `SELECT ${L.columns} FROM ledger_head_for_update($1)`;
+const KEY_GET = `SELECT ${K.columns} FROM signing_keys WHERE id = $1`;
+
 export class PgWallets implements WalletRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(w: Wallet) { await this.db.insert(wallets).values(w); }
-  async get(id: string) { return (await this.db.select().from(wallets).where(eq(wallets.id, id)))[0]; }
+  async get(id: string) { return W.first(await run(this.s, 'wallet_get', WALLET_GET, [id])); }
   async listByTenant(tenantId: string) { return this.db.select().from(wallets).where(eq(wallets.tenantId, tenantId)).orderBy(asc(wallets.createdAt), asc(wallets.id)); }
   async update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'frozenBy' | 'status' | 'updatedAt'>>) { await this.db.update(wallets).set(patch).where(eq(wallets.id, id)); }
 }
 
 export class PgLedger implements LedgerRepo {
-  /** `touched`: collects the wallets whose head this transaction read (PgStore queues a retry on them) */
-  constructor(private db: Db, private touched?: Set<string>) {}
+  constructor(private db: Db, private s: Session) {}
+  /**
+   * The wallet's last entry. In a write transaction the first read of a wallet's head locks the
+   * wallet's row first (FOR NO KEY UPDATE, held to COMMIT): a concurrent movement of the same
+   * wallet waits here for this one to commit, then reads the head it appended, instead of both
+   * reading one head and colliding on the next seq (docs/deploy.md, "Concurrency").
+   */
   async last(walletId: string) {
-    this.touched?.add(walletId);
-    return (await this.db.select().from(ledgerEntries).where(eq(ledgerEntries.walletId, walletId)).orderBy(desc(ledgerEntries.seq)).limit(1))[0];
+    const s = this.s;
+    if (!s.writable) return L.first(await run(s, 'ledger_head', HEAD, [walletId]));
+    s.touched?.add(walletId);
+    if (s.locked.has(walletId)) return L.first(await run(s, 'ledger_head', HEAD, [walletId]));
+    const r = await run(s, 'ledger_head_locked', HEAD_LOCKED, [walletId]);
+    s.locked.add(walletId);
+    return L.first(r);
   }
-  async append(e: LedgerEntry) { await this.db.insert(ledgerEntries).values(e); }
+  async append(e: LedgerEntry) {
+    const v = L.insertValues(e);
+    if (v) await run(this.s, 'ledger_append', L.insertText, v);
+    else await this.db.insert(ledgerEntries).values(e);
+  }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
     const q = this.db.select().from(ledgerEntries).where(where).orderBy(asc(ledgerEntries.seq));
@@ -34,9 +59,9 @@ export class PgLedger implements LedgerRepo {
 }
 
 export class PgSigningKeys implements SigningKeyRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(k: SigningKeyRecord) { await this.db.insert(signingKeys).values(k); }
-  async get(id: string) { return (await this.db.select().from(signingKeys).where(eq(signingKeys.id, id)))[0]; }
+  async get(id: string) { return K.first(await run(this.s, 'signing_key_get', KEY_GET, [id])); }
   async current() { return (await this.db.select().from(signingKeys).where(eq(signingKeys.status, 'current')).orderBy(desc(signingKeys.createdAt)).limit(1))[0]; }
   async all() { return this.db.select().from(signingKeys).orderBy(asc(signingKeys.createdAt), asc(signingKeys.id)); }
   async retire(id: string, at: number) { await this.db.update(signingKeys).set({ status: 'retired', retiredAt: at }).where(eq(signingKeys.id, id)); }

@@ -1,0 +1,108 @@
+/**
+ * Hand-written SQL for the PostgreSQL store's hot path (a paid call's challenge, authorize and
+ * complete), beside drizzle for everything else.
+ *
+ * Measured (docs/performance.md, "PostgreSQL against SQLite"): drizzle's query building was a
+ * quarter of the gateway's CPU on PostgreSQL. Here a statement's text is built once per table
+ * (at module load) and sent as a named prepared statement (`{ name, text, values }`): the
+ * server parses and plans it once per connection, node-postgres sends only Bind and Execute
+ * afterwards. Rows are mapped with the schema's own column types (`mapFromDriverValue`:
+ * money to bigint exactly), so a row read here equals one read through drizzle.
+ */
+import type pg from 'pg';
+import { getTableColumns, getTableName, type Table } from 'drizzle-orm';
+
+/** Where a repository's SQL runs: one pooled connection inside `tx`/`read`, or the pool (autocommit). */
+export interface Session {
+  /** a pooled connection, or the pool itself for autocommit reads */
+  conn: pg.Pool | pg.PoolClient;
+  /** inside `tx` (a write transaction): reads that decide a write lock what they read */
+  writable: boolean;
+  /** wallets whose ledger head this transaction read (PgStore queues a retry on them) */
+  touched: Set<string> | undefined;
+  /** wallets whose row this transaction has locked (their ledger head is then read without the lock) */
+  locked: Set<string>;
+}
+
+interface Col {
+  key: string;
+  name: string;
+  fromDriver: (v: unknown) => unknown;
+  toDriver: (v: unknown) => unknown;
+  hasDefault: boolean;
+}
+
+/** A table's column list, row mapper and INSERT text, made once. */
+export class TableSql<T> {
+  readonly name: string;
+  /** `"a", "b", …` in schema order */
+  readonly columns: string;
+  /** `INSERT INTO t (…) VALUES ($1, …)` */
+  readonly insertText: string;
+  private readonly cols: Col[];
+  private readonly byKey: Map<string, Col>;
+
+  constructor(table: Table) {
+    this.name = getTableName(table);
+    this.cols = Object.entries(getTableColumns(table)).map(([key, c]) => ({
+      key,
+      name: c.name,
+      fromDriver: (v: unknown) => c.mapFromDriverValue(v),
+      toDriver: (v: unknown) => c.mapToDriverValue(v),
+      hasDefault: c.hasDefault,
+    }));
+    this.byKey = new Map(this.cols.map((c) => [c.key, c]));
+    this.columns = this.cols.map((c) => `"${c.name}"`).join(', ');
+    this.insertText = `INSERT INTO "${this.name}" (${this.columns}) VALUES (${this.cols.map((_, i) => `$${i + 1}`).join(', ')})`;
+  }
+
+  row(raw: Record<string, unknown>): T {
+    const out: Record<string, unknown> = {};
+    for (const c of this.cols) {
+      const v = raw[c.name];
+      out[c.key] = v === null || v === undefined ? null : c.fromDriver(v);
+    }
+    return out as T;
+  }
+
+  first(r: pg.QueryResult): T | undefined {
+    return r.rows[0] === undefined ? undefined : this.row(r.rows[0] as Record<string, unknown>);
+  }
+
+  all(r: pg.QueryResult): T[] {
+    return r.rows.map((x) => this.row(x as Record<string, unknown>));
+  }
+
+  /** The INSERT's values; undefined when a value is missing for a column with a default (drizzle's insert then writes DEFAULT). */
+  insertValues(obj: T): unknown[] | undefined {
+    const o = obj as Record<string, unknown>;
+    const out: unknown[] = [];
+    for (const c of this.cols) {
+      const v = o[c.key];
+      if (v === undefined && c.hasDefault) return undefined;
+      out.push(v === null || v === undefined ? null : c.toDriver(v));
+    }
+    return out;
+  }
+
+  /** `SET "a" = $1, …` for a patch's defined keys, from parameter `from`, and their values; the statement's name part. */
+  set(patch: Record<string, unknown>, from = 1): { text: string; values: unknown[]; keys: string } {
+    const parts: string[] = [];
+    const values: unknown[] = [];
+    const keys: string[] = [];
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === undefined) continue;
+      const c = this.byKey.get(k);
+      if (!c) throw new Error(`${this.name} has no column ${k}`);
+      parts.push(`"${c.name}" = $${from + values.length}`);
+      values.push(v === null ? null : c.toDriver(v));
+      keys.push(k);
+    }
+    return { text: parts.join(', '), values, keys: keys.join(',') };
+  }
+}
+
+/** Runs a named prepared statement (parsed once per connection). */
+export function run(s: Session, name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+  return s.conn.query({ name, text, values });
+}
