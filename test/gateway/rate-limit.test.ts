@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -22,7 +22,7 @@ interface Answer {
   body: { error?: { code: string; message: string; details: Record<string, unknown> } };
 }
 
-/** `n` requests at once, so that they all land inside one window. */
+/** `n` requests at once; the gateway's clock stands still, so they all land inside one window. */
 async function burst(c: AgentpayClient, n: number, path = '/v1/wallets'): Promise<Answer[]> {
   return Promise.all(
     Array.from({ length: n }, async () => {
@@ -35,8 +35,12 @@ async function burst(c: AgentpayClient, n: number, path = '/v1/wallets'): Promis
 const statuses = (answers: Answer[]) => answers.map((a) => a.status).sort();
 
 let t: TestGateway;
+/** the gateway's clock: windows pass when a test moves it, never while a burst is under way */
+const clock = new ManualClock();
+/** the next window: the clock moved past the current one */
+const nextWindow = () => clock.advance(WINDOW_MS + 1);
 beforeAll(async () => {
-  t = await startTestGateway({ config: { rateLimit } });
+  t = await startTestGateway({ clock, config: { rateLimit } });
 });
 afterAll(async () => {
   await t?.close();
@@ -84,12 +88,12 @@ describe('the request rate limit', () => {
   it('lets requests through again once the window has passed', async () => {
     const ws = await t.newWorkspace('Patient');
     expect(statuses(await burst(ws.client, 6))).toContain(429);
-    await sleep(WINDOW_MS + 250);
+    nextWindow();
     expect(statuses(await burst(ws.client, 5))).toEqual([200, 200, 200, 200, 200]);
   });
 
   it('counts made-up keys per IP, so a new fake key per request does not escape the limit', async () => {
-    await sleep(WINDOW_MS + 250); // a fresh window for this IP
+    nextWindow(); // a fresh window for this IP
     const fake = (i: number) => t.client(`ap_w_${String(i).padStart(32, 'x')}`);
     const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => burst(fake(i), 1).then((a) => a[0]!)));
     expect(statuses(answers)).toEqual([401, 401, 401, 401, 401, 429]);
@@ -103,7 +107,7 @@ describe('the rate limit behind a trusted proxy', () => {
   let gw: RunningGateway;
   const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-ratelimit-'));
   beforeAll(async () => {
-    gw = await startGateway({ dataDir, tls: false, httpPort: null, port: 0, config: { trustProxy: true, rateLimit } });
+    gw = await startGateway({ dataDir, tls: false, httpPort: null, port: 0, clock: new ManualClock(), config: { trustProxy: true, rateLimit } });
   });
   afterAll(async () => {
     await gw?.close();
@@ -120,7 +124,7 @@ describe('the rate limit behind a trusted proxy', () => {
 
 describe('the rate limit on POST /v1/x402/batch', () => {
   it('counts a batch as one request on the general limit; its operations count on the payment limits', async () => {
-    await sleep(WINDOW_MS + 250); // a fresh window
+    nextWindow(); // a fresh window
     const seller = await t.newProvider();
     const op = { op: 'challenge' as const, capabilityId: 'cap_unknown' };
     // 10 challenge operations, twice the general limit of 5, in one request

@@ -68,7 +68,7 @@ function limiterKey(ctx: DomainContext): (request: FastifyRequest) => Promise<st
 
 export interface LimitsOptions {
   config: GatewayConfig;
-  /** where the limits count; default: in this process */
+  /** where the limits count; default: in this process, on the domain's clock */
   counter?: RateCounter;
   /** told of every request a limit refuses (metrics) */
   onLimited?: (limit: 'general' | 'signup' | 'payment') => void;
@@ -77,6 +77,7 @@ export interface LimitsOptions {
 export default fp(async function limits(app: FastifyInstance, opts: LimitsOptions) {
   const { rateLimit: rl } = opts.config;
   const keyOf = limiterKey(app.services.ctx);
+  const counter = opts.counter ?? new LocalCounter(app.services.ctx.clock);
   await app.register(rateLimit, {
     global: true,
     hook: 'onRequest',
@@ -87,12 +88,13 @@ export default fp(async function limits(app: FastifyInstance, opts: LimitsOption
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     errorResponseBuilder: rateLimitedError(rl.windowMs),
     ...(opts.onLimited ? { onExceeded: (request: FastifyRequest) => opts.onLimited!(request.routeOptions.config && (request.routeOptions.config as { rateLimit?: { keyGenerator?: unknown } }).rateLimit ? 'signup' : 'general') } : {}),
-    // without a counter the library's own in-process store, as before
-    ...(opts.counter ? { store: counterStore(opts.counter) } : {}),
+    // without a shared counter, one in this process on the gateway's clock (a test moves the
+    // clock past a window instead of waiting for it)
+    store: counterStore(counter),
   });
   // requests no route serves count too: otherwise probing unknown paths would be unlimited
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler);
-  app.decorate('paymentLimits', new PaymentLimits(opts.counter ?? new LocalCounter(app.services.ctx.clock), keyOf, { ...DEFAULT_CONFIG.rateLimit, ...rl }, opts.onLimited));
+  app.decorate('paymentLimits', new PaymentLimits(counter, keyOf, { ...DEFAULT_CONFIG.rateLimit, ...rl }, opts.onLimited));
 });
 
 /**
