@@ -11,3 +11,7 @@ export * from './canonical-json.js';
 export * from './ed25519-strict.js';
 export * from './payment.js';
 export * from './bazaar.js';
+export * from './tenancy.js';
+export * from './market.js';
+export * from './policies.js';
+export * from './platform.js';
