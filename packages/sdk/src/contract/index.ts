@@ -15,3 +15,6 @@ export * from './tenancy.js';
 export * from './market.js';
 export * from './policies.js';
 export * from './platform.js';
+export * from './header.js';
+export * from './checks.js';
+export * from './base64.js';
