@@ -4,6 +4,7 @@
  */
 import type { HttpClient } from './http.js';
 import type { Payout } from './payouts.js';
+import type { SandboxSettings, SandboxSettingsInput } from '../contract/rails.js';
 
 export type Rail = 'bank_transfer' | 'ach' | 'usdc_base';
 
@@ -75,14 +76,7 @@ export interface RailEvent {
   data: Record<string, unknown>;
 }
 
-export interface SandboxSettings {
-  usdcPrice: string;
-  screeningDown: boolean;
-  pricingDown: boolean;
-  payoutsDown: boolean;
-  sanctioned: string[];
-  treasuryShortfallMinor: string;
-}
+export type { SandboxSettings } from '../contract/rails.js';
 
 export interface WebhookDelivery {
   body: string;
@@ -152,7 +146,7 @@ export class SandboxApi {
   async settings(): Promise<SandboxSettings> {
     return (await this.http.request<{ settings: SandboxSettings }>('GET', '/v1/sandbox/settings')).settings;
   }
-  async update(patch: Partial<Omit<SandboxSettings, 'sanctioned'>> & { sanction?: string[]; unsanction?: string[] }): Promise<SandboxSettings> {
+  async update(patch: SandboxSettingsInput): Promise<SandboxSettings> {
     return (await this.http.request<{ settings: SandboxSettings }>('POST', '/v1/sandbox/settings', { body: patch })).settings;
   }
 }

@@ -18,3 +18,4 @@ export * from './platform.js';
 export * from './header.js';
 export * from './checks.js';
 export * from './base64.js';
+export * from './rails.js';
