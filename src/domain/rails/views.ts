@@ -3,6 +3,7 @@ import { iso } from '../../core/clock.js';
 import type { DepositAddress, PayoutDestination, RailTransaction } from '../../store/repos/rails.js';
 import { RAILS, type Rail } from './adapters.js';
 import { formatPrice } from './pricing.js';
+import type { DepositAddress as DepositAddressView, RailTransaction as RailTransactionView, TopUpIntent } from 'agentpay-sdk/contract';
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
@@ -17,14 +18,14 @@ export function creditedMinor(t: RailTransaction): bigint {
 }
 
 /** An item of GET /v1/rail/transactions. */
-export function railTransactionView(t: RailTransaction) {
+export function railTransactionView(t: RailTransaction): RailTransactionView {
   return {
     id: t.id,
     kind: t.kind,
     direction: t.kind === 'payout' ? 'out' : 'in',
     walletId: t.walletId,
     treasuryProviderId: t.treasuryProviderId,
-    rail: t.rail,
+    rail: t.rail as Rail | null, // the store keeps only RAILS here
     state: t.state,
     railAmountMinor: t.railAmountMinor.toString(),
     railCurrency: t.railCurrency,
@@ -41,7 +42,7 @@ export function railTransactionView(t: RailTransaction) {
 }
 
 /** The top-up intent of POST /v1/wallets/:id/topup. */
-export function intentView(t: RailTransaction, extra: { clientSecret?: string } = {}) {
+export function intentView(t: RailTransaction, extra: { clientSecret?: string } = {}): TopUpIntent {
   return {
     externalRef: t.externalRef!,
     status: t.state,
@@ -81,7 +82,7 @@ export function payoutView(t: RailTransaction) {
   };
 }
 
-export function depositAddressView(a: DepositAddress) {
+export function depositAddressView(a: DepositAddress): DepositAddressView {
   return { address: a.address, chain: a.chain, asset: a.asset, walletId: a.walletId, treasuryProviderId: a.treasuryProviderId, createdAt: iso(a.createdAt) };
 }
 

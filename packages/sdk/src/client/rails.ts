@@ -6,7 +6,8 @@ import type { HttpClient } from './http.js';
 import type { Payout } from './payouts.js';
 import type { SandboxSettings, SandboxSettingsInput } from '../contract/rails.js';
 
-export type Rail = 'bank_transfer' | 'ach' | 'usdc_base';
+export type { Rail, TopUpIntent, DepositAddress, RailTransaction } from '../contract/rails.js';
+import type { DepositAddress, Rail, RailTransaction, TopUpIntent } from '../contract/rails.js';
 
 export interface RailProvider {
   id: string;
@@ -19,54 +20,6 @@ export interface RailProvider {
   topUps: boolean;
   depositAddresses: boolean;
   faucet: boolean;
-}
-
-export interface TopUpIntent {
-  externalRef: string;
-  status: 'pending' | 'confirmed' | 'declined';
-  amountMinor: string;
-  currency: 'USD' | 'USDC';
-  hostedUrl?: string;
-  clientSecret?: string;
-  declineReason?: string;
-  /** the rail transaction (`top_…`) */
-  transactionId: string;
-  walletId: string;
-  treasuryProviderId: string;
-  createdAt: string;
-}
-
-export interface DepositAddress {
-  address: string;
-  chain: string;
-  asset: string;
-  walletId: string;
-  treasuryProviderId: string;
-  createdAt: string;
-}
-
-export interface RailTransaction {
-  id: string;
-  kind: 'topup' | 'deposit' | 'payout';
-  direction: 'in' | 'out';
-  walletId: string;
-  treasuryProviderId: string;
-  rail: Rail | null;
-  state: 'pending' | 'held' | 'submitted' | 'confirmed' | 'returned' | 'declined' | 'failed';
-  /** minor units of railCurrency: USD cents or USDC base units (6 decimals) */
-  railAmountMinor: string;
-  railCurrency: 'USD' | 'USDC';
-  /** the USD amount of the top-up, deposit (once priced) or payout */
-  usdAmountMinor: string | null;
-  /** USD it moved on the wallet and still moves: + in, - out, "0" when nothing moved or it came back */
-  creditedMinor: string;
-  usdcPrice: string | null;
-  externalRef: string | null;
-  counterparty: string | null;
-  reason: string | null;
-  createdAt: string;
-  updatedAt: string;
-  settledAt: string | null;
 }
 
 export interface RailEvent {
