@@ -10,7 +10,7 @@ import { parseMinor } from '../../core/money.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
-import { SandboxSettingsAnswer, SandboxSettingsBody } from 'agentpay-sdk/contract';
+import { PayoutAnswer, RailTransactionAnswer, SandboxSettingsAnswer, SandboxSettingsBody } from 'agentpay-sdk/contract';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -39,14 +39,14 @@ export default async function sandboxRoutes(app: FastifyInstance) {
   for (const [action, outcome] of [['confirm', 'confirmed'], ['return', 'returned']] as const) {
     app.post<{ Params: Params; Body: ReasonBody }>(
       `/v1/sandbox/payouts/:id/${action}`,
-      { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody } },
+      { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody, response: { 200: PayoutAnswer } } },
       async (request) => controls.settlePayout(principal(request), request.params.id, outcome, request.body?.reason),
     );
   }
 
   app.post<{ Body: Static<typeof DepositBody> }>(
     '/v1/sandbox/deposits',
-    { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { body: DepositBody } },
+    { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { body: DepositBody, response: { 200: RailTransactionAnswer } } },
     async (request) => controls.deposit(principal(request), request.body),
   );
 

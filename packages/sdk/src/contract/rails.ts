@@ -5,7 +5,7 @@
  * domain's rail views return their types, the SDK's rails and payouts clients return them.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Closed, Id, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
+import { Amount, Closed, Id, IgnoredTenantIds, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
 
 export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
 export const Rail = StringEnum(RAIL_NAMES);
@@ -91,3 +91,80 @@ export const SandboxSettingsBody = Closed({
 export type SandboxSettingsInput = Static<typeof SandboxSettingsBody>;
 
 export const SandboxSettingsAnswer = Closed({ settings: SandboxSettings });
+
+// ---- payouts and their destinations ----
+
+export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
+export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
+
+/** A payout of POST/GET /v1/payouts. */
+export const Payout = Closed({
+  id: Type.String(),
+  walletId: Id('wal'),
+  providerId: Id('prv'),
+  amountMinor: Amount(),
+  currency: Type.Literal('USD'),
+  rail: Rail,
+  destination: Type.String(),
+  treasuryProviderId: Type.String(),
+  status: StringEnum(PAYOUT_STATUSES),
+  railAmountMinor: Amount(),
+  railCurrency: RailAsset,
+  usdcPrice: Nullable(Type.String()),
+  externalRef: Nullable(Type.String()),
+  expectedBy: Nullable(Timestamp()),
+  reason: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+  settledAt: Nullable(Timestamp()),
+});
+export type Payout = Static<typeof Payout>;
+
+export const PayoutDestination = Closed({
+  id: Type.String(),
+  providerId: Id('prv'),
+  asset: RailAsset,
+  chain: Nullable(Type.String()),
+  destination: Type.String(),
+  rails: Type.Array(Rail),
+  createdAt: Timestamp(),
+  usableAt: Timestamp({ description: 'a new destination is usable after a delay' }),
+  usable: Type.Boolean(),
+});
+export type PayoutDestination = Static<typeof PayoutDestination>;
+
+export const PayoutDestinationBody = Closed({
+  destination: Type.String({ minLength: 1, maxLength: 200, examples: ['ext_bank_account_0001'], description: 'ext_… for bank rails, a 0x address for USDC' }),
+  asset: Type.Optional(RailAsset),
+  chain: Type.Optional(StringEnum(['base'] as const)),
+  ...IgnoredTenantIds,
+});
+
+export const PayoutBody = Closed({
+  walletId: Type.String({ minLength: 1, maxLength: 100 }),
+  amountMinor: Amount(),
+  rail: Rail,
+  destination: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  treasuryProviderId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  ...IgnoredTenantIds,
+});
+export type PayoutInput = Omit<Static<typeof PayoutBody>, keyof typeof IgnoredTenantIds>;
+
+export const PayoutResolveBody = Closed({
+  outcome: StringEnum(RESOLVE_OUTCOMES, { description: 'paid: the money left (confirmed); failed: it did not (re-credited)' }),
+  reason: Type.String({ minLength: 1, maxLength: 500, description: 'what the rail said, recorded on the payout and in the events' }),
+});
+
+/** A provider key lists its own payouts, the operator key every provider's (to find stuck ones). */
+export const PayoutListQuery = Closed({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  status: Type.Optional(StringEnum(PAYOUT_STATUSES)),
+  submittedBefore: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'ISO 8601 time: only payouts submitted before it' })),
+  ...IgnoredTenantIds,
+});
+
+export const PayoutAnswer = Closed({ payout: Payout });
+export const PayoutPage = Closed({ payouts: Type.Array(Payout), nextCursor: Type.Optional(Type.String({ description: 'pass as after= for the next page' })) });
+export const PayoutDestinationAnswer = Closed({ destination: PayoutDestination, changed: Type.Boolean({ description: 'false when the same destination was already registered' }) });
+export const PayoutDestinationList = Closed({ destinations: Type.Array(PayoutDestination) });
