@@ -1,10 +1,10 @@
 /**
  * The API's resources as answered. Closed objects list every field: a response that adds one
  * fails the gateway's response checks in tests (GatewayConfig.validateResponses), so the
- * documentation cannot drift from what is sent. Open ones document their main fields.
+ * documentation cannot drift from what is sent.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Closed, Id, Nullable, Open, SignedAmount, StringEnum, Timestamp } from './schemas.js';
+import { Amount, Closed, Id, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
 import { CapabilityAddressSchema } from './address.js';
 
 const Currency = Type.String({ description: 'ISO 4217 code, e.g. USD', examples: ['USD'] });
@@ -179,9 +179,6 @@ export const Rating = Closed({
   createdAt: Timestamp(),
 });
 export type Rating = Static<typeof Rating>;
-
-/** Objects documented by their main fields only (rails, payouts, sandbox, signup): they may carry more. */
-export const OpenRecord = (description: string) => Open({}, { description });
 
 /** A webhook endpoint (docs/api/webhooks.md); its secret is shown once, on creation and rotation. */
 export const WebhookEndpoint = Closed({
