@@ -7,7 +7,7 @@ import type { Payout } from './payouts.js';
 import type { SandboxSettings, SandboxSettingsInput } from '../contract/rails.js';
 
 export type { Rail, TopUpIntent, DepositAddress, RailTransaction } from '../contract/rails.js';
-import type { DepositAddress, Rail, RailTransaction, TopUpIntent } from '../contract/rails.js';
+import type { DepositAddress, Rail, RailEvent, RailTransaction, TopUpIntent } from '../contract/rails.js';
 
 export interface RailProvider {
   id: string;
@@ -22,12 +22,7 @@ export interface RailProvider {
   faucet: boolean;
 }
 
-export interface RailEvent {
-  id: string;
-  type: string;
-  createdAt: string;
-  data: Record<string, unknown>;
-}
+export type { RailEvent } from '../contract/rails.js';
 
 export type { SandboxSettings } from '../contract/rails.js';
 

@@ -168,3 +168,18 @@ export const PayoutAnswer = Closed({ payout: Payout });
 export const PayoutPage = Closed({ payouts: Type.Array(Payout), nextCursor: Type.Optional(Type.String({ description: 'pass as after= for the next page' })) });
 export const PayoutDestinationAnswer = Closed({ destination: PayoutDestination, changed: Type.Boolean({ description: 'false when the same destination was already registered' }) });
 export const PayoutDestinationList = Closed({ destinations: Type.Array(PayoutDestination) });
+
+// ---- the rails' lists ----
+
+/** An event of GET /v1/events (rail and payment events of the caller's tenant). */
+export const RailEvent = Closed({
+  id: Type.String(),
+  type: Type.String({ description: 'the event type, e.g. topup.confirmed' }),
+  createdAt: Timestamp(),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: "the event's facts (ids, amounts as strings)" }),
+});
+export type RailEvent = Static<typeof RailEvent>;
+
+const Cursor = Type.Optional(Type.String({ description: 'pass as after= for the next page; only when the page came back full' }));
+export const RailTransactionPage = Closed({ transactions: Type.Array(RailTransaction), nextCursor: Cursor });
+export const RailEventPage = Closed({ events: Type.Array(RailEvent), nextCursor: Cursor });
