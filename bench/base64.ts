@@ -3,7 +3,7 @@
  * it replaced and Node's Buffer, on a header the size of a payment proof.
  * Usage: npx tsx bench/base64.ts [--runs 200000]
  */
-import { fromBase64Url, toBase64Url } from '../packages/sdk/src/base64.js';
+import { fromBase64Url, toBase64Url } from '../packages/sdk/src/contract/base64.js';
 
 const runs = Number(process.argv[process.argv.indexOf('--runs') + 1]) || 200_000;
 const header = {

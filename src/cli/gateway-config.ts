@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
+import { feeBpsProblem, isGatewayMode, isMetricsMode, isPositiveInteger, isRedisUrl, MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
 import { systemClock } from '../core/clock.js';
 import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
 import { CliError, usageError } from './errors/index.js';
@@ -75,21 +75,22 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
   switch (kind) {
     case 'string':
       return typeof v === 'string' && v ? undefined : 'must be a non-empty string';
-    case 'fee-bps':
-      if (!Number.isInteger(v)) return 'must be an integer';
-      return (v as number) >= 0 && (v as number) <= 10_000 ? undefined : 'must be from 0 to 10000 (basis points: 300 = 3%)';
+    case 'fee-bps': {
+      const problem = feeBpsProblem(v);
+      return problem === 'not-integer' ? 'must be an integer' : problem ? 'must be from 0 to 10000 (basis points: 300 = 3%)' : undefined;
+    }
     case 'positive-integer':
       return isPositiveInteger(v) ? undefined : 'must be a positive integer';
     case 'boolean':
       return typeof v === 'boolean' ? undefined : 'must be true or false';
     case 'mode':
-      return v === 'sandbox' || v === 'production' ? undefined : 'must be "sandbox" or "production"';
+      return isGatewayMode(v) ? undefined : 'must be "sandbox" or "production"';
     case 'rails':
       return v === 'sandbox' || v === 'none' || (v !== null && typeof v === 'object' && !Array.isArray(v)) ? undefined : 'must be "sandbox", "none", or an object naming the adapters (stripe, screening)';
     case 'log-format':
       return (LOG_FORMATS as readonly unknown[]).includes(v) ? undefined : `must be ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`;
     case 'metrics':
-      return v === 'off' || v === 'loopback' || v === 'token' ? undefined : 'must be "off", "loopback" or "token"';
+      return isMetricsMode(v) ? undefined : 'must be "off", "loopback" or "token"';
     case 'redis-url':
       return isRedisUrl(v) ? undefined : 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
     case 'port-or-null':
@@ -100,10 +101,6 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
   }
 }
 
-const isRedisUrl = (v: unknown): boolean => typeof v === 'string' && /^rediss?:\/\/./.test(v);
-
-/** durations (ms) and counts: 0 or less would expire everything at once or refuse every request */
-const isPositiveInteger = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) > 0;
 
 /**
  * oclif reads a boolean flag's variable as true for 1/true/y/yes and as false for ANY

@@ -16,6 +16,7 @@ import { InvalidPublicKeyError, parsePublicKeyPem, verifyObject } from '../core/
 import type { AgentpayClient } from 'agentpay-sdk/client';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import { decodeHeader, responseHash, type Receipt } from 'agentpay-sdk/protocol';
+import { receiptProblems } from 'agentpay-sdk/contract';
 import { CliError, networkFailure, usageError } from './errors/index.js';
 import { renderFields } from './output.js';
 import { configDir } from './profile.js';
@@ -94,31 +95,9 @@ export function parseReceiptText(text: string): { value: unknown } | { problem: 
   return { value };
 }
 
-const STRING_FIELDS = ['id', 'transactionId', 'providerId', 'consumerId', 'capabilityId'] as const;
-
-/** Every field that is not what the protocol (docs/protocol.md, Receipt) says, by name. */
+/** Every field that is not what the protocol (docs/protocol.md, Receipt) says, by name: the contract's one receipt check. */
 export function receiptShapeProblems(value: unknown): Problem[] {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return [malformed('(receipt)', 'is not a JSON object')];
-  const r = value as Record<string, unknown>;
-  const out: Problem[] = [];
-  for (const f of STRING_FIELDS) if (typeof r[f] !== 'string' || !r[f]) out.push(malformed(f, 'must be a non-empty string'));
-  const amount = r.amount as Record<string, unknown> | undefined;
-  if (!amount || typeof amount !== 'object' || Array.isArray(amount)) out.push(malformed('amount', 'must be an object {amountMinor, currency}'));
-  else {
-    if (typeof amount.amountMinor !== 'string' || !/^(0|[1-9][0-9]*)$/.test(amount.amountMinor)) out.push(malformed('amount.amountMinor', 'must be a string of integer minor units, e.g. "100"'));
-    if (typeof amount.currency !== 'string' || !amount.currency) out.push(malformed('amount.currency', 'must be a currency code string, e.g. "USD"'));
-  }
-  if (r.status !== 'success' && r.status !== 'failed') out.push(malformed('status', 'must be "success" or "failed"'));
-  if (!('responseHash' in r)) out.push(malformed('responseHash', 'is missing (a receipt carries it, null when there was no response)'));
-  else if (r.responseHash === null) {
-    if (r.status === 'success') out.push(malformed('responseHash', 'a success receipt must cover a response, but it is null'));
-  } else if (typeof r.responseHash !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(r.responseHash)) {
-    out.push(malformed('responseHash', 'must be "sha256:" and 64 lowercase hex digits, or null'));
-  }
-  if (typeof r.timestamp !== 'string' || Number.isNaN(Date.parse(r.timestamp))) out.push(malformed('timestamp', 'must be an ISO-8601 time string'));
-  if (typeof r.signature !== 'string' || !/^[A-Za-z0-9+/]{86}==$/.test(r.signature)) out.push(malformed('signature', 'must be the base64 of a 64-byte ed25519 signature'));
-  if (typeof r.signingKeyId !== 'string' || !r.signingKeyId) out.push(malformed('signingKeyId', 'must name the receipt key, e.g. "sk_…"'));
-  return out;
+  return receiptProblems(value).map((p) => malformed(p.field, p.reason));
 }
 
 // ---- receipt keys, cached per gateway ----

@@ -91,6 +91,22 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** a metrics token shorter than this is refused: it is the only thing guarding the endpoint */
 export const MIN_METRICS_TOKEN = 16;
 
+/**
+ * The rules of the settings, once: resolveConfig below and the CLI's check of a config file and its
+ * flags (src/cli/gateway-config.ts) both decide with these, each in its own words.
+ */
+export const isGatewayMode = (v: unknown): v is GatewayConfig['mode'] => v === 'sandbox' || v === 'production';
+/** The platform fee in basis points: an integer from 0 to 10000 (300 = 3%). */
+export function feeBpsProblem(v: unknown): 'not-integer' | 'out-of-range' | undefined {
+  if (!Number.isInteger(v)) return 'not-integer';
+  return (v as number) >= 0 && (v as number) <= 10_000 ? undefined : 'out-of-range';
+}
+/** Durations (ms) and counts: 0 or less would expire everything at once or refuse every request. */
+export const isPositiveInteger = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
+export const isRedisUrl = (v: unknown): v is string => typeof v === 'string' && /^rediss?:\/\/./.test(v);
+export const METRICS_MODES = ['off', 'loopback', 'token'] as const;
+export const isMetricsMode = (v: unknown): v is (typeof METRICS_MODES)[number] => (METRICS_MODES as readonly unknown[]).includes(v);
+
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
   // inFlightTtlMs is the old name of releaseUnsettledAfterMs, still accepted; both at once must agree
   const { inFlightTtlMs, ...given } = partial;
@@ -101,26 +117,26 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
     given.releaseUnsettledAfterMs ??= inFlightTtlMs;
   }
   const cfg: GatewayConfig = { ...DEFAULT_CONFIG, ...given, rateLimit: { ...DEFAULT_CONFIG.rateLimit, ...given.rateLimit } };
-  if (cfg.mode !== 'sandbox' && cfg.mode !== 'production') throw new Error(`mode must be sandbox or production, got ${String(cfg.mode)}`);
-  if (!Number.isInteger(cfg.feeBps) || cfg.feeBps < 0 || cfg.feeBps > 10_000) throw new Error('feeBps must be an integer from 0 to 10000');
+  if (!isGatewayMode(cfg.mode)) throw new Error(`mode must be sandbox or production, got ${String(cfg.mode)}`);
+  if (feeBpsProblem(cfg.feeBps)) throw new Error('feeBps must be an integer from 0 to 10000');
   if (cfg.mode === 'production' && cfg.devEchoTokens) throw new Error('--dev-echo-tokens is refused in production mode');
   // a duration of 0 or less would make every token or challenge expire as it is made
   for (const k of ['tokenTtlMs', 'challengeTtlMs', 'releaseUnsettledAfterMs', 'sweepIntervalMs'] as const) {
-    if (!Number.isSafeInteger(cfg[k]) || cfg[k] <= 0) throw new Error(`${k} must be a positive integer of milliseconds`);
+    if (!isPositiveInteger(cfg[k])) throw new Error(`${k} must be a positive integer of milliseconds`);
   }
   // node runs a longer timer interval after 1 ms instead: the sweeper would spin
   if (cfg.sweepIntervalMs > MAX_TIMER_MS) throw new Error(`sweepIntervalMs must be at most ${MAX_TIMER_MS}`);
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
-    if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`rateLimit.${k} must be a positive integer`);
+    if (!isPositiveInteger(v)) throw new Error(`rateLimit.${k} must be a positive integer`);
   }
   if (cfg.redis !== undefined) {
     const { url, keyPrefix } = cfg.redis;
-    if (typeof url !== 'string' || !/^rediss?:\/\/./.test(url)) throw new Error('redis.url must be a redis:// or rediss:// URL');
+    if (!isRedisUrl(url)) throw new Error('redis.url must be a redis:// or rediss:// URL');
     if (keyPrefix !== undefined && typeof keyPrefix !== 'string') throw new Error('redis.keyPrefix must be a string');
   }
   if (cfg.metrics !== undefined) {
     const { mode, token } = cfg.metrics;
-    if (mode !== 'off' && mode !== 'loopback' && mode !== 'token') throw new Error(`metrics.mode must be off, loopback or token, got ${JSON.stringify(mode)}`);
+    if (!isMetricsMode(mode)) throw new Error(`metrics.mode must be off, loopback or token, got ${JSON.stringify(mode)}`);
     if (mode === 'token' && (typeof token !== 'string' || token.length < MIN_METRICS_TOKEN)) throw new Error(`metrics.token must be at least ${MIN_METRICS_TOKEN} characters when metrics.mode is token`);
   }
   if (cfg.mail) {

@@ -74,7 +74,7 @@ describe('the layers of docs/architecture.md', () => {
 
   it('the parts of the SDK that run outside Node import no node: module', () => {
     const portable = ['packages/sdk/src/contract', 'packages/sdk/src/client', 'packages/sdk/src/buyer', 'packages/sdk/src/interop'];
-    const files = ['packages/sdk/src/protocol.ts', 'packages/sdk/src/signing.ts', 'packages/sdk/src/base64.ts', 'packages/sdk/src/errors.ts', 'packages/sdk/src/types.ts', 'packages/sdk/src/webhooks.ts', 'packages/sdk/src/index.ts'];
+    const files = ['packages/sdk/src/protocol.ts', 'packages/sdk/src/signing.ts', 'packages/sdk/src/errors.ts', 'packages/sdk/src/types.ts', 'packages/sdk/src/webhooks.ts', 'packages/sdk/src/index.ts'];
     const all = importsUnder('packages/sdk/src').filter((i) => portable.some((d) => i.file.startsWith(`${d}/`)) || files.includes(i.file));
     expect(show(all.filter((i) => i.spec.startsWith('node:')))).toEqual([]);
   });

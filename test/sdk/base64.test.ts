@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../../packages/sdk/src/base64.js';
+import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../../packages/sdk/src/contract/base64.js';
 import { base64UrlDecode, decodeHeader, encodeHeader } from '../../packages/sdk/src/protocol.js';
 import { base64Decode } from '../../packages/sdk/src/signing.js';
 

@@ -16,15 +16,15 @@ const BACKENDS = ['noble', 'webcrypto'] as const;
 const challenge = { capabilityId: 'cap_1', providerId: 'prv_1', amountMinor: '100', currency: 'USD', nonce: 'n1', expiresAt: '2030-01-01T00:00:00.000Z', payTo: 'wal_1' };
 
 describe('packages/sdk/src/signing.ts', () => {
-  it('imports nothing but @noble/ed25519, two dependency-free modules of the contract and the SDK\'s base64', () => {
+  it('imports nothing but @noble/ed25519, three dependency-free modules of the contract (canonical JSON, strict ed25519, base64)', () => {
     const source = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
     // static imports and re-exports (`export … from`), one or several lines each
     const imports = (path: string) => [...source(path).matchAll(/^(?:import\b[^'";]*?|export\b[^'";]*?\bfrom\s*)['"]([^'"]+)['"]/gm)].map((m) => m[1]);
-    expect(imports('../../packages/sdk/src/signing.ts')).toEqual(['@noble/ed25519', './contract/canonical-json.js', './contract/ed25519-strict.js', './base64.js']);
-    expect(imports('../../packages/sdk/src/base64.ts')).toEqual([]);
+    expect(imports('../../packages/sdk/src/signing.ts')).toEqual(['@noble/ed25519', './contract/canonical-json.js', './contract/ed25519-strict.js', './contract/base64.js']);
+    expect(imports('../../packages/sdk/src/contract/base64.ts')).toEqual([]);
     expect(imports('../../packages/sdk/src/contract/canonical-json.ts')).toEqual([]);
     expect(imports('../../packages/sdk/src/contract/ed25519-strict.ts')).toEqual([]);
-    for (const path of ['../../packages/sdk/src/signing.ts', '../../packages/sdk/src/base64.ts', '../../packages/sdk/src/contract/canonical-json.ts', '../../packages/sdk/src/contract/ed25519-strict.ts']) {
+    for (const path of ['../../packages/sdk/src/signing.ts', '../../packages/sdk/src/contract/base64.ts', '../../packages/sdk/src/contract/canonical-json.ts', '../../packages/sdk/src/contract/ed25519-strict.ts']) {
       expect(source(path), `${path} loads nothing at run time`).not.toMatch(/\bimport\(|\brequire\(/);
     }
   });

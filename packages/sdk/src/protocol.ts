@@ -4,7 +4,9 @@
  * UTF-8 JSON, no padding), the response hash and the shapes that travel. Runs in
  * browsers and edge runtimes: WebCrypto and plain JavaScript only, no Node imports.
  */
-import { fromBase64Url, toBase64Url } from './base64.js';
+import { fromBase64Url, toBase64Url } from './contract/base64.js';
+import { challengeProblem, receiptProblems } from './contract/checks.js';
+import { decodeHeader, encodeHeader } from './contract/header.js';
 import type { Challenge, PaymentProof, Receipt } from './types.js';
 
 /** Request header carrying the buyer's payment proof. */
@@ -38,7 +40,6 @@ export function paymentRequiredBody(challenge: PriceChallenge): PaymentRequiredB
 }
 
 const utf8 = new TextEncoder();
-const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
 
 export function base64UrlEncode(bytes: Uint8Array): string {
   return toBase64Url(bytes);
@@ -49,17 +50,8 @@ export function base64UrlDecode(text: string): Uint8Array {
   return fromBase64Url(text);
 }
 
-/** A JSON object as a header value: base64url of its UTF-8 JSON text. */
-export function encodeHeader(value: unknown): string {
-  return base64UrlEncode(utf8.encode(JSON.stringify(value)));
-}
-
-/** The inverse of encodeHeader; throws if the value is not base64url JSON of an object. */
-export function decodeHeader<T = Record<string, unknown>>(value: string): T {
-  const parsed: unknown = JSON.parse(utf8Decoder.decode(base64UrlDecode(value.trim())));
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('header is not a JSON object');
-  return parsed as T;
-}
+/** The header encoding is the contract's (contract/header.ts): one for the gateway, the SDK and the CLI. */
+export { decodeHeader, encodeHeader };
 
 export function toHex(bytes: Uint8Array): string {
   let s = '';
@@ -74,20 +66,15 @@ export async function responseHash(body: Uint8Array | ArrayBuffer | string): Pro
   return `sha256:${toHex(new Uint8Array(digest))}`;
 }
 
-/** Minimal shape checks, so a malformed header fails with a clear reason instead of deep inside. */
+/**
+ * Shape checks, so a malformed header fails with a clear reason instead of deep inside: the
+ * contract's one challenge and receipt checks (contract/checks.ts), which the gateway and the CLI
+ * use too. A success receipt without a responseHash passes here: the payer refuses it with its own reason.
+ */
 export function isPriceChallenge(v: unknown): v is PriceChallenge {
-  if (!v || typeof v !== 'object') return false;
-  const c = v as Record<string, unknown>;
-  return ['capabilityId', 'providerId', 'amountMinor', 'currency', 'nonce', 'expiresAt', 'payTo', 'signature', 'signingKeyId'].every((k) => typeof c[k] === 'string')
-    && /^(0|[1-9][0-9]*)$/.test(c.amountMinor as string);
+  return challengeProblem(v) === undefined;
 }
 
 export function isReceipt(v: unknown): v is Receipt {
-  if (!v || typeof v !== 'object') return false;
-  const r = v as Record<string, unknown>;
-  const amount = r.amount as Record<string, unknown> | undefined;
-  return ['id', 'transactionId', 'providerId', 'consumerId', 'capabilityId', 'timestamp', 'signature', 'signingKeyId'].every((k) => typeof r[k] === 'string')
-    && (r.status === 'success' || r.status === 'failed')
-    && (r.responseHash === null || r.responseHash === undefined || typeof r.responseHash === 'string')
-    && !!amount && typeof amount.amountMinor === 'string' && typeof amount.currency === 'string';
+  return receiptProblems(v).every((p) => p.kind === 'success-without-response');
 }

@@ -20,7 +20,7 @@
 import * as ed from '@noble/ed25519';
 import { signingPayload } from './contract/canonical-json.js';
 import { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding } from './contract/ed25519-strict.js';
-import { fromBase64, toBase64 } from './base64.js';
+import { fromBase64, toBase64 } from './contract/base64.js';
 
 export { isCanonicalPointEncoding, isCanonicalS, isSmallOrderEncoding };
 

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError, forbidden, notFound, validationError, wrongKeyKind } from '../../core/errors.js';
-import { AddressError, canonicalize, CanonicalJsonError, checkAddressUrl, checkCapabilityAddress } from 'agentpay-sdk/contract';
+import { AddressError, canonicalize, CanonicalJsonError, checkAddressUrl, checkCapabilityAddress, MAX_LATENCY_MS, type CapabilityPatchBody, type Capability as CapabilityView, type CapabilityVersion as VersionView, type PublishCapabilityBody } from 'agentpay-sdk/contract';
 import { parseMinor } from '../../core/money.js';
 import { iso } from '../../core/clock.js';
 import type { Repos } from '../../store/store.js';
@@ -33,47 +33,18 @@ export const CAPABILITY_CURRENCIES = ['USD'] as const;
 /** MCP tool names. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const IMMUTABLE_FIELDS = ['address', 'endpoint', 'protocol', 'toolName'] as const;
-/** The largest advertised median latency: an hour. */
-export const MAX_LATENCY_MS = 3_600_000;
+/** The largest advertised median latency: an hour (the wire's limit). */
+export { MAX_LATENCY_MS };
 
 const EDITABLE_FIELDS = ['name', 'description', 'category', 'tags', 'priceMinor', 'currency', 'schema', 'latencyP50Ms', 'version'] as const;
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
-export interface PublishInput {
-  name: string;
-  description: string;
-  protocol: Protocol;
-  priceMinor: unknown;
-  category: string;
-  endpoint?: unknown;
-  address?: unknown;
-  toolName?: string;
-  schema?: Record<string, unknown>;
-  tags?: string[];
-  latencyP50Ms?: number;
-  currency?: string;
-  version?: string;
-}
+/** What publish takes: the contract's request body (agentpay-sdk/contract); the domain checks the address and price itself. */
+export type PublishInput = PublishCapabilityBody;
+/** A patch: only what changes. The immutable fields are in the body so that they can be refused by name. */
+export type CapabilityPatch = CapabilityPatchBody;
 
-/** A patch: only what changes. The immutable fields are listed so that they can be refused by name. */
-export interface CapabilityPatch {
-  name?: string;
-  description?: string;
-  category?: string;
-  tags?: string[];
-  priceMinor?: unknown;
-  currency?: string;
-  schema?: Record<string, unknown>;
-  latencyP50Ms?: number | null;
-  /** label of the new version a schema edit publishes */
-  version?: string;
-  address?: unknown;
-  endpoint?: unknown;
-  protocol?: unknown;
-  toolName?: unknown;
-}
-
-export function capabilityView(c: Capability) {
+export function capabilityView(c: Capability): CapabilityView {
   return {
     id: c.id,
     providerId: c.providerId,
@@ -86,19 +57,19 @@ export function capabilityView(c: Capability) {
     tags: c.tags,
     schema: c.schema,
     latencyP50Ms: c.latencyP50Ms,
-    ...(c.protocol === 'mcp' ? { toolName: c.toolName } : {}),
+    ...(c.protocol === 'mcp' && c.toolName !== null ? { toolName: c.toolName } : {}),
     status: c.status,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
   };
 }
 
-export function versionView(v: CapabilityVersion) {
+export function versionView(v: CapabilityVersion): VersionView {
   return { id: v.id, endpoint: v.endpoint, address: v.address, version: v.version, hash: v.hash };
 }
 
-export type CapabilityView = ReturnType<typeof capabilityView>;
-export type VersionView = ReturnType<typeof versionView>;
+/** A capability and a version as answered: the contract's resources. */
+export type { CapabilityView, VersionView };
 
 /** `sha256:` + hex SHA-256 of the canonical JSON of {address, schema}: a schema edit changes it. */
 export function versionHash(address: CapabilityAddress, schema: Record<string, unknown> | null): string {

@@ -38,11 +38,12 @@ import type { RankingRow, ScoreInputs } from '../../store/repos/discovery.js';
 import type { DomainContext } from '../platform/context.js';
 import { reputationOf, reputations } from './reputation.js';
 import { providerSummary } from './providers.js';
-import { capabilityView, type Protocol } from './capabilities.js';
+import { capabilityView } from './capabilities.js';
+import { MAX_DISCOVERY_LIMIT, type DiscoveryFilters } from 'agentpay-sdk/contract';
 
 export const WEIGHTS = { relevance: 0.5, price: 0.2, latency: 0.1, reputation: 0.15, verification: 0.05 } as const;
 export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
+export const MAX_LIMIT = MAX_DISCOVERY_LIMIT;
 /** how many full-text matches are considered (among the listings that pass the filters) */
 export const MATCH_CEILING = 1000;
 /**
@@ -55,14 +56,8 @@ export const SCORE_ALL_UP_TO = 5000;
 export const EDGE = 100;
 const NEUTRAL = 0.5;
 
-export interface SearchFilters {
-  query?: string;
-  category?: string;
-  protocol?: Protocol;
-  maxPriceMinor?: unknown;
-  maxLatencyMs?: number;
-  limit?: number;
-}
+/** The search request: the contract's body (agentpay-sdk/contract) without the ignored tenant ids. */
+export type SearchFilters = DiscoveryFilters;
 
 export type Signals = Record<keyof typeof WEIGHTS, number>;
 

@@ -3,6 +3,7 @@ import { iso } from '../../core/clock.js';
 import type { DepositAddress, PayoutDestination, RailTransaction } from '../../store/repos/rails.js';
 import { RAILS, type Rail } from './adapters.js';
 import { formatPrice } from './pricing.js';
+import type { DepositAddress as DepositAddressView, Payout, PayoutDestination as PayoutDestinationView, RailTransaction as RailTransactionView, TopUpIntent } from 'agentpay-sdk/contract';
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
@@ -17,14 +18,14 @@ export function creditedMinor(t: RailTransaction): bigint {
 }
 
 /** An item of GET /v1/rail/transactions. */
-export function railTransactionView(t: RailTransaction) {
+export function railTransactionView(t: RailTransaction): RailTransactionView {
   return {
     id: t.id,
     kind: t.kind,
     direction: t.kind === 'payout' ? 'out' : 'in',
     walletId: t.walletId,
     treasuryProviderId: t.treasuryProviderId,
-    rail: t.rail,
+    rail: t.rail as Rail | null, // the store keeps only RAILS here
     state: t.state,
     railAmountMinor: t.railAmountMinor.toString(),
     railCurrency: t.railCurrency,
@@ -41,7 +42,7 @@ export function railTransactionView(t: RailTransaction) {
 }
 
 /** The top-up intent of POST /v1/wallets/:id/topup. */
-export function intentView(t: RailTransaction, extra: { clientSecret?: string } = {}) {
+export function intentView(t: RailTransaction, extra: { clientSecret?: string } = {}): TopUpIntent {
   return {
     externalRef: t.externalRef!,
     status: t.state,
@@ -58,17 +59,18 @@ export function intentView(t: RailTransaction, extra: { clientSecret?: string } 
 }
 
 /** A payout of POST/GET /v1/payouts. */
-export function payoutView(t: RailTransaction) {
+export function payoutView(t: RailTransaction): Payout {
   return {
     id: t.id,
     walletId: t.walletId,
     providerId: t.tenantId,
     amountMinor: (t.usdAmountMinor ?? 0n).toString(),
     currency: 'USD',
-    rail: t.rail,
-    destination: t.counterparty,
+    // a payout is made with its rail and destination, and leaves pending as it is made (payouts.ts)
+    rail: t.rail as Rail,
+    destination: t.counterparty!,
     treasuryProviderId: t.treasuryProviderId,
-    status: t.state,
+    status: t.state as Payout['status'],
     railAmountMinor: t.railAmountMinor.toString(),
     railCurrency: t.railCurrency,
     usdcPrice: t.priceMicros === null ? null : formatPrice(t.priceMicros),
@@ -81,14 +83,14 @@ export function payoutView(t: RailTransaction) {
   };
 }
 
-export function depositAddressView(a: DepositAddress) {
+export function depositAddressView(a: DepositAddress): DepositAddressView {
   return { address: a.address, chain: a.chain, asset: a.asset, walletId: a.walletId, treasuryProviderId: a.treasuryProviderId, createdAt: iso(a.createdAt) };
 }
 
 /** The rails a destination serves: USD bank destinations serve bank_transfer and ach. */
 export const railsOf = (d: Pick<PayoutDestination, 'asset'>): Rail[] => RAILS.filter((r) => (r === 'usdc_base' ? d.asset === 'USDC' : d.asset === 'USD'));
 
-export function destinationView(d: PayoutDestination, now: number) {
+export function destinationView(d: PayoutDestination, now: number): PayoutDestinationView {
   return {
     id: d.id,
     providerId: d.providerId,

@@ -9,6 +9,7 @@
 import { AppError, validationError } from '../../core/errors.js';
 import type { Account, Tenant } from '../../store/repos/tenancy.js';
 import type { DomainContext } from '../platform/context.js';
+import type { ForgotPasswordInput, LoginInput, LoginResult, ResetPasswordInput, TenantRef } from 'agentpay-sdk/contract';
 import { issueKey } from './api-keys.js';
 import { hashEmailToken, newEmailToken } from './email-tokens.js';
 import type { Mailer, NoticeMessage, TokenMessage } from '../platform/mailer.js';
@@ -32,14 +33,11 @@ export function normaliseEmail(email: string, field = 'email'): string {
 }
 
 /** How signup and login name the tenant: a provider's settlement wallet comes along. */
-export function tenantRef(t: Tenant): { kind: Tenant['kind']; id: string; walletId?: string } {
+export function tenantRef(t: Tenant): TenantRef {
   return { kind: t.kind, id: t.id, ...(t.kind === 'provider' && t.settlementWalletId ? { walletId: t.settlementWalletId } : {}) };
 }
 
-export interface LoginResult {
-  tenant: ReturnType<typeof tenantRef>;
-  apiKey: { id: string; key: string; scopes: string[]; expiresAt: string };
-}
+export type { LoginResult } from 'agentpay-sdk/contract';
 
 const BAD_LOGIN = 'email or password is wrong; reset a forgotten password with POST /v1/accounts/password/forgot';
 
@@ -49,7 +47,7 @@ export class AccountService {
     prepareBurnPasswordCheck();
   }
 
-  async login(input: { email: string; password: string }): Promise<LoginResult> {
+  async login(input: LoginInput): Promise<LoginResult> {
     const email = normaliseEmail(input.email);
     const account = await this.ctx.store.read((r) => r.accounts.byEmail(email));
     const ok = account ? await verifyPassword(input.password, account.passwordHash) : await burnPasswordCheck(input.password);
@@ -69,7 +67,7 @@ export class AccountService {
    * (and echoed by a sandbox gateway), else a notice that the address has no account, so
    * that a mailer's send time does not tell the two apart.
    */
-  async forgotPassword(input: { email: string }): Promise<{ ok: true; token?: string }> {
+  async forgotPassword(input: ForgotPasswordInput): Promise<{ ok: true; token?: string }> {
     const email = normaliseEmail(input.email);
     const issued = await this.ctx.store.tx(async (r) => {
       const account = await r.accounts.byEmail(email);
@@ -93,7 +91,7 @@ export class AccountService {
    * retires every other open reset token of the account. API keys are left alone:
    * agents hold them, and `POST /v1/auth/keys/:id/revoke` revokes any that leaked.
    */
-  async resetPassword(input: { token: string; password: string }): Promise<{ ok: true }> {
+  async resetPassword(input: ResetPasswordInput): Promise<{ ok: true }> {
     assertAcceptablePassword(input.password);
     const tokenHash = hashEmailToken(input.token);
     const usable = <T extends { usedAt: number | null; expiresAt: number }>(reset: T | undefined): T => {

@@ -9,10 +9,11 @@
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { validationError } from '../../core/errors.js';
+import { MAX_PASSWORD_LENGTH } from 'agentpay-sdk/contract';
 
 export const MIN_PASSWORD_LENGTH = 10;
-/** Bounds the work a request can ask of the KDF. */
-export const MAX_PASSWORD_LENGTH = 1024;
+/** Bounds the work a request can ask of the KDF; the wire's limit (agentpay-sdk/contract). */
+export { MAX_PASSWORD_LENGTH };
 
 const DEFAULT = { ln: 15, r: 8, p: 1 };
 const KEY_LENGTH = 32;

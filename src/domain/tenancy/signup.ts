@@ -14,6 +14,7 @@
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import type { Signup } from '../../store/repos/tenancy.js';
 import type { DomainContext } from '../platform/context.js';
+import type { SignupInput, SignupRecord, SignupResendInput, SignupStarted, SignupVerified, SignupVerifyInput } from 'agentpay-sdk/contract';
 import { issueKey } from './api-keys.js';
 import { normaliseEmail, tenantRef, type EmailTokenOptions } from './accounts.js';
 import { NO_TOKEN, newEmailToken, tokenMatches } from './email-tokens.js';
@@ -21,15 +22,9 @@ import type { Mailer, NoticeMessage, TokenMessage } from '../platform/mailer.js'
 import { assertAcceptablePassword, hashPassword } from './passwords.js';
 import { createTenant } from './tenants.js';
 
-export interface SignupInput {
-  kind: 'workspace' | 'provider';
-  name: string;
-  email: string;
-  password: string;
-  website?: string;
-}
+export type { SignupInput, SignupStarted, SignupVerified } from 'agentpay-sdk/contract';
 
-export function signupView(s: Signup) {
+export function signupView(s: Signup): SignupRecord {
   return {
     id: s.id,
     kind: s.kind,
@@ -44,17 +39,7 @@ export function signupView(s: Signup) {
   };
 }
 
-export type SignupView = ReturnType<typeof signupView>;
-
-export interface SignupStarted {
-  signup: SignupView;
-  token?: string;
-}
-
-export interface SignupVerified {
-  tenant: ReturnType<typeof tenantRef>;
-  apiKey: { id: string; key: string; scopes: string[] };
-}
+export type SignupView = SignupRecord;
 
 function normaliseWebsite(website: string | undefined): string | null {
   if (website === undefined) return null;
@@ -105,7 +90,7 @@ export class SignupService {
     return this.deliver(signup, taken ? undefined : token);
   }
 
-  async verify(input: { signupId: string; token: string }): Promise<SignupVerified> {
+  async verify(input: SignupVerifyInput): Promise<SignupVerified> {
     return this.ctx.store.tx(async (r) => {
       const s = await r.signups.get(input.signupId);
       if (!s) throw notFound('NOT_FOUND', 'signup', input.signupId);
@@ -134,7 +119,7 @@ export class SignupService {
    * A new token replaces the previous one, which stops working at once. For an address that
    * has an account (since the start, or by now) the notice is mailed again instead, alike.
    */
-  async resend(input: { signupId: string }): Promise<SignupStarted> {
+  async resend(input: SignupResendInput): Promise<SignupStarted> {
     const { token, tokenHash } = newEmailToken();
     const { signup, taken } = await this.ctx.store.tx(async (r) => {
       const s = await r.signups.get(input.signupId);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import { Closed, Nullable, Timestamp } from 'agentpay-sdk/contract';
+import { PlatformPublicKey, ReceiptKey } from 'agentpay-sdk/contract';
 
 export default async function platformRoutes(app: FastifyInstance) {
   const { signingKeys } = app.services;
@@ -13,7 +13,7 @@ export default async function platformRoutes(app: FastifyInstance) {
     if (PUBLIC_KEY_ROUTES.has(request.routeOptions.url ?? '')) reply.header('access-control-allow-origin', '*');
   });
 
-  app.get('/v1/platform/public-key', { config: { public: true }, schema: { summary: "The platform's current receipt-signing public key", response: { 200: Closed({ publicKeyPem: Type.String(), signingKeyId: Type.String() }) } } }, async (request) => {
+  app.get('/v1/platform/public-key', { config: { public: true }, schema: { summary: "The platform's current receipt-signing public key", response: { 200: PlatformPublicKey } } }, async (request) => {
     try {
       await signingKeys.refresh();
     } catch (err) {
@@ -26,7 +26,7 @@ export default async function platformRoutes(app: FastifyInstance) {
 
   app.get<{ Params: { keyId: string } }>(
     '/v1/platform/receipt-keys/:keyId',
-    { config: { public: true }, schema: { summary: 'A receipt-signing public key by id, current or retired', params: Type.Object({ keyId: Type.String({ maxLength: 100 }) }), response: { 200: Closed({ keyId: Type.String(), publicKeyPem: Type.String(), status: Type.String(), createdAt: Timestamp(), retiredAt: Nullable(Timestamp()) }) } } },
+    { config: { public: true }, schema: { summary: 'A receipt-signing public key by id, current or retired', params: Type.Object({ keyId: Type.String({ maxLength: 100 }) }), response: { 200: ReceiptKey } } },
     async (request) => {
       const rec = await signingKeys.publicKey(request.params.keyId);
       if (!rec) throw new AppError('NOT_FOUND', `receipt key ${request.params.keyId} not found`, { keyId: request.params.keyId });
@@ -35,7 +35,7 @@ export default async function platformRoutes(app: FastifyInstance) {
   );
 
   // Rotation is the operator's: new challenges and receipts use the new key at once.
-  app.post('/v1/platform/keys/rotate', { config: { scope: 'operator' }, schema: { summary: 'Rotate the signing key (operator)', response: { 200: Closed({ signingKeyId: Type.String(), publicKeyPem: Type.String() }) } } }, async () => {
+  app.post('/v1/platform/keys/rotate', { config: { scope: 'operator' }, schema: { summary: 'Rotate the signing key (operator)', response: { 200: PlatformPublicKey } } }, async () => {
     const rec = await signingKeys.rotate();
     return { signingKeyId: rec.id, publicKeyPem: rec.publicKeyPem };
   });

@@ -2,10 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Amount, Id, IgnoredTenantIds } from '../schemas.js';
+import { Id, IgnoredTenantIds } from '../schemas.js';
 import { policyView } from '../../domain/policies/policies.js';
 import { MAX_DOCUMENT_CHARS } from '../../domain/policies/language/index.js';
-import { OpenRecord, Policy } from 'agentpay-sdk/contract';
+import { Policy, PolicyEvaluateBody, PolicyEvaluation } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 
 const ApplyBody = Type.Object({
@@ -16,12 +16,6 @@ const ApplyBody = Type.Object({
   ...IgnoredTenantIds,
 }, { additionalProperties: false, examples: [{ document: 'deny "no gambling":\n  category == "gambling"\n' }] });
 
-const EvaluateBody = Type.Object({
-  walletId: Id('wal'),
-  capabilityId: Id('cap'),
-  priceMinor: Type.Optional(Amount({ description: "the price to evaluate, default the capability's current price" })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
 
 const PolicyParams = Type.Object({ id: Id('pol') });
 type PolicyParams = Static<typeof PolicyParams>;
@@ -37,7 +31,7 @@ export default async function policyRoutes(app: FastifyInstance) {
     policies: (await policies.list(principal(request))).map(policyView),
   }));
 
-  app.post<{ Body: Static<typeof EvaluateBody> }>('/v1/policies/evaluate', { config: { scope: 'policies:read', errors: ['WALLET_NOT_FOUND', 'CAPABILITY_NOT_FOUND'] }, schema: { summary: 'What the policies would decide for a purchase (nothing is bought)', body: EvaluateBody, response: { 200: OpenRecord('the decision and the rule that made it (docs/api/policies.md)') } } }, async (request) => {
+  app.post<{ Body: Static<typeof PolicyEvaluateBody> }>('/v1/policies/evaluate', { config: { scope: 'policies:read', errors: ['WALLET_NOT_FOUND', 'CAPABILITY_NOT_FOUND'] }, schema: { summary: 'What the policies would decide for a purchase (nothing is bought)', body: PolicyEvaluateBody, response: { 200: PolicyEvaluation } } }, async (request) => {
     const { walletId, capabilityId, priceMinor } = request.body;
     return policies.evaluate(principal(request), { walletId, capabilityId, ...(priceMinor !== undefined ? { priceMinor } : {}) });
   });

@@ -9,6 +9,7 @@ import { EVENT_TYPES } from '../../domain/platform/events.js';
 import { principal } from '../plugins/auth.js';
 import { IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
+import { RailEventPage, RailTransactionPage } from 'agentpay-sdk/contract';
 
 const Page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
@@ -32,13 +33,13 @@ export default async function railRoutes(app: FastifyInstance) {
 
   app.get<{ Querystring: Static<typeof TransactionsQuery> }>(
     '/v1/rail/transactions',
-    { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { querystring: TransactionsQuery } },
+    { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { querystring: TransactionsQuery, response: { 200: RailTransactionPage } } },
     async (request) => rails.transactions.list(principal(request), request.query),
   );
 
   app.get<{ Querystring: Static<typeof EventsQuery> }>(
     '/v1/events',
-    { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { querystring: EventsQuery } },
+    { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { querystring: EventsQuery, response: { 200: RailEventPage } } },
     async (request) => rails.events.list(principal(request), request.query),
   );
 

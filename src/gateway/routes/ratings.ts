@@ -2,19 +2,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Id, IgnoredTenantIds } from '../schemas.js';
-import { Rating } from 'agentpay-sdk/contract';
+import { Id } from '../schemas.js';
+import { RateBody, Rating } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 
 const ProviderParams = Type.Object({ id: Id('prv') });
 
-const RateBody = Type.Object({
-  transactionId: Id('txn'),
-  rating: Type.Integer({ minimum: 1, maximum: 5 }),
-  raterWalletId: Id('wal'),
-  raterAgentId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
 
 export default async function ratingRoutes(app: FastifyInstance) {
   const { ratings } = app.services;

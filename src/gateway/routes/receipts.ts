@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Id, IgnoredTenantIds } from '../schemas.js';
 import { RECEIPT_PAGE_MAX } from '../../domain/payments/receipts.js';
-import { Receipt } from 'agentpay-sdk/contract';
+import { Receipt, ReceiptPage } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 
 const ListQuery = Type.Object({
@@ -20,7 +20,7 @@ export default async function receiptRoutes(app: FastifyInstance) {
   const { receipts } = app.services;
   const config = { scope: 'receipts:read' } as const;
 
-  app.get<{ Querystring: Static<typeof ListQuery> }>('/v1/receipts', { config: { ...config, errors: ['INVALID_CURSOR'] }, schema: { summary: 'Receipts of the caller, newest first, a page at a time', querystring: ListQuery, response: { 200: Closed({ receipts: Type.Array(Receipt), nextCursor: Type.Optional(Type.String({ description: 'pass as after= for the next page; absent on the last page' })) }) } } }, async (request) =>
+  app.get<{ Querystring: Static<typeof ListQuery> }>('/v1/receipts', { config: { ...config, errors: ['INVALID_CURSOR'] }, schema: { summary: 'Receipts of the caller, newest first, a page at a time', querystring: ListQuery, response: { 200: ReceiptPage } } }, async (request) =>
     receipts.list(principal(request), request.query),
   );
 

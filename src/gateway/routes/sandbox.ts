@@ -10,6 +10,7 @@ import { parseMinor } from '../../core/money.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
+import { PayoutAnswer, RailTransactionAnswer, SandboxSettingsAnswer, SandboxSettingsBody } from 'agentpay-sdk/contract';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -22,16 +23,6 @@ const DepositBody = Type.Object({
   amountMinor: Amount({ description: 'USDC base units (6 decimals): "1000000" is 1 USDC' }),
   from: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
   ...IgnoredTenantIds,
-}, { additionalProperties: false });
-
-const SettingsBody = Type.Object({
-  usdcPrice: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'USD per USDC, e.g. "0.994"' })),
-  screeningDown: Type.Optional(Type.Boolean()),
-  pricingDown: Type.Optional(Type.Boolean()),
-  payoutsDown: Type.Optional(Type.Boolean()),
-  sanction: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
-  unsanction: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
-  treasuryShortfallMinor: Type.Optional(Amount()),
 }, { additionalProperties: false });
 
 export default async function sandboxRoutes(app: FastifyInstance) {
@@ -48,22 +39,22 @@ export default async function sandboxRoutes(app: FastifyInstance) {
   for (const [action, outcome] of [['confirm', 'confirmed'], ['return', 'returned']] as const) {
     app.post<{ Params: Params; Body: ReasonBody }>(
       `/v1/sandbox/payouts/:id/${action}`,
-      { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody } },
+      { config: { scope: 'payouts:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody, response: { 200: PayoutAnswer } } },
       async (request) => controls.settlePayout(principal(request), request.params.id, outcome, request.body?.reason),
     );
   }
 
   app.post<{ Body: Static<typeof DepositBody> }>(
     '/v1/sandbox/deposits',
-    { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { body: DepositBody } },
+    { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { body: DepositBody, response: { 200: RailTransactionAnswer } } },
     async (request) => controls.deposit(principal(request), request.body),
   );
 
-  app.get('/v1/sandbox/settings', { config: { scope: 'operator', errors: RAIL_ERRORS } }, async () => ({ settings: await controls.settings() }));
+  app.get('/v1/sandbox/settings', { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { response: { 200: SandboxSettingsAnswer } } }, async () => ({ settings: await controls.settings() }));
 
-  app.post<{ Body: Static<typeof SettingsBody> }>(
+  app.post<{ Body: Static<typeof SandboxSettingsBody> }>(
     '/v1/sandbox/settings',
-    { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { body: SettingsBody } },
+    { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { body: SandboxSettingsBody, response: { 200: SandboxSettingsAnswer } } },
     async (request) => {
       const { treasuryShortfallMinor, ...rest } = request.body;
       const patch = { ...rest, ...(treasuryShortfallMinor !== undefined ? { treasuryShortfallMinor: parseMinor(treasuryShortfallMinor, 'treasuryShortfallMinor', { allowZero: true }) } : {}) };

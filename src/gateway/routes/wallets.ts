@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
 import { walletView } from '../../domain/wallets/wallets.js';
-import { Balance, LedgerEntry, OpenRecord, Wallet, WalletWithBalance } from 'agentpay-sdk/contract';
+import { Balance, DepositAddressAnswer, DepositAddressList, LedgerEntry, RailTransactionAnswer, TopUpAnswer, Wallet, WalletWithBalance } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 
 const WalletAnswer = Closed({ wallet: Wallet });
@@ -11,7 +11,6 @@ const WalletExample = {
   id: 'wal_0mwrikwc8pyu0thkg2w6', ownerType: 'agent', ownerId: 'agent-1', publicKeyPem: null, status: 'active', frozen: false, currency: 'USD',
   createdAt: '2026-01-31T12:00:00.000Z', updatedAt: '2026-01-31T12:00:00.000Z',
 };
-const RailAnswer = OpenRecord('the rail record (docs/api/rails.md)');
 const W = ['WALLET_NOT_FOUND'] as const;
 
 const WalletParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
@@ -88,20 +87,20 @@ export default async function walletRoutes(app: FastifyInstance) {
   const { rails } = app.services;
   app.post<{ Params: WalletParams; Body: Static<typeof TopupBody> }>(
     '/v1/wallets/:id/topup',
-    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED', 'CONFLICT'] }, schema: { summary: 'Top up a wallet through a rail', params: WalletParams, body: TopupBody, response: { 200: RailAnswer } } },
+    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED', 'CONFLICT'] }, schema: { summary: 'Top up a wallet through a rail', params: WalletParams, body: TopupBody, response: { 200: TopUpAnswer } } },
     async (request) => rails.topUps.create(principal(request), request.params.id, request.body),
   );
   app.post<{ Params: WalletParams; Body: Static<typeof DepositAddressBody> }>(
     '/v1/wallets/:id/deposit-address',
-    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED'] }, schema: { summary: 'A USDC deposit address for a wallet', params: WalletParams, body: DepositAddressBody, response: { 200: RailAnswer } } },
+    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED'] }, schema: { summary: 'A USDC deposit address for a wallet', params: WalletParams, body: DepositAddressBody, response: { 200: DepositAddressAnswer } } },
     async (request) => rails.deposits.address(principal(request), request.params.id, request.body ?? {}),
   );
-  app.get<{ Params: WalletParams }>('/v1/wallets/:id/deposit-addresses', { config: { scope: 'wallets:read', errors: [...W, 'NOT_SUPPORTED'] }, schema: { summary: "A wallet's deposit addresses", params: WalletParams, response: { 200: RailAnswer } } }, async (request) =>
+  app.get<{ Params: WalletParams }>('/v1/wallets/:id/deposit-addresses', { config: { scope: 'wallets:read', errors: [...W, 'NOT_SUPPORTED'] }, schema: { summary: "A wallet's deposit addresses", params: WalletParams, response: { 200: DepositAddressList } } }, async (request) =>
     rails.deposits.addresses(principal(request), request.params.id),
   );
   app.post<{ Params: WalletParams; Body: Static<typeof FaucetBody> }>(
     '/v1/wallets/:id/faucet',
-    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED'] }, schema: { summary: 'Sandbox faucet: test USDC to a deposit address', params: WalletParams, body: FaucetBody, response: { 200: RailAnswer } } },
+    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED'] }, schema: { summary: 'Sandbox faucet: test USDC to a deposit address', params: WalletParams, body: FaucetBody, response: { 200: RailTransactionAnswer } } },
     async (request) => rails.deposits.faucet(principal(request), request.params.id, request.body ?? {}),
   );
 }

@@ -1,47 +1,8 @@
 /** Payouts and payout destinations of a provider. docs/api/rails.md. */
 import type { HttpClient } from './http.js';
-import type { Rail } from './rails.js';
 
-export interface Payout {
-  id: string;
-  walletId: string;
-  providerId: string;
-  amountMinor: string;
-  currency: 'USD';
-  rail: Rail;
-  destination: string;
-  treasuryProviderId: string;
-  status: 'submitted' | 'confirmed' | 'returned' | 'failed';
-  railAmountMinor: string;
-  railCurrency: 'USD' | 'USDC';
-  usdcPrice: string | null;
-  externalRef: string | null;
-  expectedBy: string | null;
-  reason: string | null;
-  createdAt: string;
-  updatedAt: string;
-  settledAt: string | null;
-}
-
-export interface PayoutDestination {
-  id: string;
-  providerId: string;
-  asset: 'USD' | 'USDC';
-  chain: string | null;
-  destination: string;
-  rails: Rail[];
-  createdAt: string;
-  usableAt: string;
-  usable: boolean;
-}
-
-export interface PayoutInput {
-  walletId: string;
-  amountMinor: string;
-  rail: Rail;
-  destination?: string;
-  treasuryProviderId?: string;
-}
+export type { Payout, PayoutDestination, PayoutInput } from '../contract/rails.js';
+import type { Payout, PayoutDestination, PayoutInput } from '../contract/rails.js';
 
 export interface PayoutListOptions {
   limit?: number;

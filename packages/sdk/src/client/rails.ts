@@ -4,8 +4,10 @@
  */
 import type { HttpClient } from './http.js';
 import type { Payout } from './payouts.js';
+import type { SandboxSettings, SandboxSettingsInput } from '../contract/rails.js';
 
-export type Rail = 'bank_transfer' | 'ach' | 'usdc_base';
+export type { Rail, TopUpIntent, DepositAddress, RailTransaction } from '../contract/rails.js';
+import type { DepositAddress, Rail, RailEvent, RailTransaction, TopUpIntent } from '../contract/rails.js';
 
 export interface RailProvider {
   id: string;
@@ -20,69 +22,9 @@ export interface RailProvider {
   faucet: boolean;
 }
 
-export interface TopUpIntent {
-  externalRef: string;
-  status: 'pending' | 'confirmed' | 'declined';
-  amountMinor: string;
-  currency: 'USD' | 'USDC';
-  hostedUrl?: string;
-  clientSecret?: string;
-  declineReason?: string;
-  /** the rail transaction (`top_…`) */
-  transactionId: string;
-  walletId: string;
-  treasuryProviderId: string;
-  createdAt: string;
-}
+export type { RailEvent } from '../contract/rails.js';
 
-export interface DepositAddress {
-  address: string;
-  chain: string;
-  asset: string;
-  walletId: string;
-  treasuryProviderId: string;
-  createdAt: string;
-}
-
-export interface RailTransaction {
-  id: string;
-  kind: 'topup' | 'deposit' | 'payout';
-  direction: 'in' | 'out';
-  walletId: string;
-  treasuryProviderId: string;
-  rail: Rail | null;
-  state: 'pending' | 'held' | 'submitted' | 'confirmed' | 'returned' | 'declined' | 'failed';
-  /** minor units of railCurrency: USD cents or USDC base units (6 decimals) */
-  railAmountMinor: string;
-  railCurrency: 'USD' | 'USDC';
-  /** the USD amount of the top-up, deposit (once priced) or payout */
-  usdAmountMinor: string | null;
-  /** USD it moved on the wallet and still moves: + in, - out, "0" when nothing moved or it came back */
-  creditedMinor: string;
-  usdcPrice: string | null;
-  externalRef: string | null;
-  counterparty: string | null;
-  reason: string | null;
-  createdAt: string;
-  updatedAt: string;
-  settledAt: string | null;
-}
-
-export interface RailEvent {
-  id: string;
-  type: string;
-  createdAt: string;
-  data: Record<string, unknown>;
-}
-
-export interface SandboxSettings {
-  usdcPrice: string;
-  screeningDown: boolean;
-  pricingDown: boolean;
-  payoutsDown: boolean;
-  sanctioned: string[];
-  treasuryShortfallMinor: string;
-}
+export type { SandboxSettings } from '../contract/rails.js';
 
 export interface WebhookDelivery {
   body: string;
@@ -152,7 +94,7 @@ export class SandboxApi {
   async settings(): Promise<SandboxSettings> {
     return (await this.http.request<{ settings: SandboxSettings }>('GET', '/v1/sandbox/settings')).settings;
   }
-  async update(patch: Partial<Omit<SandboxSettings, 'sanctioned'>> & { sanction?: string[]; unsanction?: string[] }): Promise<SandboxSettings> {
+  async update(patch: SandboxSettingsInput): Promise<SandboxSettings> {
     return (await this.http.request<{ settings: SandboxSettings }>('POST', '/v1/sandbox/settings', { body: patch })).settings;
   }
 }

@@ -2,11 +2,20 @@
  * A capability's address, checked by one set of rules: the gateway's when a capability is published,
  * and the SDK's before it launches a package capability. Runs anywhere (no Node imports).
  */
+import { Type, type Static } from '@sinclair/typebox';
+import { Closed } from './schemas.js';
 
 /** Where a capability runs: an HTTPS URL, or one pinned npm package launched with npx. */
-export type CapabilityAddress =
-  | { kind: 'url'; url: string }
-  | { kind: 'package'; command: string; args: string[]; version: string };
+export const CapabilityAddressSchema = Type.Union([
+  Closed({ kind: Type.Literal('url'), url: Type.String() }),
+  Closed({
+    kind: Type.Literal('package'),
+    command: Type.String({ description: 'the launcher: "npx"' }),
+    args: Type.Array(Type.String(), { description: 'the pinned package, e.g. ["-y", "my-tool@1.2.3"]' }),
+    version: Type.String({ description: 'the one exact version run' }),
+  }),
+], { description: 'where the capability is called: a URL, or an npm package run with npx at one exact version' });
+export type CapabilityAddress = Static<typeof CapabilityAddressSchema>;
 
 /** An address refused: `field` names the part, `reason` says what is wrong and what to send. */
 export class AddressError extends Error {

@@ -1,19 +1,20 @@
 /**
  * The API's resources as answered. Closed objects list every field: a response that adds one
  * fails the gateway's response checks in tests (GatewayConfig.validateResponses), so the
- * documentation cannot drift from what is sent. Open ones document their main fields.
+ * documentation cannot drift from what is sent.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Closed, Id, Nullable, Open, SignedAmount, StringEnum, Timestamp } from './schemas.js';
+import { Amount, Closed, Id, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
+import { CapabilityAddressSchema } from './address.js';
 
 const Currency = Type.String({ description: 'ISO 4217 code, e.g. USD', examples: ['USD'] });
 
 export const Wallet = Closed({
   id: Id('wal'),
-  ownerType: Type.String({ description: 'agent, workspace or provider' }),
+  ownerType: StringEnum(['agent', 'workspace', 'settlement', 'platform'] as const, { description: "an agent's, a workspace's, a provider's settlement wallet, or the platform's" }),
   ownerId: Type.String(),
   publicKeyPem: Nullable(Type.String({ description: "the agent's ed25519 public key (SPKI PEM) that signs its payments" })),
-  status: Type.String(),
+  status: StringEnum(['active', 'closed'] as const),
   frozen: Type.Boolean(),
   currency: Currency,
   createdAt: Timestamp(),
@@ -29,6 +30,7 @@ export const Balance = Closed({
 export type Balance = Static<typeof Balance>;
 
 export const WalletWithBalance = Closed({ ...Wallet.properties, balance: Balance });
+export type WalletWithBalance = Static<typeof WalletWithBalance>;
 
 export const LedgerEntry = Closed({
   id: Id('led'),
@@ -57,24 +59,28 @@ export const ApiKeyView = Closed({
   revokedAt: Nullable(Timestamp()),
   lastUsedAt: Nullable(Timestamp()),
 });
+export type ApiKeyView = Static<typeof ApiKeyView>;
+/** Returned once, at creation: the only time `key` is shown. */
 export const NewApiKey = Closed({ ...ApiKeyView.properties, key: Type.String({ description: 'the API key: shown this once, stored only hashed' }) });
+export type NewApiKey = Static<typeof NewApiKey>;
 
 export const TenantView = Closed({
   id: Type.String(),
-  kind: Type.String({ description: 'workspace, provider or operator' }),
+  kind: StringEnum(['workspace', 'provider', 'operator'] as const),
   name: Type.String(),
   status: Type.String(),
   verified: Type.Boolean(),
   walletId: Type.Optional(Id('wal')),
 });
+export type TenantView = Static<typeof TenantView>;
 
 export const Policy = Closed({
   id: Id('pol'),
-  policyType: Type.String(),
-  name: Type.Optional(Type.String()),
+  policyType: StringEnum(['approval', 'deny', 'allow', 'budget'] as const),
+  name: Type.Optional(Type.String({ description: 'the quoted name after the type in the section header' })),
   enabled: Type.Boolean(),
   source: Type.String({ description: 'the section of the policy document this policy was made from' }),
-  rules: Type.Array(Type.Unknown()),
+  rules: Type.Array(Type.String(), { description: "each rule's text" }),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
 });
@@ -87,13 +93,13 @@ export const Approval = Closed({
   capabilityId: Id('cap'),
   amountMinor: Amount(),
   currency: Currency,
-  rule: Type.Unknown({ description: 'the rule that held the purchase' }),
-  policyId: Nullable(Type.String()),
-  status: Type.String({ description: 'pending, approved, denied, expired or used' }),
+  rule: Type.String({ description: 'the approval rule that held the purchase' }),
+  policyId: Type.String(),
+  status: StringEnum(['pending', 'approved', 'denied'] as const),
   createdAt: Timestamp(),
   resolvedBy: Type.Optional(Type.String()),
   resolvedAt: Type.Optional(Timestamp()),
-  usedAt: Type.Optional(Timestamp()),
+  usedAt: Type.Optional(Timestamp({ description: 'when the one purchase it paid for was authorized (approved approvals only)' })),
   standsUntil: Type.Optional(Timestamp({ description: 'a denied approval: until when the same purchase, at this amount or more, is refused (POLICY_DENIED)' })),
 });
 export type Approval = Static<typeof Approval>;
@@ -103,15 +109,15 @@ export const Capability = Closed({
   providerId: Id('prv'),
   name: Type.String(),
   description: Type.String(),
-  protocol: Type.String({ description: 'rest or mcp' }),
+  protocol: StringEnum(['rest', 'mcp'] as const),
   priceMinor: Amount(),
   currency: Currency,
   category: Type.String(),
   tags: Type.Array(Type.String()),
-  schema: Nullable(Type.Unknown({ description: 'JSON Schema of the call input, when published' })),
+  schema: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the call input, when published' })),
   latencyP50Ms: Nullable(Type.Number()),
-  toolName: Type.Optional(Type.Unknown()),
-  status: Type.String(),
+  toolName: Type.Optional(Type.String({ description: 'MCP capabilities only' })),
+  status: StringEnum(['active', 'deprecated'] as const),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
 });
@@ -119,8 +125,8 @@ export type Capability = Static<typeof Capability>;
 
 export const CapabilityVersion = Closed({
   id: Id('ver'),
-  endpoint: Nullable(Type.String()),
-  address: Type.Unknown({ description: 'where the capability is called (the capability address)' }),
+  endpoint: Nullable(Type.String({ description: 'the URL of a url address; null for a package address' })),
+  address: CapabilityAddressSchema,
   version: Type.String({ description: 'the version label, "1" at first' }),
   hash: Type.String({ description: 'sha256: and the hex SHA-256 of the canonical JSON of {address, schema}' }),
 });
@@ -142,7 +148,7 @@ export type Receipt = Static<typeof Receipt>;
 
 export const Verification = Closed({
   id: Type.String(),
-  status: Type.String(),
+  status: StringEnum(['requested', 'approved', 'denied'] as const),
   note: Nullable(Type.String()),
   contact: Nullable(Type.String()),
   reason: Nullable(Type.String()),
@@ -150,16 +156,19 @@ export const Verification = Closed({
   updatedAt: Timestamp(),
   decidedAt: Nullable(Timestamp()),
 });
+export type Verification = Static<typeof Verification>;
+export type CapabilityVersion = Static<typeof CapabilityVersion>;
 
 export const Provider = Closed({
   id: Id('prv'),
   name: Type.String(),
   verified: Type.Boolean(),
-  status: Type.String(),
+  status: StringEnum(['pending_verification', 'active', 'suspended'] as const),
   reputation: Type.Number(),
   website: Nullable(Type.String()),
   verification: Type.Optional(Nullable(Verification)),
 });
+export type Provider = Static<typeof Provider>;
 
 export const Rating = Closed({
   id: Id('rtg'),
@@ -170,9 +179,7 @@ export const Rating = Closed({
   raterAgentId: Nullable(Type.String()),
   createdAt: Timestamp(),
 });
-
-/** Objects documented by their main fields only (rails, payouts, sandbox, signup): they may carry more. */
-export const OpenRecord = (description: string) => Open({}, { description });
+export type Rating = Static<typeof Rating>;
 
 /** A webhook endpoint (docs/api/webhooks.md); its secret is shown once, on creation and rotation. */
 export const WebhookEndpoint = Closed({

@@ -14,7 +14,7 @@
  * Pure functions, no Node imports: shared by the seller core, the MCP seller and the
  * client plug-ins (interop/x402.ts, interop/mppx.ts).
  */
-import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../base64.js';
+import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../contract/base64.js';
 import { canonicalize } from '../contract/canonical-json.js';
 import { decodeHeader, PAYMENT_HEADER, RECEIPT_HEADER, type PaymentProof, type PriceChallenge, type Receipt } from '../protocol.js';
 

@@ -9,7 +9,7 @@
  * Portable like the rest of the seller core: WebCrypto for the fingerprint, ../base64.ts for the
  * kept bytes, no Node imports.
  */
-import { fromBase64, toBase64 } from '../base64.js';
+import { fromBase64, toBase64 } from '../contract/base64.js';
 import { toHex } from '../protocol.js';
 import type { Replay } from '../types.js';
 

@@ -14,6 +14,7 @@ import type { DomainContext } from '../../platform/context.js';
 import type { Rail, RailAsset } from '../adapters.js';
 import { formatPrice, parsePrice } from '../pricing.js';
 import { signWebhook } from '../webhook-signature.js';
+import type { SandboxSettings } from 'agentpay-sdk/contract';
 
 /** The sandbox processor's webhook signature header. */
 export const SANDBOX_SIGNATURE_HEADER = 'sandbox-signature';
@@ -21,18 +22,8 @@ export const SANDBOX_SIGNATURE_HEADER = 'sandbox-signature';
 /** Destinations the sandbox screening always refuses (documented test values). */
 export const SANDBOX_SANCTIONED = ['0x000000000000000000000000000000000000bad1', 'ext_sanctioned'] as const;
 
-export interface SandboxSettings {
-  /** the USDC price in USD, e.g. "1.0" or "0.994" */
-  usdcPrice: string;
-  screeningDown: boolean;
-  pricingDown: boolean;
-  /** the payout rails refuse submissions */
-  payoutsDown: boolean;
-  /** destinations added to the screening list (lower case) */
-  sanctioned: string[];
-  /** USD minor units missing from the sandbox treasury (to provoke a coverage shortfall) */
-  treasuryShortfallMinor: string;
-}
+/** The settings as answered (agentpay-sdk/contract, rails.ts). */
+export type { SandboxSettings };
 
 export interface SandboxSettingsPatch {
   usdcPrice?: string;

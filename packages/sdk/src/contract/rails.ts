@@ -1,0 +1,185 @@
+/**
+ * The rails on the wire (docs/api/rails.md): rail transactions, top-up intents, deposit
+ * addresses, payouts and their destinations, and the sandbox's settings, which an operator reads
+ * and changes to provoke the rails' failure paths. The gateway's routes declare them, the
+ * domain's rail views return their types, the SDK's rails and payouts clients return them.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Amount, Closed, Id, IgnoredTenantIds, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
+
+export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
+export const Rail = StringEnum(RAIL_NAMES);
+export type Rail = Static<typeof Rail>;
+const RailAsset = StringEnum(['USD', 'USDC'] as const);
+export const RailState = StringEnum(['pending', 'held', 'submitted', 'confirmed', 'returned', 'declined', 'failed'] as const);
+export type RailState = Static<typeof RailState>;
+
+/** An item of GET /v1/rail/transactions. */
+export const RailTransaction = Closed({
+  id: Type.String(),
+  kind: StringEnum(['topup', 'deposit', 'payout'] as const),
+  direction: StringEnum(['in', 'out'] as const),
+  walletId: Id('wal'),
+  treasuryProviderId: Type.String(),
+  rail: Nullable(Rail),
+  state: RailState,
+  railAmountMinor: Amount({ description: 'minor units of railCurrency: USD cents or USDC base units (6 decimals)' }),
+  railCurrency: RailAsset,
+  usdAmountMinor: Nullable(Amount({ description: 'the USD amount of the top-up, deposit (once priced) or payout' })),
+  creditedMinor: SignedAmount({ description: 'USD it moved on the wallet and still moves: + in, - out, "0" when nothing moved or it came back' }),
+  usdcPrice: Nullable(Type.String()),
+  externalRef: Nullable(Type.String()),
+  counterparty: Nullable(Type.String()),
+  reason: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+  settledAt: Nullable(Timestamp()),
+});
+export type RailTransaction = Static<typeof RailTransaction>;
+
+/** The top-up intent of POST /v1/wallets/:id/topup. */
+export const TopUpIntent = Closed({
+  externalRef: Type.String(),
+  status: RailState,
+  amountMinor: Amount(),
+  currency: RailAsset,
+  hostedUrl: Type.Optional(Type.String({ description: 'where the payer completes it, while pending' })),
+  clientSecret: Type.Optional(Type.String()),
+  declineReason: Type.Optional(Type.String()),
+  transactionId: Type.String({ description: 'the rail transaction (top_…)' }),
+  walletId: Id('wal'),
+  treasuryProviderId: Type.String(),
+  createdAt: Timestamp(),
+});
+export type TopUpIntent = Static<typeof TopUpIntent>;
+
+export const DepositAddress = Closed({
+  address: Type.String(),
+  chain: Type.String(),
+  asset: Type.String(),
+  walletId: Id('wal'),
+  treasuryProviderId: Type.String(),
+  createdAt: Timestamp(),
+});
+export type DepositAddress = Static<typeof DepositAddress>;
+
+/** The wallet routes' rail answers. */
+export const TopUpAnswer = Closed({ intent: TopUpIntent });
+export const DepositAddressAnswer = Closed({ address: DepositAddress });
+export const DepositAddressList = Closed({ addresses: Type.Array(DepositAddress) });
+export const RailTransactionAnswer = Closed({ transaction: RailTransaction });
+
+export const SandboxSettings = Closed({
+  usdcPrice: Type.String({ description: 'the USDC price in USD, e.g. "1.0" or "0.994"' }),
+  screeningDown: Type.Boolean(),
+  pricingDown: Type.Boolean(),
+  payoutsDown: Type.Boolean({ description: 'the payout rails refuse submissions' }),
+  sanctioned: Type.Array(Type.String(), { description: 'destinations added to the screening list (lower case)' }),
+  treasuryShortfallMinor: Amount({ description: 'USD minor units missing from the sandbox treasury (to provoke a coverage shortfall)' }),
+});
+export type SandboxSettings = Static<typeof SandboxSettings>;
+
+export const SandboxSettingsBody = Closed({
+  usdcPrice: Type.Optional(Type.String({ minLength: 1, maxLength: 20, description: 'USD per USDC, e.g. "0.994"' })),
+  screeningDown: Type.Optional(Type.Boolean()),
+  pricingDown: Type.Optional(Type.Boolean()),
+  payoutsDown: Type.Optional(Type.Boolean()),
+  sanction: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'destinations to add to the screening list' })),
+  unsanction: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100, description: 'destinations to take off it' })),
+  treasuryShortfallMinor: Type.Optional(Amount()),
+});
+export type SandboxSettingsInput = Static<typeof SandboxSettingsBody>;
+
+export const SandboxSettingsAnswer = Closed({ settings: SandboxSettings });
+
+// ---- payouts and their destinations ----
+
+export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
+export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
+
+/** A payout of POST/GET /v1/payouts. */
+export const Payout = Closed({
+  id: Type.String(),
+  walletId: Id('wal'),
+  providerId: Id('prv'),
+  amountMinor: Amount(),
+  currency: Type.Literal('USD'),
+  rail: Rail,
+  destination: Type.String(),
+  treasuryProviderId: Type.String(),
+  status: StringEnum(PAYOUT_STATUSES),
+  railAmountMinor: Amount(),
+  railCurrency: RailAsset,
+  usdcPrice: Nullable(Type.String()),
+  externalRef: Nullable(Type.String()),
+  expectedBy: Nullable(Timestamp()),
+  reason: Nullable(Type.String()),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+  settledAt: Nullable(Timestamp()),
+});
+export type Payout = Static<typeof Payout>;
+
+export const PayoutDestination = Closed({
+  id: Type.String(),
+  providerId: Id('prv'),
+  asset: RailAsset,
+  chain: Nullable(Type.String()),
+  destination: Type.String(),
+  rails: Type.Array(Rail),
+  createdAt: Timestamp(),
+  usableAt: Timestamp({ description: 'a new destination is usable after a delay' }),
+  usable: Type.Boolean(),
+});
+export type PayoutDestination = Static<typeof PayoutDestination>;
+
+export const PayoutDestinationBody = Closed({
+  destination: Type.String({ minLength: 1, maxLength: 200, examples: ['ext_bank_account_0001'], description: 'ext_… for bank rails, a 0x address for USDC' }),
+  asset: Type.Optional(RailAsset),
+  chain: Type.Optional(StringEnum(['base'] as const)),
+  ...IgnoredTenantIds,
+});
+
+export const PayoutBody = Closed({
+  walletId: Type.String({ minLength: 1, maxLength: 100 }),
+  amountMinor: Amount(),
+  rail: Rail,
+  destination: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  treasuryProviderId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  ...IgnoredTenantIds,
+});
+export type PayoutInput = Omit<Static<typeof PayoutBody>, keyof typeof IgnoredTenantIds>;
+
+export const PayoutResolveBody = Closed({
+  outcome: StringEnum(RESOLVE_OUTCOMES, { description: 'paid: the money left (confirmed); failed: it did not (re-credited)' }),
+  reason: Type.String({ minLength: 1, maxLength: 500, description: 'what the rail said, recorded on the payout and in the events' }),
+});
+
+/** A provider key lists its own payouts, the operator key every provider's (to find stuck ones). */
+export const PayoutListQuery = Closed({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
+  after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  status: Type.Optional(StringEnum(PAYOUT_STATUSES)),
+  submittedBefore: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'ISO 8601 time: only payouts submitted before it' })),
+  ...IgnoredTenantIds,
+});
+
+export const PayoutAnswer = Closed({ payout: Payout });
+export const PayoutPage = Closed({ payouts: Type.Array(Payout), nextCursor: Type.Optional(Type.String({ description: 'pass as after= for the next page' })) });
+export const PayoutDestinationAnswer = Closed({ destination: PayoutDestination, changed: Type.Boolean({ description: 'false when the same destination was already registered' }) });
+export const PayoutDestinationList = Closed({ destinations: Type.Array(PayoutDestination) });
+
+// ---- the rails' lists ----
+
+/** An event of GET /v1/events (rail and payment events of the caller's tenant). */
+export const RailEvent = Closed({
+  id: Type.String(),
+  type: Type.String({ description: 'the event type, e.g. topup.confirmed' }),
+  createdAt: Timestamp(),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: "the event's facts (ids, amounts as strings)" }),
+});
+export type RailEvent = Static<typeof RailEvent>;
+
+const Cursor = Type.Optional(Type.String({ description: 'pass as after= for the next page; only when the page came back full' }));
+export const RailTransactionPage = Closed({ transactions: Type.Array(RailTransaction), nextCursor: Cursor });
+export const RailEventPage = Closed({ events: Type.Array(RailEvent), nextCursor: Cursor });
