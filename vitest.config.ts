@@ -28,13 +28,18 @@ const FRESH_PROCESS = ['test/cli/polish-ui.test.ts'];
 
 /**
  * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), these also run against PostgreSQL: each
- * test gateway on a fresh database of its own (test/helpers/gateway.ts, AGENTPAY_TEST_BACKEND).
+ * test gateway on a fresh database of its own (test/helpers/gateway.ts, AGENTPAY_TEST_BACKEND), a
+ * copy of a template the run migrates once (test/pg-setup.ts): about 0.15 s a gateway instead of
+ * 0.9 s for an empty database and its migrations (measured side by side on a loaded 2-core machine).
  * The store contract and the fleet tests read the variable themselves and run in the suite.
  * Chosen by time: the payment, wallet and policy files add about 150 s of test time on PostgreSQL.
  * The rail and conventions files pass there too (about 300 s more): run them with
  * AGENTPAY_TEST_BACKEND=postgres npx vitest run test/rails test/conventions.
  */
 const ON_POSTGRES = ['test/payments/**/*.test.ts', 'test/wallets/**/*.test.ts', 'test/policies/**/*.test.ts'];
+
+/** Whether this run uses PostgreSQL: then test/pg-setup.ts makes the run's template database first. */
+const PG_SETUP = process.env.AGENTPAY_TEST_DATABASE_URL || process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? ['test/pg-setup.ts'] : [];
 
 export default defineConfig({
   resolve: { alias: SDK_SOURCES },
@@ -56,11 +61,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'suite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: FRESH_PROCESS, globalSetup: ['test/global-setup.ts'] },
+        test: { name: 'suite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], exclude: FRESH_PROCESS, globalSetup: ['test/global-setup.ts', ...PG_SETUP] },
       },
       { extends: true, test: { name: 'fresh-process', include: FRESH_PROCESS } },
       ...(process.env.AGENTPAY_TEST_DATABASE_URL
-        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts'] } }]
+        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts', ...PG_SETUP] } }]
         : []),
     ],
   },

@@ -45,7 +45,8 @@ export interface TestGatewayOptions {
   dataDir?: string;
   keepDataDir?: boolean;
   /**
-   * 'sqlite' or 'postgres' (a fresh database of its own, dropped at close). Default: the
+   * 'sqlite' or 'postgres' (a fresh database of its own, a copy of the run's migrated template,
+   * dropped at close). Default: the
    * environment's AGENTPAY_TEST_BACKEND, else sqlite; so every gateway test can run on
    * PostgreSQL with AGENTPAY_TEST_BACKEND=postgres (tests that read SQLite directly cannot).
    */
@@ -71,7 +72,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   // a data dir the caller owns may be served again (a restart): its database goes with it
   const kept = opts.dataDir ? keptDatabases.get(opts.dataDir) : undefined;
   if (opts.dataDir) keptDatabases.delete(opts.dataDir);
-  const pgDb = kept ?? ((opts.backend ?? testBackend()) === 'postgres' ? await createTestDatabase() : undefined);
+  const pgDb = kept ?? ((opts.backend ?? testBackend()) === 'postgres' ? await createTestDatabase('agentpay_test', { migrated: true }) : undefined);
   let gw: RunningGateway;
   try {
     gw = await startGateway({
