@@ -27,9 +27,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     delete g[KEY];
     const { id, template } = await shared.run;
     await onAdmin(async (c) => {
+      // a worker's spare copy (test/helpers/pg.ts) may still be being made: its database appears when that ends
+      const making = () => c.query(`SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query ~ $1`, [`^CREATE DATABASE "[a-z_]+_${id}_`]);
+      for (const until = Date.now() + 60_000; (await making()).rowCount && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
       await c.query(`ALTER DATABASE "${template}" IS_TEMPLATE false`);
       const left = await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname = $1 OR datname LIKE $2`, [template, `%\\_${id}\\_%`]);
-      for (const { datname } of left.rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      // one a worker was dropping when it ended may be gone by now
+      for (const { datname } of left.rows) await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`).catch(() => undefined);
     });
   };
 }

@@ -130,6 +130,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       // a data dir that outlives its gateway may be served again: its database stays with it
       const dirKept = Boolean(opts.keepDataDir || opts.dataDir);
       if (pgDb && dirKept) keepDatabase(dataDir, pgDb);
+      // not waited for when the run's teardown drops what is left (0.1 to 0.4 s a gateway saved)
+      else if (pgDb?.ofRun) void pgDb.drop().catch(() => undefined);
       else await pgDb?.drop();
       if (!dirKept) rmSync(dataDir, { recursive: true, force: true });
     },
