@@ -85,7 +85,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     await pgDb?.drop();
     throw e;
   }
-  if (pgDb) databaseOfDataDir.set(dataDir, pgDb.url);
+  if (pgDb) pgGatewayOfDataDir.set(dataDir, gw);
   const ctx = gw.services.ctx;
   const creds = await ensureDevCredentials(ctx, dataDir);
   const ca = gw.tls!.ca;
@@ -126,7 +126,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     async close() {
       await gw.close();
       await syncByStore.get(gw.store)?.close();
-      databaseOfDataDir.delete(dataDir);
+      pgGatewayOfDataDir.delete(dataDir);
       // a data dir that outlives its gateway may be served again: its database stays with it
       const dirKept = Boolean(opts.keepDataDir || opts.dataDir);
       if (pgDb && dirKept) keepDatabase(dataDir, pgDb);
@@ -171,5 +171,5 @@ async function dropAbandoned(): Promise<void> {
     await db.drop();
   }
 }
-/** The PostgreSQL URL of the gateway serving a data dir (snapshotDb reads it). */
-export const databaseOfDataDir = new Map<string, string>();
+/** The PostgreSQL gateway serving a data dir (snapshotDb reads its database). */
+export const pgGatewayOfDataDir = new Map<string, RunningGateway>();
