@@ -30,9 +30,13 @@ const FRESH_PROCESS = ['test/cli/polish-ui.test.ts'];
  * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), these also run against PostgreSQL: each
  * test gateway on a database of its own (test/helpers/gateway.ts, AGENTPAY_TEST_BACKEND), a copy
  * of a template the run migrates once (test/pg-setup.ts), made while the test before runs and
- * dropped after it without waiting (the run's teardown drops what is left). A gateway's database
- * cost 0.9 s when it was created empty and migrated; the copy alone is 0.15 s (both measured side
- * by side, 2 loaded cores), and the gateway now starts in about 0.2-0.3 s on either backend.
+ * dropped after it without waiting (the run's teardown drops what is left). Measured on this 2-core
+ * machine, a test gateway's start and close on PostgreSQL: 0.35-0.45 s with an empty database
+ * migrated per gateway, 0.12-0.3 s now (SQLite: 0.06-0.14 s); beside a loaded suite (load 11)
+ * 1-1.5 s then, 0.16-0.47 s now. The rail files and two conventions below add 24 s of test time
+ * with --maxWorkers=1 (36 s wall with the run's build and template); the same files took 68 s on
+ * PostgreSQL with the helpers before (snapshotDb's query per table on a new connection, and a
+ * migration run per gateway), at the same load.
  * The store contract, spend and alert mail tests (test/helpers/store-backends.ts) and the fleet
  * tests read the variable themselves and run in the suite.
  * Which files: those whose tests reach the store. The rail files but three: the config files (the
