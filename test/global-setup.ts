@@ -8,7 +8,13 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** set once this run has built: the projects that list this file (suite, postgres) share one main process */
+const BUILT = Symbol.for('agentpay.test.built');
+
 export default function setup(): void {
+  const g = globalThis as { [BUILT]?: boolean };
+  if (g[BUILT]) return; // a second project of the same run: built already (a second build cost 9 s more CPU, measured)
+  g[BUILT] = true;
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   // the SDK package first: the CLI's dist/ imports it by name, from packages/sdk/dist
   for (const project of ['packages/sdk/tsconfig.json', 'tsconfig.build.json']) {

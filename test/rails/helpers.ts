@@ -70,7 +70,8 @@ export const entries = (t: TestGateway, walletId: string) => ledgerRows(t, { wal
  * running sums are consistent and never negative.
  */
 export function expectConserved(t: TestGateway): { funded: bigint; balances: bigint; fees: bigint; paidOut: bigint } {
-  const rows = ledgerRows(t);
+  // each wallet's entries in seq order (on PostgreSQL the table's physical order is not the order of a wallet's entries)
+  const rows = ledgerRows(t).sort((a, b) => (a.wallet_id === b.wallet_id ? Number(a.seq - b.seq) : a.wallet_id < b.wallet_id ? -1 : 1));
   const byType = new Map<string, bigint>();
   const perWallet = new Map<string, bigint>();
   for (const e of rows) {

@@ -70,6 +70,7 @@ describe('GET /v1/payouts with the operator key', () => {
     // the rail job ran with the clock a day on, and they are still there: the rail never settles them
     await runJobs(t);
     expect(ids((await list({ status: 'submitted', submittedBefore: dayAgo })).payouts)).toEqual([b1.id, a1.id]);
+    expectConserved(t);
   });
 
   it('filters by status alone and by submittedBefore alone, which is strict and takes any offset', async () => {

@@ -216,6 +216,8 @@ describe('the rail job following submitted payouts', () => {
       t.clock.advance(2 * MINUTE);
       await runJobs(t);
       expect((await s.client.payouts.get(p.id)).status).toBe('confirmed');
+      expect(entries(t, s.walletId)).toEqual([['fund', '10000'], ['payout', '-2500']]);
+      expectConserved(t);
     } finally {
       sqliteOf(t.gw).prepare("DELETE FROM rail_transactions WHERE tenant_id = 'prv_stuck'").run();
     }

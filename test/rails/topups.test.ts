@@ -162,6 +162,7 @@ describe.each(DRIVERS)('top-ups on a %s gateway', (kind) => {
       const res = await d.deliver(d.sign(d.succeededEvent(kind === 'sandbox' ? 'sbx_nosuchintent' : 'pi_nosuchintent', '100')));
       expect(res.status).toBe(404);
       expect(res.body.error.code).toBe('NOT_FOUND');
+      expectConserved(d.t);
     });
   });
   // sandbox only: the sandbox controls do not exist on a production gateway

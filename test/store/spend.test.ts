@@ -2,28 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SequentialIds } from '../../src/core/ids.js';
 import { post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { spendQuery, walletIs, workspaceIs } from '../../src/store/sqlite/policies.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { storeBackends } from '../helpers/store-backends.js';
 
 const DAY = 86_400_000;
-let dir: string;
-let store: SqliteStore;
+let store: Store;
 const clock = new ManualClock(10 * DAY);
 const deps = { clock, ids: new SequentialIds() };
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'agentpay-spend-'));
-  store = new SqliteStore({ path: join(dir, 'test.db') });
-});
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 /** A workspace with one funded agent wallet. */
 async function fundedWallet(): Promise<{ workspaceId: string; walletId: string }> {
@@ -61,7 +53,17 @@ async function openCall(walletId: string, workspaceId: string, amount: bigint, t
   });
 }
 
-describe('the spend of a budget day (SqliteSpend)', () => {
+// each test makes a workspace and wallet of its own: one database per backend serves them all
+describe.each(storeBackends('spend'))('the spend of a budget day on $name', (b) => {
+  beforeAll(async () => {
+    await b.setup();
+    store = await b.open();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await b.teardown();
+  });
+
   it('counts the holds placed in the window, less the ones refunded, by wallet and by workspace', async () => {
     const { workspaceId, walletId } = await fundedWallet();
     const dayStart = clock.now();
@@ -93,11 +95,25 @@ describe('the spend of a budget day (SqliteSpend)', () => {
     expect(await store.read(async (r) => (await r.transactions.get(open.id))!.status)).toBe('authorized');
   });
 
+});
+
+describe('the spend query on SQLite (SqliteSpend)', () => {
+  let dir: string;
+  let sqlite: SqliteStore;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'agentpay-spend-'));
+    sqlite = new SqliteStore({ path: join(dir, 'test.db') });
+  });
+  afterEach(async () => {
+    await sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('reads a wallet\'s holds of the day through the ledger_holds index, not the wallet\'s whole history', async () => {
     // a budget policy runs this inside every authorization's write transaction: a scan of the
     // wallet's ledger took 38 ms at 200,000 entries
     const plan = (filter: ReturnType<typeof walletIs>) =>
-      store.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${spendQuery(filter, 0, DAY, DAY)}`).map((row) => row.detail);
+      sqlite.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${spendQuery(filter, 0, DAY, DAY)}`).map((row) => row.detail);
     for (const filter of [walletIs('wal_1'), workspaceIs('wsp_1')]) {
       const details = plan(filter);
       // without the index: 'SEARCH h USING INDEX ledger_wallet_seq (wallet_id=?)', every entry of the wallet
