@@ -5,6 +5,7 @@
  * domain's rail views return their types, the SDK's rails and payouts clients return them.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from './payout-states.js';
 import { Amount, Closed, Id, IgnoredTenantIds, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
 
 export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
@@ -94,8 +95,6 @@ export const SandboxSettingsAnswer = Closed({ settings: SandboxSettings });
 
 // ---- payouts and their destinations ----
 
-export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
-export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
 
 /** A payout of POST/GET /v1/payouts. */
 export const Payout = Closed({
