@@ -5,6 +5,7 @@
  * key and request answer the first payout, never a second one), so the error names it.
  */
 import type { AgentpayClient, Payout, PayoutListOptions } from 'agentpay-sdk/client';
+import { PAYOUT_STUCK_AFTER_MS, RESOLVE_OUTCOMES, type PayoutStatus, type ResolveOutcome } from 'agentpay-sdk/contract';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import { CliError, describeError, usageError } from './errors/index.js';
 import { moneyText, renderTable } from './output.js';
@@ -34,17 +35,14 @@ export function payoutMaybeMade(e: unknown, baseUrl: string, retry: { flags: str
   });
 }
 
-/** `payouts list --status`: the gateway's PAYOUT_STATUSES. */
-export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
+/** `payouts list --status` and `payouts resolve --outcome`: the contract's values. */
+export { PAYOUT_STATUSES, RESOLVE_OUTCOMES, type ResolveOutcome } from 'agentpay-sdk/contract';
 
-/** `payouts list --stuck`: submitted longer ago than this, by the gateway's clock. */
-export const STUCK_AFTER_MS = 24 * 60 * 60 * 1000;
-
-/** What `payouts list` asks for; `stuck` is `status: submitted` before a day ago. */
+/** What `payouts list` asks for; `stuck` is `status: submitted` before PAYOUT_STUCK_AFTER_MS (a day) ago. */
 export interface PayoutListFlags {
   limit?: number | undefined;
   after?: string | undefined;
-  status?: (typeof PAYOUT_STATUSES)[number] | undefined;
+  status?: PayoutStatus | undefined;
   submittedBefore?: string | undefined;
   stuck?: boolean | undefined;
 }
@@ -68,7 +66,7 @@ export async function listPayoutsForKey(client: AgentpayClient, flags: PayoutLis
   if (flags.stuck) {
     const { time } = await client.platform.health();
     query.status = 'submitted';
-    query.submittedBefore = new Date(Date.parse(time) - STUCK_AFTER_MS).toISOString();
+    query.submittedBefore = new Date(Date.parse(time) - PAYOUT_STUCK_AFTER_MS).toISOString();
   }
   return { page: await client.payouts.list(query), everyProvider: me.tenant.kind === 'operator', query };
 }
@@ -85,9 +83,6 @@ export function payoutTableEveryProvider(ps: readonly Payout[], empty = '(no pay
   ], empty);
 }
 
-/** `payouts resolve`: what the operator learned from the rail (the gateway's RESOLVE_OUTCOMES). */
-export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
-export type ResolveOutcome = (typeof RESOLVE_OUTCOMES)[number];
 
 /**
  * `payouts resolve ID` (operator key): closes out a `submitted` payout its rail never resolved.

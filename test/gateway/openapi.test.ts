@@ -71,6 +71,16 @@ describe('GET /openapi.json', () => {
     expect(documented).toEqual(registered);
   });
 
+  it('has a success answer declared by every route itself: nothing supplies one for a route that has none', () => {
+    // responses.ts adds the error statuses only; a route's 2xx schema is its own, from the contract
+    const undeclared = documentedRoutes().filter((r) => !Object.keys((r.schema?.response ?? {}) as object).some((s) => s.startsWith('2'))).map((r) => `${r.method} ${r.url}`);
+    expect(undeclared, 'routes without a 2xx response schema').toEqual([]);
+    const open = operations().flatMap(({ path, method, op }) => Object.entries(op.responses as Json)
+      .filter(([s, r]) => s.startsWith('2') && (r as Json).content?.['application/json']?.schema?.additionalProperties === true && Object.keys((r as Json).content['application/json'].schema.properties ?? {}).length === 0)
+      .map(([s]) => `${method} ${path} ${s}`));
+    expect(open, 'success answers that are an object of any fields').toEqual([]);
+  });
+
   it("gives each operation the route's scope, a 200 answer, and its errors per status in the envelope", () => {
     const byName = new Map(documentedRoutes().map((r) => [`${r.method} ${toOpenApiPath(r.url)}`, r]));
     for (const { path, method, op } of operations()) {

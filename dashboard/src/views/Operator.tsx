@@ -10,15 +10,15 @@ import { when } from '../money.js';
 import { useLoad } from '../useLoad.js';
 import { PayoutTable } from './Provider.js';
 import type { Payout, Provider } from '../types.js';
+// as the CLI's `payouts list --stuck`; a file of plain values, without the contract's schemas
+import { PAYOUT_STUCK_AFTER_MS } from '../../../packages/sdk/src/contract/payout-states.js';
 
-/** The CLI's `--stuck` (src/cli/payouts.ts STUCK_AFTER_MS). */
-const STUCK_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export function OperatorView({ client, version, onChanged }: { client: Api; version: number; onChanged: () => void }) {
   const requests = useLoad(() => client.get<{ providers: Provider[] }>('/v1/providers?verification=requested'), version);
   const stuck = useLoad(async () => {
     const { time } = await client.get<{ time: string }>('/health');
-    const before = new Date(Date.parse(time) - STUCK_AFTER_MS).toISOString();
+    const before = new Date(Date.parse(time) - PAYOUT_STUCK_AFTER_MS).toISOString();
     return client.get<{ payouts: Payout[] }>(`/v1/payouts?status=submitted&submittedBefore=${encodeURIComponent(before)}&limit=200`);
   }, version);
   const [busy, setBusy] = useState<string>();

@@ -17,8 +17,9 @@
  * Only a change of verdict is stored (with an event for the operator), so a periodic run
  * with nothing new writes nothing.
  */
+import type { Discrepancy, ReconciliationReport } from 'agentpay-sdk/contract';
 import { iso } from '../../core/clock.js';
-import type { Reconciliation, RailTransaction } from '../../store/repos/rails.js';
+import type { RailTransaction } from '../../store/repos/rails.js';
 import type { DomainContext } from '../platform/context.js';
 import { OPERATOR_TENANT_ID } from '../tenancy/tenants.js';
 import { recordEvent } from '../platform/events.js';
@@ -26,24 +27,8 @@ import { usdcParMinor } from './pricing.js';
 import type { RailRegistry } from './registry.js';
 import { creditedMinor } from './views.js';
 
-export interface Discrepancy {
-  transactionId?: string;
-  kind: string;
-  problem: string;
-}
-
-export interface ReconciliationReport {
-  status: 'ok' | 'shortfall';
-  at: string;
-  obligationsMinor: string;
-  holdingsMinor: string;
-  shortfallMinor: string;
-  toleranceMinor: string;
-  holdings: { treasuryProviderId: string; asset: string; amountMinor: string; valueMinor: string }[];
-  sandboxCreditsMinor: string;
-  discrepancies: Discrepancy[];
-  paused: boolean;
-}
+/** The report as answered (agentpay-sdk/contract, rails.ts). */
+export type { Discrepancy, ReconciliationReport } from 'agentpay-sdk/contract';
 
 const MAX_LISTED = 100;
 
@@ -52,10 +37,10 @@ export class Reconciler {
 
   constructor(private ctx: DomainContext, private registry: RailRegistry, private opts: { sandbox: boolean; priceBandBps: number }) {}
 
-  /** The latest report of this process, or the latest stored verdict. */
-  async latest(): Promise<ReconciliationReport | Reconciliation['report'] | null> {
+  /** The latest report of this process, or the latest stored verdict (the report of its run, as stored by run()). */
+  async latest(): Promise<ReconciliationReport | null> {
     if (this.last) return this.last;
-    return (await this.ctx.store.read((r) => r.reconciliations.latest()))?.report ?? null;
+    return ((await this.ctx.store.read((r) => r.reconciliations.latest()))?.report as ReconciliationReport | undefined) ?? null;
   }
 
   async run(): Promise<ReconciliationReport> {

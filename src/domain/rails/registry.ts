@@ -4,6 +4,7 @@
  * No adapter for the request is 501 NOT_SUPPORTED; naming one that does not serve it is
  * 400 naming the field.
  */
+import type { RailProvider, ScreeningHealth } from 'agentpay-sdk/contract';
 import { AppError, validationError } from '../../core/errors.js';
 import type {
   DepositRail, PayoutRail, PricingService, Rail, RailAdapter, RailAdapters, RailAsset, ScreeningService, TopUpRail,
@@ -76,10 +77,10 @@ export class RailRegistry {
    * The screening service's health for GET /v1/rail/providers: its own `health()` when it has
    * one, else a screening of the zero address (down when it throws RailUnavailable).
    */
-  async screeningView(): Promise<{ status: 'operational' | 'degraded' | 'down'; detail?: string } | undefined> {
+  async screeningView(): Promise<ScreeningHealth | undefined> {
     const s = this.screening;
     if (!s) return undefined;
-    if (s.health) return s.health().catch((e: unknown) => ({ status: 'down' as const, detail: (e as Error).message }));
+    if (s.health) return s.health().then(({ status, detail }) => ({ status, detail }), (e: unknown) => ({ status: 'down' as const, detail: (e as Error).message }));
     try {
       await s.screen('0x0000000000000000000000000000000000000000');
       return { status: 'operational' };
@@ -88,8 +89,14 @@ export class RailRegistry {
     }
   }
 
-  /** The provider records of GET /v1/rail/providers. */
-  async views() {
-    return Promise.all(this.providers.map(async (a) => ({ ...a.info, status: await a.status().catch(() => 'down' as const) })));
+  /** The provider records of GET /v1/rail/providers: the fields of the contract's, whatever else an adapter's info carries. */
+  async views(): Promise<RailProvider[]> {
+    return Promise.all(this.providers.map(async (a) => {
+      const { info } = a;
+      return {
+        id: info.id, name: info.name, adapterType: info.adapterType, status: await a.status().catch(() => 'down' as const),
+        roles: info.roles, currencies: info.currencies, rails: info.rails, topUps: info.topUps, depositAddresses: info.depositAddresses, faucet: info.faucet,
+      };
+    }));
   }
 }

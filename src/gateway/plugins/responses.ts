@@ -16,7 +16,7 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ERROR_STATUS, type ErrorCode } from '../../core/errors.js';
-import { ErrorEnvelope, ErrorEnvelopeOf, Open } from 'agentpay-sdk/contract';
+import { ErrorEnvelope, ErrorEnvelopeOf } from 'agentpay-sdk/contract';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -81,10 +81,8 @@ export default fp(async function responses(app: FastifyInstance, opts: { validat
     if (methods.every((m) => m === 'HEAD' || m === 'OPTIONS')) return;
     const cfg = (route.config ?? {}) as { scope?: string; public?: boolean };
     const schema = { ...(route.schema ?? {}) } as FastifySchema & Record<string, unknown>;
-    const declared = (schema.response ?? {}) as Record<string, unknown>;
-    // a route not yet described field by field (rails, payouts, sandbox, breaker) answers an object
-    const success = Object.keys(declared).some((s) => s.startsWith('2')) ? {} : { 200: Open({}, { description: `an object; its fields are in docs/api/ (not yet described field by field here)` }) };
-    schema.response = { ...errorResponses(errorCodesOf(route)), ...success, ...declared };
+    // a route without a success schema has none here either: the OpenAPI test names it, and its answer fails validateResponses
+    schema.response = { ...errorResponses(errorCodesOf(route)), ...((schema.response ?? {}) as Record<string, unknown>) };
     schema['x-scope'] = cfg.scope ?? (cfg.public ? 'public' : 'any valid key');
     schema.security = cfg.public ? [] : [{ apiKey: [] }];
     route.schema = schema;

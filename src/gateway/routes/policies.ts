@@ -2,20 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Id, IgnoredTenantIds } from '../schemas.js';
+import { Id } from '../schemas.js';
 import { policyView } from '../../domain/policies/policies.js';
-import { MAX_DOCUMENT_CHARS } from '../../domain/policies/language/index.js';
-import { Policy, PolicyEvaluateBody, PolicyEvaluation } from 'agentpay-sdk/contract';
+import { Policy, PolicyApplyBody, PolicyEvaluateBody, PolicyEvaluation } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
-
-const ApplyBody = Type.Object({
-  document: Type.String({
-    minLength: 1, maxLength: MAX_DOCUMENT_CHARS, description: 'a policy document (docs/policy-language.md); every section becomes one policy',
-    examples: ['deny "no gambling":\n  category == "gambling"\n'],
-  }),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false, examples: [{ document: 'deny "no gambling":\n  category == "gambling"\n' }] });
-
 
 const PolicyParams = Type.Object({ id: Id('pol') });
 type PolicyParams = Static<typeof PolicyParams>;
@@ -23,7 +13,7 @@ type PolicyParams = Static<typeof PolicyParams>;
 export default async function policyRoutes(app: FastifyInstance) {
   const { policies } = app.services;
 
-  app.post<{ Body: Static<typeof ApplyBody> }>('/v1/policies', { config: { scope: 'policies:write' }, schema: { summary: "Apply a policy document: replaces the workspace's policies", body: ApplyBody, response: { 200: Closed({ policies: Type.Array(Policy) }) } } }, async (request) => ({
+  app.post<{ Body: Static<typeof PolicyApplyBody> }>('/v1/policies', { config: { scope: 'policies:write' }, schema: { summary: "Apply a policy document: replaces the workspace's policies", body: PolicyApplyBody, response: { 200: Closed({ policies: Type.Array(Policy) }) } } }, async (request) => ({
     policies: (await policies.apply(principal(request), request.body.document)).map(policyView),
   }));
 

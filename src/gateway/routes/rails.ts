@@ -9,7 +9,7 @@ import { EVENT_TYPES } from '../../domain/platform/events.js';
 import { principal } from '../plugins/auth.js';
 import { IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
-import { RailEventPage, RailTransactionPage } from 'agentpay-sdk/contract';
+import { LatestReconciliation, RailEventPage, RailProviderList, RailTransactionPage, RailWebhookAnswer, ReconciliationAnswer } from 'agentpay-sdk/contract';
 
 const Page = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
@@ -26,7 +26,7 @@ const EventsQuery = Type.Object({ type: Type.Optional(StringEnum(EVENT_TYPES)), 
 export default async function railRoutes(app: FastifyInstance) {
   const { rails } = app.services;
 
-  app.get('/v1/rail/providers', { config: { scope: 'rail:read', errors: RAIL_ERRORS } }, async () => {
+  app.get('/v1/rail/providers', { config: { scope: 'rail:read', errors: RAIL_ERRORS }, schema: { response: { 200: RailProviderList } } }, async (): Promise<RailProviderList> => {
     const screening = await rails.registry.screeningView();
     return { sandbox: rails.simulatedCredits, providers: await rails.registry.views(), ...(screening ? { screening } : {}) };
   });
@@ -44,8 +44,8 @@ export default async function railRoutes(app: FastifyInstance) {
   );
 
   // the operator: reconcile now, and the latest result
-  app.post('/v1/rail/reconcile', { config: { scope: 'operator', errors: RAIL_ERRORS } }, async () => ({ reconciliation: await rails.reconciler.run() }));
-  app.get('/v1/rail/reconciliation', { config: { scope: 'operator', errors: RAIL_ERRORS } }, async () => ({ reconciliation: await rails.reconciler.latest() }));
+  app.post('/v1/rail/reconcile', { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { response: { 200: ReconciliationAnswer } } }, async () => ({ reconciliation: await rails.reconciler.run() }));
+  app.get('/v1/rail/reconciliation', { config: { scope: 'operator', errors: RAIL_ERRORS }, schema: { response: { 200: LatestReconciliation } } }, async () => ({ reconciliation: await rails.reconciler.latest() }));
 
   await app.register(webhookRoutes);
 }
@@ -75,10 +75,10 @@ async function webhookRoutes(app: FastifyInstance) {
   for (const a of rails.registry.providers) {
     if (!a.topUps) continue;
     const id = a.info.id;
-    app.post(`/v1/rail/webhooks/${id}`, { config: { public: true, errors: RAIL_ERRORS }, schema: { body: a.topUps.webhookBodySchema } }, async (request) => {
+    app.post(`/v1/rail/webhooks/${id}`, { config: { public: true, errors: RAIL_ERRORS }, schema: { body: a.topUps.webhookBodySchema, response: { 200: RailWebhookAnswer } } }, async (request) => {
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(request.headers)) headers[k] = Array.isArray(v) ? v[0] : v;
-      return { received: true, ...(await rails.topUps.handleWebhook(id, raw.get(request) ?? '', headers)) };
+      return { received: true as const, ...(await rails.topUps.handleWebhook(id, raw.get(request) ?? '', headers)) };
     });
   }
 }

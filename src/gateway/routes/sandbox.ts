@@ -10,7 +10,7 @@ import { parseMinor } from '../../core/money.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
-import { PayoutAnswer, RailTransactionAnswer, SandboxSettingsAnswer, SandboxSettingsBody } from 'agentpay-sdk/contract';
+import { PayoutAnswer, RailTransactionAnswer, SandboxSettingsAnswer, SandboxSettingsBody, SandboxTopUpAnswer } from 'agentpay-sdk/contract';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -31,7 +31,7 @@ export default async function sandboxRoutes(app: FastifyInstance) {
   for (const [action, outcome] of [['confirm', 'succeeded'], ['decline', 'declined']] as const) {
     app.post<{ Params: Params; Body: ReasonBody }>(
       `/v1/sandbox/topups/:id/${action}`,
-      { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody } },
+      { config: { scope: 'wallets:write', errors: RAIL_ERRORS }, schema: { params: Params, body: ReasonBody, response: { 200: SandboxTopUpAnswer } } },
       async (request) => controls.settleTopUp(principal(request), request.params.id, outcome, request.body?.reason),
     );
   }

@@ -3,6 +3,7 @@ import type { HttpClient } from './http.js';
 
 export type { Payout, PayoutDestination, PayoutInput } from '../contract/rails.js';
 import type { Payout, PayoutDestination, PayoutInput } from '../contract/rails.js';
+import type { ResolveOutcome } from '../contract/payout-states.js';
 
 export interface PayoutListOptions {
   limit?: number;
@@ -28,7 +29,7 @@ export class PayoutsApi {
   /**
    * Newest first: a provider key's own payouts, or with the operator key every provider's
    * (each names its `providerId`). `status` and `submittedBefore` (an ISO time) narrow it:
-   * `{status: 'submitted', submittedBefore: <a day ago>}` finds the stuck ones.
+   * `{status: 'submitted', submittedBefore: <PAYOUT_STUCK_AFTER_MS (a day) before the gateway's time>}` finds the stuck ones.
    */
   list(opts: PayoutListOptions = {}): Promise<{ payouts: Payout[]; nextCursor?: string }> {
     return this.http.request('GET', '/v1/payouts', { query: { ...opts } });
@@ -40,7 +41,7 @@ export class PayoutsApi {
    * Operator key: closes out a `submitted` payout its rail never resolved, after checking with
    * the rail: `paid` (it becomes `confirmed`) or `failed` (re-credited). `reason` is required.
    */
-  async resolve(id: string, input: { outcome: 'paid' | 'failed'; reason: string }): Promise<Payout> {
+  async resolve(id: string, input: { outcome: ResolveOutcome; reason: string }): Promise<Payout> {
     return (await this.http.request<{ payout: Payout }>('POST', `/v1/payouts/${encodeURIComponent(id)}/resolve`, { body: input })).payout;
   }
   /** Registers the destination of its asset; a change freezes payouts on that asset's rails for 24 hours. */

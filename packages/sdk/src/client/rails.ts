@@ -4,32 +4,16 @@
  */
 import type { HttpClient } from './http.js';
 import type { Payout } from './payouts.js';
-import type { SandboxSettings, SandboxSettingsInput } from '../contract/rails.js';
+import type {
+  DepositAddress, RailEvent, RailProviderList, RailTransaction, ReconciliationReport, SandboxSettings, SandboxSettingsInput, SandboxTopUpAnswer, TopUpIntent,
+} from '../contract/rails.js';
 
-export type { Rail, TopUpIntent, DepositAddress, RailTransaction } from '../contract/rails.js';
-import type { DepositAddress, Rail, RailEvent, RailTransaction, TopUpIntent } from '../contract/rails.js';
-
-export interface RailProvider {
-  id: string;
-  name: string;
-  adapterType: string;
-  status: 'operational' | 'degraded' | 'down';
-  roles: ('funding' | 'payout')[];
-  currencies: ('USD' | 'USDC')[];
-  rails: Rail[];
-  topUps: boolean;
-  depositAddresses: boolean;
-  faucet: boolean;
-}
-
-export type { RailEvent } from '../contract/rails.js';
-
-export type { SandboxSettings } from '../contract/rails.js';
-
-export interface WebhookDelivery {
-  body: string;
-  headers: Record<string, string>;
-}
+export type {
+  Rail, TopUpIntent, DepositAddress, RailTransaction, RailEvent, RailProvider, RailProviderList, ScreeningHealth, ReconciliationReport, Discrepancy,
+  SandboxSettings, SandboxTopUpAnswer,
+} from '../contract/rails.js';
+/** A processor's signed webhook as the sandbox returns it (the name the SDK has always used). */
+export type { SignedWebhook as WebhookDelivery } from '../contract/rails.js';
 
 const w = (id: string) => `/v1/wallets/${encodeURIComponent(id)}`;
 
@@ -37,7 +21,7 @@ export class RailApi {
   constructor(private http: HttpClient) {}
 
   /** `screening`: the sanctions screening's health, present when the gateway runs rails */
-  providers(): Promise<{ sandbox: boolean; providers: RailProvider[]; screening?: { status: 'operational' | 'degraded' | 'down'; detail?: string } }> {
+  providers(): Promise<RailProviderList> {
     return this.http.request('GET', '/v1/rail/providers');
   }
   /** Every deposit, top-up and payout on the caller's wallets, newest first. */
@@ -64,8 +48,8 @@ export class RailApi {
     return (await this.http.request<{ transaction: RailTransaction }>('POST', `${w(walletId)}/faucet`, { body: input })).transaction;
   }
   /** The operator: reconcile the ledger with the rails now. */
-  async reconcile(): Promise<Record<string, unknown>> {
-    return (await this.http.request<{ reconciliation: Record<string, unknown> }>('POST', '/v1/rail/reconcile')).reconciliation;
+  async reconcile(): Promise<ReconciliationReport> {
+    return (await this.http.request<{ reconciliation: ReconciliationReport }>('POST', '/v1/rail/reconcile')).reconciliation;
   }
 }
 
@@ -74,10 +58,10 @@ export class SandboxApi {
   constructor(private http: HttpClient) {}
 
   /** The payer completes a top-up: the processor's signed webhook is delivered (and returned). */
-  confirmTopUp(transactionId: string): Promise<{ transaction: RailTransaction; webhook: WebhookDelivery }> {
+  confirmTopUp(transactionId: string): Promise<SandboxTopUpAnswer> {
     return this.http.request('POST', `/v1/sandbox/topups/${encodeURIComponent(transactionId)}/confirm`);
   }
-  declineTopUp(transactionId: string, reason?: string): Promise<{ transaction: RailTransaction; webhook: WebhookDelivery }> {
+  declineTopUp(transactionId: string, reason?: string): Promise<SandboxTopUpAnswer> {
     return this.http.request('POST', `/v1/sandbox/topups/${encodeURIComponent(transactionId)}/decline`, reason ? { body: { reason } } : {});
   }
   /** USDC (base units) arrives at one of your deposit addresses on the sandbox chain. */

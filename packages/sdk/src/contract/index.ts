@@ -19,3 +19,4 @@ export * from './header.js';
 export * from './checks.js';
 export * from './base64.js';
 export * from './rails.js';
+export * from './payout-states.js';

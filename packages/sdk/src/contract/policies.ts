@@ -1,12 +1,31 @@
 /**
- * Spending policies on the wire (docs/api/policies.md): what POST /v1/policies/evaluate takes
- * and answers. The policy and approval resources are in resources.ts.
+ * Spending policies on the wire (docs/api/policies.md): the document POST /v1/policies applies,
+ * what POST /v1/policies/evaluate takes and answers. The policy and approval resources are in resources.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Closed, Id, IgnoredTenantIds, StringEnum } from './schemas.js';
 
 export const PolicyType = StringEnum(['approval', 'deny', 'allow', 'budget'] as const);
 export type PolicyType = Static<typeof PolicyType>;
+
+/**
+ * The longest policy document the gateway accepts (64 KiB is hundreds of sections), in characters as
+ * JSON Schema counts them: code points, an emoji is one. The policy language's parser refuses a longer
+ * document too, so that lint catches it offline.
+ */
+export const MAX_POLICY_DOCUMENT_CHARS = 64 * 1024;
+
+const EXAMPLE_DOCUMENT = 'deny "no gambling":\n  category == "gambling"\n';
+
+/** POST /v1/policies: a policy document (docs/policy-language.md) that replaces the workspace's policies. */
+export const PolicyApplyBody = Type.Object({
+  document: Type.String({
+    minLength: 1, maxLength: MAX_POLICY_DOCUMENT_CHARS, description: 'a policy document (docs/policy-language.md); every section becomes one policy',
+    examples: [EXAMPLE_DOCUMENT],
+  }),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false, examples: [{ document: EXAMPLE_DOCUMENT }] });
+export type PolicyApplyInput = Omit<Static<typeof PolicyApplyBody>, keyof typeof IgnoredTenantIds>;
 
 export const PolicyEvaluateBody = Closed({
   walletId: Id('wal'),

@@ -5,6 +5,7 @@
  * domain's rail views return their types, the SDK's rails and payouts clients return them.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from './payout-states.js';
 import { Amount, Closed, Id, IgnoredTenantIds, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
 
 export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
@@ -94,8 +95,6 @@ export const SandboxSettingsAnswer = Closed({ settings: SandboxSettings });
 
 // ---- payouts and their destinations ----
 
-export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
-export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
 
 /** A payout of POST/GET /v1/payouts. */
 export const Payout = Closed({
@@ -183,3 +182,80 @@ export type RailEvent = Static<typeof RailEvent>;
 const Cursor = Type.Optional(Type.String({ description: 'pass as after= for the next page; only when the page came back full' }));
 export const RailTransactionPage = Closed({ transactions: Type.Array(RailTransaction), nextCursor: Cursor });
 export const RailEventPage = Closed({ events: Type.Array(RailEvent), nextCursor: Cursor });
+
+// ---- the rail providers, the processor's webhook, reconciliation ----
+
+const AdapterStatus = StringEnum(['operational', 'degraded', 'down'] as const);
+
+/** An item of GET /v1/rail/providers: an adapter the gateway runs (`id` is what `treasuryProviderId` names). */
+export const RailProvider = Closed({
+  id: Type.String(),
+  name: Type.String(),
+  adapterType: Type.String({ description: 'e.g. sandbox_processor, sandbox_chain, sandbox_bank, stripe' }),
+  status: AdapterStatus,
+  roles: Type.Array(StringEnum(['funding', 'payout'] as const)),
+  currencies: Type.Array(RailAsset),
+  rails: Type.Array(Rail, { description: 'the payout rails it serves' }),
+  topUps: Type.Boolean(),
+  depositAddresses: Type.Boolean(),
+  faucet: Type.Boolean({ description: 'a testnet faucet (testnet deployments only)' }),
+});
+export type RailProvider = Static<typeof RailProvider>;
+
+/** The sanctions screening's health. */
+export const ScreeningHealth = Closed({ status: AdapterStatus, detail: Type.Optional(Type.String()) });
+export type ScreeningHealth = Static<typeof ScreeningHealth>;
+
+/** GET /v1/rail/providers. */
+export const RailProviderList = Closed({
+  sandbox: Type.Boolean({ description: 'simulated money (POST /v1/wallets/:id/fund) is allowed: false once a real payment provider is connected' }),
+  providers: Type.Array(RailProvider),
+  screening: Type.Optional(ScreeningHealth),
+});
+export type RailProviderList = Static<typeof RailProviderList>;
+
+/** What POST /v1/rail/webhooks/<provider id> answers once the processor's event is applied. */
+export const RailWebhookAnswer = Closed({ received: Type.Literal(true), transaction: RailTransaction });
+
+/** A processor's signed webhook, as the sandbox processor sends it: deliver it again to see a duplicate refused. */
+export const SignedWebhook = Closed({
+  body: Type.String({ description: 'the exact bytes the signature covers' }),
+  headers: Type.Record(Type.String(), Type.String(), { description: 'content-type and the signature header' }),
+});
+export type SignedWebhook = Static<typeof SignedWebhook>;
+
+/** POST /v1/sandbox/topups/:id/confirm and /decline: the top-up as applied and the webhook that did it. */
+export const SandboxTopUpAnswer = Closed({ transaction: RailTransaction, webhook: SignedWebhook });
+export type SandboxTopUpAnswer = Static<typeof SandboxTopUpAnswer>;
+
+/** A rail record or ledger sum that disagrees with the adapters'. */
+export const Discrepancy = Closed({
+  transactionId: Type.Optional(Type.String()),
+  kind: Type.String({ description: 'topup, deposit or payout' }),
+  problem: Type.String(),
+});
+export type Discrepancy = Static<typeof Discrepancy>;
+
+/** A reconciliation of the ledger with the rails (docs/api/rails.md § Reconciliation). */
+export const ReconciliationReport = Closed({
+  status: StringEnum(['ok', 'shortfall'] as const, { description: 'shortfall: obligations above holdings beyond the tolerance; payouts are paused' }),
+  at: Timestamp(),
+  obligationsMinor: Amount({ description: 'what the platform owes: every wallet balance' }),
+  holdingsMinor: SignedAmount({ description: 'what the rails hold for it (USDC at par), sandbox credits included' }),
+  shortfallMinor: Amount(),
+  toleranceMinor: Amount({ description: 'the price band applied to the USDC that crossed the rails' }),
+  holdings: Type.Array(Closed({
+    treasuryProviderId: Type.String(),
+    asset: RailAsset,
+    amountMinor: SignedAmount({ description: "minor units of the asset: what the adapter's treasury holds (below zero when it paid out more than it took in)" }),
+    valueMinor: SignedAmount({ description: 'its value in USD minor units (USDC at par)' }),
+  })),
+  sandboxCreditsMinor: Amount({ description: 'the sandbox credits counted as held (0 outside the sandbox)' }),
+  discrepancies: Type.Array(Discrepancy, { maxItems: 100 }),
+  paused: Type.Boolean({ description: 'payouts answer 503 COVERAGE_SHORTFALL' }),
+});
+export type ReconciliationReport = Static<typeof ReconciliationReport>;
+
+/** POST /v1/rail/reconcile (the report of this run) and GET /v1/rail/reconciliation (the latest, or null). */
+export const ReconciliationAnswer = Closed({ reconciliation: ReconciliationReport });
+export const LatestReconciliation = Closed({ reconciliation: Nullable(ReconciliationReport) });

@@ -5,6 +5,7 @@
  * whole document; `lintPolicyDocument` reports every error it can find, and
  * `parsePolicyDocument` throws the first. Pure: no I/O, so the CLI lints offline.
  */
+import { MAX_POLICY_DOCUMENT_CHARS } from 'agentpay-sdk/contract';
 import {
   EQUALITY_OPS, ORDER_OPS, POLICY_TYPES, TEXT_FIELDS,
   type CeilingRule, type CompareOp, type Condition, type ConditionRule, type ParsedDocument, type ParsedSection, type PolicyType, type TextField,
@@ -30,12 +31,8 @@ const CONDITION_START = 'a condition: price, capability, provider, category, pro
 const KEYWORDS = ['price', 'tag', 'always', 'not', 'and', 'or', 'in', ...TEXT_FIELDS];
 const MAX_NAME = 100;
 
-/**
- * The longest document the gateway accepts (the apply route's schema `maxLength`; 64 KiB is
- * hundreds of sections), in characters as JSON Schema counts them: code points, an emoji is
- * one. The parser refuses a longer document too, so that lint catches it offline.
- */
-export const MAX_DOCUMENT_CHARS = 64 * 1024;
+/** The longest document the gateway accepts: the apply body's `maxLength` (agentpay-sdk/contract, policies.ts). */
+export const MAX_DOCUMENT_CHARS = MAX_POLICY_DOCUMENT_CHARS;
 
 /**
  * What the gateway refuses before it reads the document: an empty one, or one over

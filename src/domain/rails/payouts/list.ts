@@ -1,13 +1,10 @@
 /** Reading payouts: one by id (GET /v1/payouts/:id) and pages of them (GET /v1/payouts). */
+import type { PayoutStatus } from 'agentpay-sdk/contract';
 import { AppError, validationError, wrongKeyKind } from '../../../core/errors.js';
 import { parseIsoTime } from '../../../core/clock.js';
 import type { Principal } from '../../tenancy/api-keys.js';
 import { payoutView } from '../views.js';
 import type { PayoutDeps } from './shared.js';
-
-/** The payouts' states, as `status` of a payout and the filter of GET /v1/payouts. */
-export const PAYOUT_STATUSES = ['submitted', 'confirmed', 'returned', 'failed'] as const;
-export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
 /** GET /v1/payouts: a page, optionally only payouts in one status, submitted before an ISO time. */
 export interface PayoutListInput {

@@ -1,4 +1,5 @@
 /** The operator's resolution of a payout its rail never resolved (POST /v1/payouts/:id/resolve). */
+import type { ResolveOutcome } from 'agentpay-sdk/contract';
 import { AppError, validationError, wrongKeyKind } from '../../../core/errors.js';
 import type { RailTransaction } from '../../../store/repos/rails.js';
 import type { Principal } from '../../tenancy/api-keys.js';
@@ -6,10 +7,6 @@ import { OPERATOR_TENANT_ID } from '../../tenancy/tenants.js';
 import { recordEvent } from '../../platform/events.js';
 import { payoutView } from '../views.js';
 import { reverseIn, type PayoutDeps } from './shared.js';
-
-/** What the operator found out from the rail: the money left (`paid`) or it did not (`failed`). */
-export const RESOLVE_OUTCOMES = ['paid', 'failed'] as const;
-export type ResolveOutcome = (typeof RESOLVE_OUTCOMES)[number];
 
 /** The rail's own record of a payout, as the operator's resolution checks it. */
 type RailRecordState = 'submitted' | 'confirmed' | 'returned' | 'none' | 'unavailable';

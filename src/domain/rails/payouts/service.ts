@@ -29,6 +29,7 @@
  * (the operator's resolution), list.ts (reads), shared.ts (the deps, the reversal); this class
  * holds the in-process marks they share and is what callers use.
  */
+import type { ResolveOutcome } from 'agentpay-sdk/contract';
 import type { RailTransaction } from '../../../store/repos/rails.js';
 import type { Principal } from '../../tenancy/api-keys.js';
 import type { DomainContext } from '../../platform/context.js';
@@ -37,13 +38,12 @@ import type { RailsSettings } from '../config.js';
 import type { RailRegistry } from '../registry.js';
 import { createPayout, submitPayout, type PayoutInput, type PayoutResult } from './create.js';
 import { claimResubmission, followAllPayouts, followPayout } from './follow.js';
-import { resolvePayout, type ResolveOutcome } from './resolve.js';
+import { resolvePayout } from './resolve.js';
 import { getPayout, listPayouts, type PayoutListInput } from './list.js';
 import type { PayoutDeps } from './shared.js';
 
 export type { PayoutInput, PayoutResult } from './create.js';
-export { PAYOUT_STATUSES, type PayoutStatus, type PayoutListInput } from './list.js';
-export { RESOLVE_OUTCOMES, type ResolveOutcome } from './resolve.js';
+export type { PayoutListInput } from './list.js';
 
 export class PayoutService {
   private readonly deps: PayoutDeps;

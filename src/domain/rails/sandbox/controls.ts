@@ -9,6 +9,7 @@
  * Record controls act on the caller's own records (another tenant's is 404 and changes
  * nothing); the operator reaches every record. World settings are the operator's.
  */
+import type { SandboxTopUpAnswer } from 'agentpay-sdk/contract';
 import { AppError } from '../../../core/errors.js';
 import { parseMinor } from '../../../core/money.js';
 import type { RailTransaction } from '../../../store/repos/rails.js';
@@ -48,7 +49,7 @@ export class SandboxControls {
    * webhook is delivered to the platform and returned, so it can be delivered again by
    * hand (POST /v1/rail/webhooks/sandbox-processor) to see a duplicate refused.
    */
-  async settleTopUp(p: Principal, id: string, outcome: 'succeeded' | 'declined', reason?: string) {
+  async settleTopUp(p: Principal, id: string, outcome: 'succeeded' | 'declined', reason?: string): Promise<SandboxTopUpAnswer> {
     const world = this.world();
     const t = await this.own(p, id, 'topup');
     if (t.treasuryProviderId !== 'sandbox-processor') throw new AppError('NOT_SUPPORTED', `top-up ${id} is not at the sandbox processor`);

@@ -14,7 +14,7 @@ import type { DomainContext } from '../../platform/context.js';
 import type { Rail, RailAsset } from '../adapters.js';
 import { formatPrice, parsePrice } from '../pricing.js';
 import { signWebhook } from '../webhook-signature.js';
-import type { SandboxSettings } from 'agentpay-sdk/contract';
+import type { SandboxSettings, SignedWebhook } from 'agentpay-sdk/contract';
 
 /** The sandbox processor's webhook signature header. */
 export const SANDBOX_SIGNATURE_HEADER = 'sandbox-signature';
@@ -73,11 +73,6 @@ export interface SandboxPayout {
   reason?: string;
 }
 
-/** A webhook exactly as the processor sends it: the raw body and its headers. */
-export interface WebhookDelivery {
-  body: string;
-  headers: Record<string, string>;
-}
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -185,7 +180,7 @@ export class SandboxWorld {
    * the signed webhook for it is returned. Settling again to the same outcome gives the
    * same event again (a redelivery); the other outcome is refused.
    */
-  async settleIntent(ref: string, outcome: 'succeeded' | 'declined', declineReason?: string): Promise<WebhookDelivery> {
+  async settleIntent(ref: string, outcome: 'succeeded' | 'declined', declineReason?: string): Promise<SignedWebhook> {
     const intent = await this.modify<SandboxIntent>('intent', ref, (cur) => {
       if (!cur) throw new AppError('NOT_FOUND', `the sandbox processor has no intent ${ref}`, { externalRef: ref });
       if (cur.status === outcome) return cur;
@@ -196,7 +191,8 @@ export class SandboxWorld {
   }
 
   /** The signed webhook announcing an intent's outcome, signed now. */
-  webhookFor(intent: SandboxIntent): WebhookDelivery {
+  /** A webhook exactly as the processor sends it: the raw body and its headers. */
+  webhookFor(intent: SandboxIntent): SignedWebhook {
     const body = JSON.stringify({
       id: intent.eventId,
       type: intent.status === 'succeeded' ? 'topup.succeeded' : 'topup.declined',
