@@ -228,6 +228,69 @@ describe.each(backends)('Store contract on $name', (b) => {
     expect((await store.read((r) => r.sandboxObjects.list('k'))).map((o) => [o.id, o.seq, o.data])).toEqual([['a', 1, { v: 3 }], ['b', 2, { v: 2 }]]);
   });
 
+  it('loses no read-modify-write of a sandbox object when two stores (two instances) update it at once', async () => {
+    await store.tx((r) => r.sandboxObjects.put('counter', 'c', { n: 0 }, 1));
+    const other = await b.open();
+    try {
+      // the USDC sender keeps its lease and next nonce this way: a lost update would reuse a nonce
+      await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? other : store).tx(async (r) => {
+        const n = ((await r.sandboxObjects.get('counter', 'c'))!.data as { n: number }).n;
+        await r.sandboxObjects.put('counter', 'c', { n: n + 1 }, 2);
+      })));
+      expect((await store.read((r) => r.sandboxObjects.get('counter', 'c')))!.data).toEqual({ n: 30 });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('records a payout\'s rail reference once: a second submission racing on another store changes nothing', async () => {
+    const w = await newWallet();
+    const tenantId = (await store.read((r) => r.wallets.get(w)))!.ownerId;
+    const id = randomIds.next('payout');
+    await store.tx((r) => r.railTransactions.insert({
+      id, kind: 'payout', tenantId, walletId: w, treasuryProviderId: 'sandbox-bank', rail: 'ach', state: 'submitted', railAmountMinor: 100n, railCurrency: 'USD',
+      usdAmountMinor: 100n, externalRef: null, counterparty: 'acct', priceMicros: null, reason: null, idempotencyKey: null, requestHash: null,
+      hostedUrl: null, expectedBy: null, resubmittedAt: null, createdAt: 1, updatedAt: 1, settledAt: null,
+    }));
+    const other = await b.open();
+    try {
+      const applied = await Promise.all([1, 2].map((n) => (n === 1 ? store : other).tx((r) => r.railTransactions.recordReference(id, { externalRef: 'ref_1', expectedBy: 10, updatedAt: 100 + n }))));
+      expect(applied.filter(Boolean)).toHaveLength(1);
+      const row = (await store.read((r) => r.railTransactions.get(id)))!;
+      expect(row.externalRef).toBe('ref_1');
+      expect(row.updatedAt).toBe(100 + applied.indexOf(true) + 1);
+      // a failed payout never gets one
+      await store.tx((r) => r.railTransactions.update(id, { state: 'failed', externalRef: null }));
+      expect(await store.tx((r) => r.railTransactions.recordReference(id, { externalRef: 'ref_2', updatedAt: 200 }))).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('uses a password reset token once when two stores (two instances) use it at once', async () => {
+    const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+    const accountId = randomIds.next('account');
+    const tokenHash = `h_${accountId}`;
+    await store.tx(async (r) => {
+      await r.accounts.insert({ id: accountId, tenantId: tenant.id, email: `${accountId}@example.com`, passwordHash: 'x', createdAt: 1, updatedAt: 1 });
+      await r.passwordResets.insert({ id: `pr_${accountId}`, accountId, tokenHash, expiresAt: Date.UTC(2030, 0, 1), usedAt: null, createdAt: 1 });
+    });
+    const other = await b.open();
+    try {
+      // what resetPassword does inside its transaction: read the token, refuse a used one, mark it used
+      const use = (s: Store) => s.tx(async (r) => {
+        const reset = await r.passwordResets.byTokenHash(tokenHash);
+        if (!reset || reset.usedAt !== null) return false;
+        await r.passwordResets.markUsed(reset.id, 2);
+        return true;
+      });
+      const used = await Promise.all(Array.from({ length: 6 }, (_, i) => use(i % 2 ? other : store)));
+      expect(used.filter(Boolean)).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('gives each fleet duty to one store at a time, and to another when the holder closes', async () => {
     const second = await b.open();
     try {

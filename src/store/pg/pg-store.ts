@@ -96,9 +96,9 @@ function translateErrorsOf(proto: Record<string, unknown>): void {
 function makeRepos(db: NodePgDatabase, s: Session): Repos {
   const repos: Repos = {
     tenants: new PgTenants(db, s),
-    signups: new PgSignups(db),
+    signups: new PgSignups(db, s),
     accounts: new PgAccounts(db),
-    passwordResets: new PgPasswordResets(db),
+    passwordResets: new PgPasswordResets(db, s),
     apiKeys: new PgApiKeys(db, s),
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
@@ -121,7 +121,7 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     payoutDestinations: new PgPayoutDestinations(db),
     railEvents: new PgRailEvents(db),
     reconciliations: new PgReconciliations(db),
-    sandboxObjects: new PgSandboxObjects(db),
+    sandboxObjects: new PgSandboxObjects(db, s),
     webhookEndpoints: new PgWebhookEndpoints(db),
     webhookDeliveries: new PgWebhookDeliveries(db),
     alertMails: new PgAlertMails(db),

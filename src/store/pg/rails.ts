@@ -1,6 +1,7 @@
-import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects } from '../schema-pg/index.js';
+import type { Session } from './sql.js';
 import type {
   DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
   PayoutListQuery, RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
@@ -26,6 +27,10 @@ export class PgRailTransactions implements RailTransactionRepo {
   }
   async transition(id: string, fromStates: readonly RailTransaction['state'][], patch: RailTransactionPatch) {
     const r = await this.db.update(railTransactions).set(patch).where(and(eq(railTransactions.id, id), inArray(railTransactions.state, [...fromStates])));
+    return (r.rowCount ?? 0) > 0;
+  }
+  async recordReference(id: string, patch: RailTransactionPatch) {
+    const r = await this.db.update(railTransactions).set(patch).where(and(eq(railTransactions.id, id), eq(railTransactions.state, 'submitted'), isNull(railTransactions.externalRef)));
     return (r.rowCount ?? 0) > 0;
   }
   async update(id: string, patch: RailTransactionPatch) {
@@ -121,9 +126,16 @@ export class PgReconciliations implements ReconciliationRepo {
 }
 
 export class PgSandboxObjects implements SandboxObjectRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s?: Session) {}
+  /**
+   * Inside a write transaction the row is locked: adapters keep read-modify-write state here
+   * (the USDC sender's lease and nonce), and under READ COMMITTED two instances would otherwise
+   * both read the old value and one write would be lost. A row not there yet cannot be locked:
+   * two inserts of it collide on the primary key and the later transaction runs again.
+   */
   async get(kind: string, id: string) {
-    return (await this.db.select().from(sandboxObjects).where(and(eq(sandboxObjects.kind, kind), eq(sandboxObjects.id, id))))[0];
+    const q = this.db.select().from(sandboxObjects).where(and(eq(sandboxObjects.kind, kind), eq(sandboxObjects.id, id)));
+    return (await (this.s?.writable ? q.for('update') : q))[0];
   }
   async put(kind: string, id: string, data: Record<string, unknown>, updatedAt: number) {
     const existing = await this.get(kind, id);

@@ -19,10 +19,18 @@ export class PgTenants implements TenantRepo {
   async listByKind(kind: TenantKind) { return this.db.select().from(tenants).where(eq(tenants.kind, kind)).orderBy(asc(tenants.createdAt), asc(tenants.id)); }
 }
 
+/**
+ * Signups and password resets are read to decide a write (verify, resend, use a reset token
+ * once): inside a write transaction the row is locked, so under READ COMMITTED two requests at
+ * once queue on it and the second sees what the first did.
+ */
 export class PgSignups implements SignupRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s?: Session) {}
   async insert(s: Signup) { await this.db.insert(signups).values(s); }
-  async get(id: string) { return (await this.db.select().from(signups).where(eq(signups.id, id)))[0]; }
+  async get(id: string) {
+    const q = this.db.select().from(signups).where(eq(signups.id, id));
+    return (await (this.s?.writable ? q.for('update') : q))[0];
+  }
   async update(id: string, patch: Partial<Omit<Signup, 'id'>>) { await this.db.update(signups).set(patch).where(eq(signups.id, id)); }
 }
 
@@ -36,9 +44,12 @@ export class PgAccounts implements AccountRepo {
 }
 
 export class PgPasswordResets implements PasswordResetRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s?: Session) {}
   async insert(p: PasswordReset) { await this.db.insert(passwordResets).values(p); }
-  async byTokenHash(hash: string) { return (await this.db.select().from(passwordResets).where(eq(passwordResets.tokenHash, hash)))[0]; }
+  async byTokenHash(hash: string) {
+    const q = this.db.select().from(passwordResets).where(eq(passwordResets.tokenHash, hash));
+    return (await (this.s?.writable ? q.for('update') : q))[0];
+  }
   async markUsed(id: string, at: number) { await this.db.update(passwordResets).set({ usedAt: at }).where(eq(passwordResets.id, id)); }
   async retireOpenForAccount(accountId: string, at: number) {
     await this.db.update(passwordResets).set({ usedAt: at }).where(and(eq(passwordResets.accountId, accountId), isNull(passwordResets.usedAt)));

@@ -24,6 +24,12 @@ export interface RailTransactionRepo {
    * (a concurrent writer moved it first), so a state change happens once.
    */
   transition(id: string, fromStates: readonly RailTransaction['state'][], patch: RailTransactionPatch): Promise<boolean>;
+  /**
+   * Records a submitted payout's rail reference once: applies the patch only while the row is
+   * `submitted` with no reference (checked by the UPDATE itself, so of two submissions of one
+   * payout racing on two instances, the second changes nothing); false if it did not apply.
+   */
+  recordReference(id: string, patch: RailTransactionPatch): Promise<boolean>;
   update(id: string, patch: RailTransactionPatch): Promise<void>;
   /** a tenant's, newest first */
   listByTenant(tenantId: string, opts: { kind?: RailTransactionKind; walletId?: string; before?: string; limit: number }): Promise<RailTransaction[]>;

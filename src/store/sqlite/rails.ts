@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects } from '../schema/index.js';
 import type {
@@ -24,6 +24,9 @@ export class SqliteRailTransactions implements RailTransactionRepo {
   }
   async transition(id: string, fromStates: readonly RailTransaction['state'][], patch: RailTransactionPatch) {
     return this.db.update(railTransactions).set(patch).where(and(eq(railTransactions.id, id), inArray(railTransactions.state, [...fromStates]))).run().changes > 0;
+  }
+  async recordReference(id: string, patch: RailTransactionPatch) {
+    return this.db.update(railTransactions).set(patch).where(and(eq(railTransactions.id, id), eq(railTransactions.state, 'submitted'), isNull(railTransactions.externalRef))).run().changes > 0;
   }
   async update(id: string, patch: RailTransactionPatch) { this.db.update(railTransactions).set(patch).where(eq(railTransactions.id, id)).run(); }
   async listByTenant(tenantId: string, opts: { kind?: RailTransactionKind; walletId?: string; before?: string; limit: number }) {

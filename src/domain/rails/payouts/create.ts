@@ -180,9 +180,12 @@ async function handOver(deps: PayoutDeps, t: RailTransaction, attempt: 'first' |
   }
   const patch = { externalRef: sent.externalRef, expectedBy: sent.expectedBy, updatedAt: deps.ctx.clock.now() };
   // only a payout still submitted gets the reference: a failed one keeps none (reconciliation
-  // finds a failed payout the rail holds by its id)
+  // finds a failed payout the rail holds by its id); and only once: the rail job of another
+  // instance may submit the same payout again while this submission runs (the rail knows it by
+  // its id, so both get the same reference), and the answer of the first request must stay
+  // the record every retry of it reads
   return deps.ctx.store.tx(async (r) => {
-    await r.railTransactions.transition(t.id, ['submitted'], patch);
+    await r.railTransactions.recordReference(t.id, patch);
     return (await r.railTransactions.get(t.id))!;
   });
 }
