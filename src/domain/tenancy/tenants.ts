@@ -2,6 +2,7 @@
 import type { Repos } from '../../store/store.js';
 import type { Tenant } from '../../store/repos/tenancy.js';
 import type { DomainContext } from '../platform/context.js';
+import { newWalletRow } from '../wallets/wallets.js';
 
 export const OPERATOR_TENANT_ID = 'opr_platform';
 export const PLATFORM_REVENUE_WALLET_ID = 'wal_platform_revenue';
@@ -31,19 +32,7 @@ export async function createTenant(r: Repos, ctx: Pick<DomainContext, 'clock' | 
   };
   await r.tenants.insert(tenant);
   if (settlementWalletId) {
-    await r.wallets.insert({
-      id: settlementWalletId,
-      tenantId: id,
-      ownerType: 'settlement',
-      ownerId: id,
-      publicKeyPem: null,
-      status: 'active',
-      frozen: false,
-      frozenBy: null,
-      currency: 'USD',
-      createdAt: now,
-      updatedAt: now,
-    });
+    await r.wallets.insert(newWalletRow({ id: settlementWalletId, tenantId: id, ownerType: 'settlement', ownerId: id, publicKeyPem: null }, now));
   }
   return tenant;
 }
@@ -58,9 +47,6 @@ export async function ensurePlatform(r: Repos, ctx: Pick<DomainContext, 'clock'>
     status: 'active', verified: true, settlementWalletId: PLATFORM_REVENUE_WALLET_ID, createdAt: now, updatedAt: now,
   };
   await r.tenants.insert(op);
-  await r.wallets.insert({
-    id: PLATFORM_REVENUE_WALLET_ID, tenantId: OPERATOR_TENANT_ID, ownerType: 'platform', ownerId: 'platform-revenue',
-    publicKeyPem: null, status: 'active', frozen: false, frozenBy: null, currency: 'USD', createdAt: now, updatedAt: now,
-  });
+  await r.wallets.insert(newWalletRow({ id: PLATFORM_REVENUE_WALLET_ID, tenantId: OPERATOR_TENANT_ID, ownerType: 'platform', ownerId: 'platform-revenue', publicKeyPem: null }, now));
   return op;
 }

@@ -12,6 +12,11 @@ import type { DomainContext } from '../platform/context.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { balanceOf, entryView, post } from './ledger.js';
 
+/** A new wallet's row: active, not frozen, in USD, made now. */
+export function newWalletRow(w: Pick<Wallet, 'id' | 'tenantId' | 'ownerType' | 'ownerId' | 'publicKeyPem'>, now: number): Wallet {
+  return { ...w, status: 'active', frozen: false, frozenBy: null, currency: 'USD', createdAt: now, updatedAt: now };
+}
+
 export interface CreateWalletInput {
   ownerType: 'agent' | 'workspace';
   ownerId: string;
@@ -61,19 +66,7 @@ export class WalletService {
       throw validationError('publicKeyPem', 'is required for agent wallets (the ed25519 public key that signs payment proofs)');
     }
     const now = this.ctx.clock.now();
-    const wallet: Wallet = {
-      id: this.ctx.ids.next('wallet'),
-      tenantId: p.tenantId,
-      ownerType: input.ownerType,
-      ownerId,
-      publicKeyPem,
-      status: 'active',
-      frozen: false,
-      frozenBy: null,
-      currency: 'USD',
-      createdAt: now,
-      updatedAt: now,
-    };
+    const wallet = newWalletRow({ id: this.ctx.ids.next('wallet'), tenantId: p.tenantId, ownerType: input.ownerType, ownerId, publicKeyPem }, now);
     await this.ctx.store.tx((r) => r.wallets.insert(wallet));
     return wallet;
   }

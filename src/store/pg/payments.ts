@@ -2,7 +2,7 @@ import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema-pg/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
-import { run, TableSql, type Session } from './sql.js';
+import { forWrite, run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
@@ -42,7 +42,7 @@ export class PgTransactions implements TransactionRepo {
     const q = this.db.select().from(transactions).where(walletId === undefined ? overdue : and(overdue, eq(transactions.walletId, walletId)))
       .orderBy(asc(transactions.expiresAt), asc(transactions.id)).limit(limit);
     // locked as get() locks: a complete that won the race is re-read (and no longer listed) under READ COMMITTED
-    return this.s.writable ? q.for('no key update') : q;
+    return forWrite(this.s, q);
   }
 }
 

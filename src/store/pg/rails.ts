@@ -1,11 +1,11 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects } from '../schema-pg/index.js';
-import type { Session } from './sql.js';
 import type {
   DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
   PayoutListQuery, RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
 } from '../repos/rails.js';
+import { forWrite, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
@@ -126,7 +126,7 @@ export class PgReconciliations implements ReconciliationRepo {
 }
 
 export class PgSandboxObjects implements SandboxObjectRepo {
-  constructor(private db: Db, private s?: Session) {}
+  constructor(private db: Db, private s: Session) {}
   /**
    * Inside a write transaction the row is locked: adapters keep read-modify-write state here
    * (the USDC sender's lease and nonce), and under READ COMMITTED two instances would otherwise
@@ -135,7 +135,7 @@ export class PgSandboxObjects implements SandboxObjectRepo {
    */
   async get(kind: string, id: string) {
     const q = this.db.select().from(sandboxObjects).where(and(eq(sandboxObjects.kind, kind), eq(sandboxObjects.id, id)));
-    return (await (this.s?.writable ? q.for('update') : q))[0];
+    return (await forWrite(this.s, q))[0];
   }
   async put(kind: string, id: string, data: Record<string, unknown>, updatedAt: number) {
     const existing = await this.get(kind, id);

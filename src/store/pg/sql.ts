@@ -103,6 +103,15 @@ export class TableSql<T> {
 }
 
 /** Runs a named prepared statement (parsed once per connection). */
+/**
+ * A drizzle select, locked (`FOR NO KEY UPDATE`, held to COMMIT) when it runs inside a write
+ * transaction: a read that decides a write then makes a second writer wait and read what the
+ * first one committed (READ COMMITTED). Outside `tx` it is the plain select.
+ */
+export function forWrite<R>(s: Session, q: PromiseLike<R> & { for(strength: 'no key update'): PromiseLike<R> }): PromiseLike<R> {
+  return s.writable ? q.for('no key update') : q;
+}
+
 export function run(s: Session, name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
   return s.conn.query({ name, text, values });
 }

@@ -2,7 +2,7 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema-pg/index.js';
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
-import { run, TableSql, type Session } from './sql.js';
+import { forWrite, run, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
@@ -25,11 +25,11 @@ export class PgTenants implements TenantRepo {
  * once queue on it and the second sees what the first did.
  */
 export class PgSignups implements SignupRepo {
-  constructor(private db: Db, private s?: Session) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(s: Signup) { await this.db.insert(signups).values(s); }
   async get(id: string) {
     const q = this.db.select().from(signups).where(eq(signups.id, id));
-    return (await (this.s?.writable ? q.for('update') : q))[0];
+    return (await forWrite(this.s, q))[0];
   }
   async update(id: string, patch: Partial<Omit<Signup, 'id'>>) { await this.db.update(signups).set(patch).where(eq(signups.id, id)); }
 }
@@ -44,11 +44,11 @@ export class PgAccounts implements AccountRepo {
 }
 
 export class PgPasswordResets implements PasswordResetRepo {
-  constructor(private db: Db, private s?: Session) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(p: PasswordReset) { await this.db.insert(passwordResets).values(p); }
   async byTokenHash(hash: string) {
     const q = this.db.select().from(passwordResets).where(eq(passwordResets.tokenHash, hash));
-    return (await (this.s?.writable ? q.for('update') : q))[0];
+    return (await forWrite(this.s, q))[0];
   }
   async markUsed(id: string, at: number) { await this.db.update(passwordResets).set({ usedAt: at }).where(eq(passwordResets.id, id)); }
   async retireOpenForAccount(accountId: string, at: number) {
