@@ -86,6 +86,41 @@ describe.each(backends)('Store contract on $name', (b) => {
     expect((await store.read((r) => r.transactions.listExpired(5, 10))).map((t) => t.id)).toEqual(['txn_a']);
   });
 
+  it('sends writes whose result nobody reads without waiting (PostgreSQL): later reads see them, and a refused one fails the transaction even when what followed it was swallowed', async () => {
+    if (b.name === 'sqlite') return; // SQLite writes at the call
+    const { PgStore } = await import('../../src/store/pg/pg-store.js');
+    const once = await PgStore.open({ url: (store as unknown as { url: string }).url, maxAttempts: 1 });
+    const txn: Transaction = {
+      id: 'txn_w1', nonce: 'n_writebehind', capabilityId: 'cap', providerId: 'prv', walletId: 'w', workspaceId: 'ws', amountMinor: 3n, feeMinor: null,
+      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+    };
+    try {
+      // the insert and the update are not waited for; the read after them sees both
+      const seen = await once.tx(async (r) => {
+        await r.transactions.insert(txn);
+        await r.transactions.update(txn.id, { status: 'succeeded', feeMinor: 1n, resolvedAt: 3 });
+        return r.transactions.byNonce(txn.nonce);
+      });
+      expect([seen?.id, seen?.status, seen?.feeMinor]).toEqual(['txn_w1', 'succeeded', 1n]);
+      // the reused nonce is refused after the call returned; the tenant written before it, and
+      // the read that failed after it (swallowed here), go with it
+      const tenantId = 't_writebehind';
+      const attempt = once.tx(async (r) => {
+        await r.tenants.insert({ id: tenantId, kind: 'workspace', name: 'x', email: null, website: null, status: 'active', verified: false, settlementWalletId: null, createdAt: 1, updatedAt: 1 });
+        await r.transactions.insert({ ...txn, id: 'txn_w2' });
+        await r.tenants.get(tenantId).catch(() => undefined);
+        return 'returned normally';
+      });
+      await expect(attempt).rejects.toBeInstanceOf(UniqueViolation);
+      expect(await once.read((r) => r.tenants.get(tenantId))).toBeUndefined();
+      expect((await once.read((r) => r.transactions.byNonce(txn.nonce)))?.id).toBe('txn_w1');
+      // the connection is clean for the next transaction
+      expect(await once.tx(async (r) => (await r.transactions.get(txn.id))?.status)).toBe('succeeded');
+    } finally {
+      await once.close();
+    }
+  });
+
   it('keeps idempotency keys of paid calls: one row per (wallet, capability, key), completed with its answer, freed, forgotten when expired', async () => {
     const row = {
       walletId: 'w_idem', capabilityId: 'cap_idem', key: 'k1', requestHash: 'sha256:aa', transactionId: 'txn_idem1', state: 'in_progress' as const,

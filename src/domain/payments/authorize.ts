@@ -81,22 +81,27 @@ export async function authorizePayment(
       if (replayed !== undefined) return { replayed: replayed satisfies Replay };
       if (ctx.clock.now() >= expiresAtMs) throw expired();
     }
-    if (await r.transactions.byNonce(challenge.nonce)) throw replay(challenge.nonce);
-    const w = await r.wallets.get(wallet.id);
+    // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in order
+    const [used, w, paused, capability, seller] = await Promise.all([
+      r.transactions.byNonce(challenge.nonce),
+      r.wallets.get(wallet.id),
+      isPaused(r, wallet.id, challenge.providerId),
+      r.capabilities.get(challenge.capabilityId),
+      r.tenants.get(challenge.providerId),
+    ]);
+    if (used) throw replay(challenge.nonce);
     if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', wallet.id);
     if (w.frozen || w.status !== 'active') {
       throw new AppError('WALLET_FROZEN', `wallet ${w.id} is ${w.frozen ? 'frozen' : w.status}; outgoing payments are blocked until it is unfrozen`, { walletId: w.id });
     }
-    if (await isPaused(r, w.id, challenge.providerId)) {
+    if (paused) {
       throw new AppError('WALLET_PROVIDER_PAUSED', `provider ${challenge.providerId} is paused for wallet ${w.id} after repeated failures; wait, or resume it with POST /v1/wallets/${w.id}/resume-provider`, {
         walletId: w.id,
         providerId: challenge.providerId,
       });
     }
-    const capability = await r.capabilities.get(challenge.capabilityId);
     if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', challenge.capabilityId);
     // a quote stays valid for minutes; a seller suspended (or unverified) meanwhile is not paid on it
-    const seller = await r.tenants.get(challenge.providerId);
     if (!seller || !seller.verified || seller.status !== 'active') {
       throw forbidden(`provider ${challenge.providerId} is ${seller?.verified ? seller.status : 'not verified'} and cannot be paid; nothing was charged`, {
         providerId: challenge.providerId, status: seller?.status, verified: seller?.verified ?? false,
@@ -149,7 +154,8 @@ export async function authorizePayment(
     try {
       await r.transactions.insert(txn);
     } catch (e) {
-      // a database shared by several gateways: the unique nonce index decides
+      // a database shared by several gateways: the unique nonce index decides (on PostgreSQL the
+      // insert is not waited for: the refused transaction runs again, and byNonce above answers)
       if (isUniqueViolation(e)) throw replay(challenge.nonce);
       throw e;
     }

@@ -29,9 +29,8 @@ export async function recordProviderFailure(r: Repos, ctx: Pick<DomainContext, '
   return next;
 }
 
-export async function recordSuccess(r: Repos, now: number, walletId: string, providerId: string): Promise<void> {
-  const b = await r.breakers.get(walletId, providerId);
-  if (b && b.consecutiveFailures !== 0) await r.breakers.put({ ...b, consecutiveFailures: 0, updatedAt: now });
+export function recordSuccess(r: Repos, now: number, walletId: string, providerId: string): Promise<void> {
+  return r.breakers.clearFailures(walletId, providerId, now);
 }
 
 export function breakerView(walletId: string, providerId: string, b: Breaker | undefined) {

@@ -15,12 +15,11 @@ import type { UnsignedPriceChallenge as UnsignedChallenge, PriceChallenge as Cha
 
 export async function issueChallenge(deps: PaymentDeps, p: Principal, capabilityId: string): Promise<Challenge> {
   requireProvider(p);
-  const { capability, provider } = await deps.ctx.store.read(async (r) => {
-    const capability = await r.capabilities.get(capabilityId);
-    return { capability, provider: capability ? await r.tenants.get(capability.providerId) : undefined };
-  });
-  if (!capability || !provider) throw notFound('CAPABILITY_NOT_FOUND', 'capability', capabilityId);
+  // the capability and the caller's own provider record, read at once (one round trip on PostgreSQL)
+  const [capability, provider] = await deps.ctx.store.read((r) => Promise.all([r.capabilities.get(capabilityId), r.tenants.get(p.tenantId)]));
+  if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', capabilityId);
   if (capability.providerId !== p.tenantId) throw forbidden(`capability ${capabilityId} belongs to another provider`, { capabilityId });
+  if (!provider) throw notFound('CAPABILITY_NOT_FOUND', 'capability', capabilityId);
   if (capability.status !== 'active') {
     throw new AppError('CONFLICT', `capability ${capabilityId} is ${capability.status} and cannot be sold; publish a new capability`, { capabilityId, status: capability.status });
   }

@@ -1,16 +1,17 @@
 /**
- * Completion of a paid call: in one database transaction the hold is captured from
- * the buyer, the seller's settlement wallet gets the price less the fee, the platform
- * revenue wallet gets the fee, the breaker count resets and the signed success
- * receipt is stored. Repeating the same complete returns the same receipt.
+ * Completion of a paid call: in one database transaction the breaker count resets, the
+ * signed success receipt is stored, the hold is captured from the buyer, the seller's
+ * settlement wallet gets the price less the fee and the platform revenue wallet gets the
+ * fee. Repeating the same complete returns the same receipt.
  */
 import { createHash } from 'node:crypto';
 import { AppError, validationError } from '../../core/errors.js';
 import { MAX_KEPT_RESPONSE_BYTES } from './idempotency.js';
 import { feeFor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';
+import type { PaymentIdempotency } from '../../store/repos/payments.js';
 import type { Principal } from '../tenancy/api-keys.js';
-import { post } from '../wallets/ledger.js';
+import { postAll } from '../wallets/ledger.js';
 import { receiptView, writeReceipt, type ReceiptView } from './receipts.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../tenancy/tenants.js';
 import { recordSuccess } from './breaker.js';
@@ -47,16 +48,21 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
   const { ctx } = deps;
   const response = keptResponse(input);
   /** an idempotency key still in progress for this transaction is completed with the answer */
-  const keepAnswer = async (r: Repos, transactionId: string) => {
-    const key = await r.paymentIdempotency.byTransaction(transactionId);
-    if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(transactionId, response);
+  const keepAnswer = async (r: Repos, key: PaymentIdempotency | undefined) => {
+    if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
   };
   const out = await ctx.store.tx(async (r) => {
-    const txn = await ownTransaction(r, p, input.transactionId);
+    // the transaction (locked: it resolves once), its seller (the caller, if it is theirs) and an
+    // idempotency key of the purchase, read at once (one round trip on PostgreSQL)
+    const [txn, provider, key] = await Promise.all([
+      ownTransaction(r, p, input.transactionId),
+      r.tenants.get(p.tenantId),
+      r.paymentIdempotency.byTransaction(input.transactionId),
+    ]);
     if (txn.status === 'succeeded') {
       const receipt = (await r.receipts.byTransaction(txn.id)).find((x) => x.status === 'success');
       if (receipt && receipt.responseHash === input.responseHash) {
-        await keepAnswer(r, txn.id);
+        await keepAnswer(r, key);
         return { receipt: receiptView(receipt) };
       }
       return { conflict: alreadyResolved(txn, 'was already completed with another responseHash') };
@@ -67,18 +73,23 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
       await expireTransaction(r, deps, txn);
       return { conflict: alreadyResolved({ ...txn, status: 'expired' }, 'expired before it was completed and the buyer was refunded') };
     }
-    const provider = await r.tenants.get(txn.providerId);
     if (!provider?.settlementWalletId) throw new AppError('INTERNAL', `provider ${txn.providerId} has no settlement wallet`);
     const fee = feeFor(txn.amountMinor, deps.settings.feeBps);
     const sale = txn.amountMinor - fee;
-    const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
-    await post(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
-    if (sale > 0n) await post(r, ctx, { ...common, walletId: provider.settlementWalletId, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
-    if (fee > 0n) await post(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
     await r.transactions.update(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
     await recordSuccess(r, now, txn.walletId, txn.providerId);
-    await keepAnswer(r, txn.id);
-    return { receipt: await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', input.responseHash) };
+    await keepAnswer(r, key);
+    const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', input.responseHash);
+    // the money last, the three wallets read at once: a movement holds its wallet until the
+    // commit (PostgreSQL locks the wallet's row), and every sale of a seller, and every fee,
+    // moves the same wallet; posted last, they are held for two round trips, not the transaction
+    const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
+    await postAll(r, ctx, [
+      { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` },
+      ...(sale > 0n ? [{ ...common, walletId: provider.settlementWalletId, type: 'sale' as const, amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` }] : []),
+      ...(fee > 0n ? [{ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee' as const, amountMinor: fee, memo: `platform fee on ${txn.id}` }] : []),
+    ]);
+    return { receipt };
   });
   if ('conflict' in out) throw out.conflict;
   return out.receipt;

@@ -88,6 +88,22 @@ export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m
   return entry;
 }
 
+/**
+ * Movements of different wallets, in the order given: their last entries are read at once (one
+ * round trip on PostgreSQL, which locks the wallets in this order), then each is appended as
+ * `post` appends it. A wallet named twice is posted one movement after the other.
+ */
+export async function postAll(r: Repos, deps: { clock: Clock; ids: IdGenerator }, ms: Movement[]): Promise<LedgerEntry[]> {
+  const out: LedgerEntry[] = [];
+  if (new Set(ms.map((m) => m.walletId)).size !== ms.length) {
+    for (const m of ms) out.push(await post(r, deps, m));
+    return out;
+  }
+  const heads = await Promise.all(ms.map((m) => r.ledger.last(m.walletId)));
+  for (const [i, m] of ms.entries()) out.push(await post(r, deps, m, { last: heads[i] }));
+  return out;
+}
+
 /** The wire form of a ledger entry. */
 export function entryView(e: LedgerEntry) {
   return {

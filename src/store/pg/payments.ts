@@ -2,7 +2,7 @@ import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema-pg/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
-import { forWrite, run, TableSql, type Session } from './sql.js';
+import { forWrite, run, send, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
@@ -25,7 +25,7 @@ export class PgTransactions implements TransactionRepo {
   constructor(private db: Db, private s: Session) {}
   async insert(t: Transaction) {
     const v = T.insertValues(t);
-    if (v) await run(this.s, 'tx_insert', T.insertText, v);
+    if (v) await send(this.s, 'tx_insert', T.insertText, v);
     else await this.db.insert(transactions).values(t);
   }
   async get(id: string) {
@@ -35,7 +35,7 @@ export class PgTransactions implements TransactionRepo {
   async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {
     const set = T.set(patch, 2);
     if (set.values.length === 0) return;
-    await run(this.s, `tx_update:${set.keys}`, `UPDATE transactions SET ${set.text} WHERE id = $1`, [id, ...set.values]);
+    await send(this.s, `tx_update:${set.keys}`, `UPDATE transactions SET ${set.text} WHERE id = $1`, [id, ...set.values]);
   }
   async listExpired(now: number, limit: number, walletId?: string) {
     const overdue = and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now));
@@ -50,7 +50,7 @@ export class PgReceipts implements ReceiptRepo {
   constructor(private db: Db, private s: Session) {}
   async insert(r: Receipt) {
     const v = R.insertValues(r);
-    if (v) await run(this.s, 'receipt_insert', R.insertText, v);
+    if (v) await send(this.s, 'receipt_insert', R.insertText, v);
     else await this.db.insert(receipts).values(r);
   }
   async get(id: string) { return (await this.db.select().from(receipts).where(eq(receipts.id, id)))[0]; }
@@ -71,13 +71,18 @@ export class PgBreakers implements BreakerRepo {
   async put(b: Breaker) {
     const v = B.insertValues(b);
     if (v) {
-      await run(this.s, 'breaker_put', BREAKER_PUT, v);
+      await send(this.s, 'breaker_put', BREAKER_PUT, v);
       return;
     }
     await this.db.insert(breakers).values(b).onConflictDoUpdate({
       target: [breakers.walletId, breakers.providerId],
       set: { consecutiveFailures: b.consecutiveFailures, paused: b.paused, updatedAt: b.updatedAt },
     });
+  }
+  async clearFailures(walletId: string, providerId: string, at: number) {
+    // a success writes without reading the breaker first (inside a tx: sent, not waited for)
+    const set = B.set({ consecutiveFailures: 0, updatedAt: at }, 3);
+    await send(this.s, 'breaker_clear', `UPDATE breakers SET ${set.text} WHERE wallet_id = $1 AND provider_id = $2 AND consecutive_failures <> 0`, [walletId, providerId, ...set.values]);
   }
 }
 

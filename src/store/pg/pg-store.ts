@@ -45,7 +45,7 @@ import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency } from './
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgAlertMails } from './alerts.js';
-import { type Session } from './sql.js';
+import { corkUntilIdle, resetSession, settle, type Session } from './sql.js';
 import { PgRailTransactions, PgDepositAddresses, PgPayoutDestinations, PgRailEvents, PgReconciliations, PgSandboxObjects } from './rails.js';
 
 export interface PgStoreOptions {
@@ -139,22 +139,13 @@ const codeOf = (e: unknown): string | undefined => {
 
 /**
  * Runs `fn` in a transaction begun by `begin`, whose BEGIN is sent with `fn`'s first statement in
- * one write and one round trip (the pool's connections are in pipeline mode): the socket is corked
- * while BEGIN and whatever `fn` sends before its first await are queued, then uncorked. BEGIN's own
- * failure, if any, is raised before the caller commits.
+ * one write and one round trip (the pool's connections are in pipeline mode; corkUntilIdle
+ * merges the writes). BEGIN's own failure, if any, is raised before the caller commits.
  */
 async function withBegin<T>(client: pg.PoolClient, begin: string, fn: () => Promise<T>): Promise<T> {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
-  stream?.cork?.();
-  let begun: Promise<unknown>;
-  let running: Promise<T>;
-  try {
-    begun = client.query(begin).then(() => undefined, (e: unknown) => e ?? new Error('BEGIN failed'));
-    running = fn();
-  } finally {
-    stream?.uncork?.();
-  }
-  const value = await running;
+  corkUntilIdle(client);
+  const begun = client.query(begin).then(() => undefined, (e: unknown) => e ?? new Error('BEGIN failed'));
+  const value = await fn();
   const failed = await begun;
   if (failed) throw failed;
   return value;
@@ -208,7 +199,7 @@ export class PgStore implements Store {
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, pipeline: true } as pg.PoolConfig);
     // an idle connection the server closed: the pool drops it; nothing to do here
     this.pool.on('error', () => undefined);
-    this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.pool, writable: false, touched: undefined, locked: new Set() });
+    this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.pool, writable: false, touched: undefined, locked: new Set(), pending: [], failed: undefined });
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -282,6 +273,7 @@ export class PgStore implements Store {
       const client = await this.connect();
       let broken = false;
       let locked = false;
+      let session: Session | undefined;
       try {
         if (hot.size > 0) {
           // A retry first takes a lock on each wallet it collided on, BEFORE its transaction
@@ -295,8 +287,14 @@ export class PgStore implements Store {
         }
         const observer = this.observer;
         const began = observer ? performance.now() : 0;
-        const value = await withBegin(client, BEGIN_TX, () => fn(this.reposOf(client, true, hot)));
+        const c = this.reposOf(client, true, hot);
+        session = c.session;
+        const value = await withBegin(client, BEGIN_TX, () => fn(c.repos));
+        // sent with the writes fn left in flight (send); if one of them failed, PostgreSQL answers
+        // this COMMIT by rolling back, and settle raises that failure
+        corkUntilIdle(client);
         await client.query('COMMIT');
+        await settle(session);
         // one transaction per commit here (no group commit); a counter's failure must not fail the commit
         try {
           observer?.committed?.((performance.now() - began) / 1000, 1);
@@ -304,10 +302,13 @@ export class PgStore implements Store {
           // ignored
         }
         return value;
-      } catch (e) {
+      } catch (thrown) {
         await client.query('ROLLBACK').catch(() => {
           broken = true;
         });
+        // a write sent and not waited for failed first: what followed it failed because of it
+        if (session) await Promise.all(session.pending);
+        const e = session?.failed ? session.failed.error : thrown;
         const code = codeOf(e);
         if (code && RETRYABLE.has(code)) {
           if (attempt >= this.maxAttempts) {
@@ -334,7 +335,7 @@ export class PgStore implements Store {
     const client = await this.connect();
     let broken = false;
     try {
-      const value = await withBegin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', () => fn(this.reposOf(client, false, undefined)));
+      const value = await withBegin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', () => fn(this.reposOf(client, false, undefined).repos));
       await client.query('COMMIT');
       return value;
     } catch (e) {
@@ -368,18 +369,16 @@ export class PgStore implements Store {
     };
   }
 
-  /** The connection's repositories, set for one `tx` (writable) or `read`. */
-  private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): Repos {
+  /** The connection's repositories and their session, set for one `tx` (writable) or `read`. */
+  private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
     let c = this.conns.get(client);
     if (!c) {
-      const session: Session = { conn: client, writable, touched, locked: new Set() };
+      const session: Session = { conn: client, writable, touched, locked: new Set(), pending: [], failed: undefined };
       c = { session, repos: makeRepos(drizzle(client), session) };
       this.conns.set(client, c);
     }
-    c.session.writable = writable;
-    c.session.touched = touched;
-    c.session.locked.clear();
-    return c.repos;
+    resetSession(c.session, writable, touched);
+    return c;
   }
 
   private async connect(): Promise<pg.PoolClient> {

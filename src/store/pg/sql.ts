@@ -22,6 +22,19 @@ export interface Session {
   touched: Set<string> | undefined;
   /** wallets whose row this transaction has locked (their ledger head is then read without the lock) */
   locked: Set<string>;
+  /** writes sent inside this `tx` and not waited for (`send`): settled before the transaction's outcome is told */
+  pending: Promise<void>[];
+  /** the first of those writes that PostgreSQL refused (the transaction is then aborted: its COMMIT rolls back) */
+  failed: { error: unknown } | undefined;
+}
+
+/** A session's per-transaction state, cleared when its connection begins another `tx` or `read`. */
+export function resetSession(s: Session, writable: boolean, touched: Set<string> | undefined): void {
+  s.writable = writable;
+  s.touched = touched;
+  s.locked.clear();
+  s.pending.length = 0;
+  s.failed = undefined;
 }
 
 interface Col {
@@ -102,7 +115,6 @@ export class TableSql<T> {
   }
 }
 
-/** Runs a named prepared statement (parsed once per connection). */
 /**
  * A drizzle select, locked (`FOR NO KEY UPDATE`, held to COMMIT) when it runs inside a write
  * transaction: a read that decides a write then makes a second writer wait and read what the
@@ -112,6 +124,57 @@ export function forWrite<R>(s: Session, q: PromiseLike<R> & { for(strength: 'no 
   return s.writable ? q.for('no key update') : q;
 }
 
+type Stream = { cork(): void; uncork(): void };
+const corked = new WeakSet<Stream>();
+
+/**
+ * Holds back a pooled connection's socket writes until the current run of JavaScript (its
+ * promise continuations included) is over, so every statement sent in that run leaves in one
+ * write: a BEGIN with the first statement, a write not waited for with the read after it, the
+ * last writes with COMMIT. The connections are in pipeline mode (pg-store.ts): PostgreSQL runs
+ * them in order and answers each; only the socket writes are merged. Uses node-postgres's
+ * `connection.stream`; without it statements simply go one write each.
+ */
+export function corkUntilIdle(conn: pg.Pool | pg.PoolClient | pg.Client): void {
+  const stream = (conn as unknown as { connection?: { stream?: Partial<Stream> } }).connection?.stream;
+  if (!stream?.cork || !stream.uncork || corked.has(stream as Stream)) return;
+  const st = stream as Stream;
+  corked.add(st);
+  st.cork();
+  process.nextTick(() => {
+    corked.delete(st);
+    st.uncork();
+  });
+}
+
+/** Runs a named prepared statement (parsed once per connection). */
 export function run(s: Session, name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+  corkUntilIdle(s.conn);
   return s.conn.query({ name, text, values });
+}
+
+/**
+ * A write whose result the domain does not read (an INSERT, an UPDATE by key): inside a `tx` it is
+ * sent and not waited for; PostgreSQL runs it before anything sent after it on the connection,
+ * so later reads see it. Its failure (a unique violation, say) aborts the transaction: the
+ * statements after it fail too, and PgStore.tx raises this first failure (`settle`), after the
+ * COMMIT, which PostgreSQL answers by rolling back. Outside a `tx` it is a plain awaited query.
+ */
+export async function send(s: Session, name: string, text: string, values: unknown[]): Promise<void> {
+  if (!s.writable) {
+    await run(s, name, text, values);
+    return;
+  }
+  s.pending.push(run(s, name, text, values).then(
+    () => undefined,
+    (error: unknown) => {
+      s.failed ??= { error };
+    },
+  ));
+}
+
+/** Waits for the writes `send` left in flight; raises the first that failed. */
+export async function settle(s: Session): Promise<void> {
+  if (s.pending.length > 0) await Promise.all(s.pending);
+  if (s.failed) throw s.failed.error;
 }

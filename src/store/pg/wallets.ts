@@ -3,7 +3,7 @@ import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { wallets, ledgerEntries, signingKeys } from '../schema-pg/index.js';
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry } from '../repos/wallets.js';
 import type { SigningKeyRepo, SigningKeyRecord } from '../repos/platform.js';
-import { run, TableSql, type Session } from './sql.js';
+import { run, send, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
@@ -44,7 +44,7 @@ export class PgLedger implements LedgerRepo {
   }
   async append(e: LedgerEntry) {
     const v = L.insertValues(e);
-    if (v) await run(this.s, 'ledger_append', L.insertText, v);
+    if (v) await send(this.s, 'ledger_append', L.insertText, v);
     else await this.db.insert(ledgerEntries).values(e);
   }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {

@@ -26,6 +26,8 @@ export interface ReceiptRepo {
 export interface BreakerRepo {
   get(walletId: string, providerId: string): Promise<Breaker | undefined>;
   put(b: Breaker): Promise<void>;
+  /** a success: the pair's count of failures in a row back to 0 (`updatedAt` = at) where it is not; no row, nothing */
+  clearFailures(walletId: string, providerId: string, at: number): Promise<void>;
 }
 
 /** Idempotency keys of paid calls, per (wallet, capability, key); see the table's comment. */
