@@ -9,6 +9,7 @@ import { AppError, forbidden, isAppError, notFound, validationError } from '../.
 import { verifyObject } from '../../core/ed25519.js';
 import { iso } from '../../core/clock.js';
 import type { Transaction } from '../../store/repos/payments.js';
+import type { Wallet } from '../../store/repos/wallets.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { balanceFrom, post } from '../wallets/ledger.js';
@@ -66,31 +67,39 @@ export async function authorizePayment(
   // with an idempotency key, a retry of a call that succeeded is answered even on an expired
   // challenge (the proof still authenticates the buyer): checked once the wallet's key is known
   if (!idem && ctx.clock.now() >= expiresAtMs) throw expired();
-  // unsynced: only the key to check the proof with; the transaction below reads the wallet again,
-  // and its commit cannot become durable before any commit it read from
-  const wallet = await ctx.store.read((r) => r.wallets.get(proof.walletId), { unsynced: true });
-  if (!wallet) throw notFound('WALLET_NOT_FOUND', 'wallet', proof.walletId);
-  if (!wallet.publicKeyPem || !verifyObject(keys.walletKey(wallet.id, wallet.publicKeyPem), proof)) {
-    throw forbidden(`the proof is not signed by the key registered on wallet ${wallet.id}`, { walletId: wallet.id, reason: 'proof_signer_mismatch' });
-  }
+  /** The proof's wallet, when the proof is signed by the key registered on it. */
+  const signer = (wallet: Wallet | undefined): Wallet => {
+    if (!wallet) throw notFound('WALLET_NOT_FOUND', 'wallet', proof.walletId);
+    if (!wallet.publicKeyPem || !verifyObject(keys.walletKey(wallet.id, wallet.publicKeyPem), proof)) {
+      throw forbidden(`the proof is not signed by the key registered on wallet ${wallet.id}`, { walletId: wallet.id, reason: 'proof_signer_mismatch' });
+    }
+    return wallet;
+  };
+  // with an idempotency key the proof is checked before the transaction, since a retry may be
+  // answered from the key in it (unsynced: only the key to check with; the transaction reads the
+  // wallet again, and its commit cannot become durable before any commit it read from); without
+  // one, against the wallet the transaction reads with its other reads
+  if (idem) signer(await ctx.store.read((r) => r.wallets.get(proof.walletId), { unsynced: true }));
+  const walletId = proof.walletId;
 
   const outcome = await ctx.store.tx(async (r) => {
     if (idem) {
       // before the nonce: a retry may resend the very proof the first request used
-      const replayed = await checkKey(r, wallet.id, challenge.capabilityId, idem, ctx.clock.now());
+      const replayed = await checkKey(r, walletId, challenge.capabilityId, idem, ctx.clock.now());
       if (replayed !== undefined) return { replayed: replayed satisfies Replay };
       if (ctx.clock.now() >= expiresAtMs) throw expired();
     }
     // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in order
-    const [used, w, paused, capability, seller] = await Promise.all([
+    const [used, read, paused, capability, seller] = await Promise.all([
       r.transactions.byNonce(challenge.nonce),
-      r.wallets.get(wallet.id),
-      isPaused(r, wallet.id, challenge.providerId),
+      r.wallets.get(walletId),
+      isPaused(r, walletId, challenge.providerId),
       r.capabilities.get(challenge.capabilityId),
       r.tenants.get(challenge.providerId),
     ]);
+    const w = idem ? read : signer(read);
+    if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
     if (used) throw replay(challenge.nonce);
-    if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', wallet.id);
     if (w.frozen || w.status !== 'active') {
       throw new AppError('WALLET_FROZEN', `wallet ${w.id} is ${w.frozen ? 'frozen' : w.status}; outgoing payments are blocked until it is unfrozen`, { walletId: w.id });
     }

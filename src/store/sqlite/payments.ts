@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt, lte, ne, or } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
@@ -60,8 +60,9 @@ export class SqliteBreakers implements BreakerRepo {
     }).run();
   }
   async clearFailures(walletId: string, providerId: string, at: number) {
-    this.db.update(breakers).set({ consecutiveFailures: 0, updatedAt: at })
-      .where(and(eq(breakers.walletId, walletId), eq(breakers.providerId, providerId), ne(breakers.consecutiveFailures, 0))).run();
+    // in process, a read is cheaper than an UPDATE that finds nothing to change (the common case)
+    const b = this.s.first({ walletId, providerId });
+    if (b && b.consecutiveFailures !== 0) this.s.update({ walletId, providerId }, { consecutiveFailures: 0, updatedAt: at });
   }
 }
 
