@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
-import { balanceOf, post } from '../../src/domain/wallets/ledger.js';
+import { balanceOf, credit, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { Store } from '../../src/store/store.js';
 import { UniqueViolation } from '../../src/store/errors.js';
@@ -164,6 +164,31 @@ describe.each(backends)('Store contract on $name', (b) => {
     } finally {
       await other.close();
     }
+  });
+
+  it('places credits after the wallet\'s last entry with its running sums extended; concurrent credits from two stores are all kept, gap-free', async () => {
+    const w = await newWallet();
+    await store.tx(async (r) => {
+      await post(r, ctx, { walletId: w, type: 'fund', amountMinor: 10n, currency: 'USD' });
+      await post(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 4n, currency: 'USD' });
+      // in the same transaction as the entries before it: placed after them
+      await credit(r, ctx, { walletId: w, type: 'sale', amountMinor: 5n, currency: 'USD', transactionId: 'txn_c', reference: 'cap', memo: 'm' });
+    });
+    const other = await b.open();
+    try {
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).tx((r) => credit(r, ctx, { walletId: w, type: 'fee', amountMinor: 1n, currency: 'USD' }))));
+    } finally {
+      await other.close();
+    }
+    const entries = await store.read((r) => r.ledger.list(w));
+    expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
+    expect(entries.slice(0, 3).map((e) => [e.type, e.amountMinor, e.holdMinor, e.balanceAfter, e.heldAfter])).toEqual([
+      ['fund', 10n, 0n, 10n, 0n], ['hold', 0n, 4n, 10n, 4n], ['sale', 5n, 0n, 15n, 4n],
+    ]);
+    expect(entries[2]).toMatchObject({ transactionId: 'txn_c', reference: 'cap', memo: 'm', currency: 'USD' });
+    expect(typeof entries[2]!.createdAt).toBe('number');
+    expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 55n, heldMinor: 4n, availableMinor: 51n });
+    await expect(store.tx((r) => credit(r, ctx, { walletId: w, type: 'fee', amountMinor: 0n, currency: 'USD' }))).rejects.toThrow(/must be positive/);
   });
 
   it('queues concurrent movements of one wallet on its row lock instead of rolling them back (PostgreSQL)', async () => {

@@ -89,19 +89,24 @@ export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m
 }
 
 /**
- * Movements of different wallets, in the order given: their last entries are read at once (one
- * round trip on PostgreSQL, which locks the wallets in this order), then each is appended as
- * `post` appends it. A wallet named twice is posted one movement after the other.
+ * A movement that only adds to a wallet's balance (a seller's sale, the platform's fee): nothing
+ * can refuse it, so the store places it after the wallet's last entry itself (`ledger.credit`)
+ * instead of this process reading the head first. A wallet that every sale moves is then held
+ * for that one step, not for a round trip between the read and the write (PostgreSQL).
  */
-export async function postAll(r: Repos, deps: { clock: Clock; ids: IdGenerator }, ms: Movement[]): Promise<LedgerEntry[]> {
-  const out: LedgerEntry[] = [];
-  if (new Set(ms.map((m) => m.walletId)).size !== ms.length) {
-    for (const m of ms) out.push(await post(r, deps, m));
-    return out;
-  }
-  const heads = await Promise.all(ms.map((m) => r.ledger.last(m.walletId)));
-  for (const [i, m] of ms.entries()) out.push(await post(r, deps, m, { last: heads[i] }));
-  return out;
+export async function credit(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Omit<Movement, 'holdMinor'>): Promise<void> {
+  if (m.amountMinor <= 0n) throw new AppError('INTERNAL', `a credit to wallet ${m.walletId} must be positive, not ${m.amountMinor}`);
+  await r.ledger.credit({
+    id: deps.ids.next('ledgerEntry'),
+    walletId: m.walletId,
+    type: m.type,
+    amountMinor: m.amountMinor,
+    currency: m.currency,
+    transactionId: m.transactionId ?? null,
+    reference: m.reference ?? null,
+    memo: m.memo ?? null,
+    createdAt: deps.clock.now(),
+  });
 }
 
 /** The wire form of a ledger entry. */

@@ -98,6 +98,17 @@ export class TableSql<T> {
     return out;
   }
 
+  /** The driver values of `obj`'s `keys`, in that order (null for a missing value). */
+  values(obj: Partial<T>, keys: readonly (keyof T & string)[]): unknown[] {
+    const o = obj as Record<string, unknown>;
+    return keys.map((k) => {
+      const c = this.byKey.get(k);
+      if (!c) throw new Error(`${this.name} has no column ${k}`);
+      const v = o[k];
+      return v === null || v === undefined ? null : c.toDriver(v);
+    });
+  }
+
   /** `SET "a" = $1, …` for a patch's defined keys, from parameter `from`, and their values; the statement's name part. */
   set(patch: Record<string, unknown>, from = 1): { text: string; values: unknown[]; keys: string } {
     const parts: string[] = [];

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { wallets, ledgerEntries } from '../schema/index.js';
-import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry } from '../repos/wallets.js';
+import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Credit } from '../repos/wallets.js';
 import { storeError, UniqueViolation } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
@@ -31,6 +31,12 @@ export class SqliteLedger implements LedgerRepo {
       }
       throw storeError(err);
     }
+  }
+  async credit(c: Credit) {
+    const last = await this.last(c.walletId);
+    await this.append({
+      ...c, seq: (last?.seq ?? 0) + 1, holdMinor: 0n, balanceAfter: (last?.balanceAfter ?? 0n) + c.amountMinor, heldAfter: last?.heldAfter ?? 0n,
+    });
   }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
