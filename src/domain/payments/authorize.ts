@@ -89,13 +89,16 @@ export async function authorizePayment(
       if (replayed !== undefined) return { replayed: replayed satisfies Replay };
       if (ctx.clock.now() >= expiresAtMs) throw expired();
     }
-    // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in order
-    const [used, read, paused, capability, seller] = await Promise.all([
+    // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in
+    // order; the wallet's last entry too (the balance check's), which on PostgreSQL locks the
+    // wallet until the commit, before any lock the policy check takes (one order for all)
+    const [used, read, paused, capability, seller, head] = await Promise.all([
       r.transactions.byNonce(challenge.nonce),
       r.wallets.get(walletId),
       isPaused(r, walletId, challenge.providerId),
       r.capabilities.get(challenge.capabilityId),
       r.tenants.get(challenge.providerId),
+      r.ledger.last(walletId),
     ]);
     const w = idem ? read : signer(read);
     if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
@@ -131,7 +134,7 @@ export async function authorizePayment(
     if (w.currency !== challenge.currency) {
       throw validationError('payment.walletId', `wallet ${w.id} holds ${w.currency} but the challenge is priced in ${challenge.currency}`);
     }
-    let last = await r.ledger.last(w.id);
+    let last = head;
     let { availableMinor } = balanceFrom(last);
     // holds past their in-flight time are refunds the sweeper has not made yet: make this
     // wallet's now, so an expired hold never refuses a purchase (only when short: the fast path reads nothing more)
