@@ -61,6 +61,12 @@ export interface Repos {
 export interface ReadOptions {
   /** do not wait for the sync of commits this read may see (see the rules above) */
   unsynced?: boolean;
+  /**
+   * false: the reads need not see one snapshot (each sees what was committed when it ran), as
+   * when they are independent lookups checked again by a later transaction. PostgreSQL then runs
+   * them on one connection without BEGIN and COMMIT; SQLite's reads see one snapshot anyway.
+   */
+  snapshot?: boolean;
 }
 
 export interface Store {

@@ -217,6 +217,31 @@ describe.each(backends)('Store contract on $name', (b) => {
     }
   });
 
+  it('reads without a common snapshot when asked (snapshot: false): the same answers, and on PostgreSQL no BEGIN or COMMIT', async () => {
+    const w = await newWallet();
+    await fund(w, 3n);
+    const pg = (await import('pg')).default;
+    const original = pg.Client.prototype.query;
+    const sent: string[] = [];
+    pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+      const q = args[0] as string | { text?: string };
+      sent.push(typeof q === 'string' ? q : q.text ?? '');
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    let got: unknown;
+    try {
+      got = await store.read((r) => Promise.all([r.wallets.get(w), r.ledger.last(w), r.wallets.get('wal_none')]), { snapshot: false });
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    const [wallet, head, none] = got as [{ id: string } | undefined, { balanceAfter: bigint } | undefined, unknown];
+    expect([wallet?.id, head?.balanceAfter, none]).toEqual([w, 3n, undefined]);
+    if (b.name === 'postgres') {
+      expect(sent).toHaveLength(3);
+      expect(sent.filter((t) => /^(BEGIN|COMMIT)/.test(t))).toEqual([]);
+    }
+  });
+
   it('lists rail events newest first and pages by id', async () => {
     const tenantId = `ten_${b.name}`;
     await store.tx(async (r) => {

@@ -334,6 +334,17 @@ export class PgStore implements Store {
     if (opts.unsynced) return fn(this.autocommitRepos);
     const client = await this.connect();
     let broken = false;
+    if (opts.snapshot === false) {
+      // autocommit statements on one connection: those fn sends together leave in one write
+      try {
+        corkUntilIdle(client);
+        return await fn(this.reposOf(client, false, undefined).repos);
+      } catch (e) {
+        throw storeError(e);
+      } finally {
+        client.release();
+      }
+    }
     try {
       const value = await withBegin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', () => fn(this.reposOf(client, false, undefined).repos));
       await client.query('COMMIT');
