@@ -9,7 +9,8 @@
  * afterwards. Rows are mapped with the schema's own column types (`mapFromDriverValue`:
  * money to bigint exactly), so a row read here equals one read through drizzle.
  */
-import type pg from 'pg';
+import pg from 'pg';
+import { execute, type Rows } from './statement.js';
 import { getTableColumns, getTableName, type Table } from 'drizzle-orm';
 
 /** Where a repository's SQL runs: one pooled connection inside `tx`/`read`, or the pool (autocommit). */
@@ -69,21 +70,24 @@ export class TableSql<T> {
     this.insertText = `INSERT INTO "${this.name}" (${this.columns}) VALUES (${this.cols.map((_, i) => `$${i + 1}`).join(', ')})`;
   }
 
-  row(raw: Record<string, unknown>): T {
+  /** A row of a statement that selects `columns` (this table's columns in schema order), as the domain's record. */
+  row(raw: unknown[]): T {
     const out: Record<string, unknown> = {};
-    for (const c of this.cols) {
-      const v = raw[c.name];
+    const cols = this.cols;
+    for (let i = 0; i < cols.length; i++) {
+      const c = cols[i]!;
+      const v = raw[i];
       out[c.key] = v === null || v === undefined ? null : c.fromDriver(v);
     }
     return out as T;
   }
 
-  first(r: pg.QueryResult): T | undefined {
-    return r.rows[0] === undefined ? undefined : this.row(r.rows[0] as Record<string, unknown>);
+  first(r: Rows): T | undefined {
+    return r.rows[0] === undefined ? undefined : this.row(r.rows[0]);
   }
 
-  all(r: pg.QueryResult): T[] {
-    return r.rows.map((x) => this.row(x as Record<string, unknown>));
+  all(r: Rows): T[] {
+    return r.rows.map((x) => this.row(x));
   }
 
   /** The INSERT's values; undefined when a value is missing for a column with a default (drizzle's insert then writes DEFAULT). */
@@ -158,10 +162,27 @@ export function corkUntilIdle(conn: pg.Pool | pg.PoolClient | pg.Client): void {
   });
 }
 
-/** Runs a named prepared statement (parsed once per connection). */
-export function run(s: Session, name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
-  corkUntilIdle(s.conn);
-  return s.conn.query({ name, text, values });
+/**
+ * Runs a named prepared statement (parsed once per connection, its result described once per
+ * process: ./statement.ts); rows come back as arrays in the statement's column order. Outside a
+ * `tx` or `read` (the pool), it takes a connection for the statement.
+ */
+export async function run(s: Session, name: string, text: string, values: unknown[]): Promise<Rows> {
+  const conn = s.conn;
+  if (conn instanceof pg.Pool) {
+    const client = await conn.connect();
+    try {
+      const rows = await execute(client, name, text, values);
+      client.release();
+      return rows;
+    } catch (e) {
+      // as pg.Pool.query does: a connection whose query failed is not reused
+      client.release(e instanceof Error ? e : true);
+      throw e;
+    }
+  }
+  corkUntilIdle(conn);
+  return execute(conn, name, text, values);
 }
 
 /**
