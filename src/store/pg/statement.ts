@@ -28,11 +28,10 @@ interface Connection {
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
   parse(m: { text: string; name: string; types?: unknown[] }): void;
-  bind(m: { portal: string; statement: string; values: unknown[]; binary: boolean; valueMapper: (v: unknown) => unknown }): void;
+  bind(m: { portal: string; statement: string; values: unknown[]; binary: boolean }): void;
   describe(m: { type: 'P'; name: string }): void;
   execute(m: { portal: string; rows?: number }): void;
   sync(): void;
-  close(m: { type: 'S'; name: string }): void;
 }
 
 type Done = (error: unknown, rows?: unknown[][]) => void;
@@ -64,21 +63,28 @@ class Statement extends QueryBase {
     this.parsers = described.get(name);
   }
 
-  /** as node-postgres's Query.prepare, without Describe once the statement's result is known */
+  /**
+   * As node-postgres's Query.prepare, with two differences: no Describe once the statement's
+   * result is known, and the values are encoded before anything is sent. A value that cannot be
+   * encoded then sends only a Sync (this query still gets its answer in the pipeline) and leaves
+   * the connection's prepared statements as they were (node-postgres closes the statement there,
+   * which its next use on the connection then finds missing: 26000).
+   */
   prepare(connection: Connection): void {
     const name = this.name!;
-    if (!this.hasBeenParsed(connection)) {
-      connection.parse({ text: this.text, name });
-      connection.submittedNamedStatements[name] = this.text;
-    }
+    let values: unknown[];
     try {
-      connection.bind({ portal: '', statement: name, values: this.values ?? [], binary: false, valueMapper: prepareValue });
+      values = (this.values ?? []).map(prepareValue);
     } catch (e) {
-      connection.close({ type: 'S', name });
       connection.sync();
       this.handleError(e);
       return;
     }
+    if (!this.hasBeenParsed(connection)) {
+      connection.parse({ text: this.text, name });
+      connection.submittedNamedStatements[name] = this.text;
+    }
+    connection.bind({ portal: '', statement: name, values, binary: false });
     if (!this.parsers) {
       this.describing = true;
       connection.describe({ type: 'P', name: '' });
