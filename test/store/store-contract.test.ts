@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
-import { balanceOf, credit, post } from '../../src/domain/wallets/ledger.js';
+import { balanceOf, place, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { Store } from '../../src/store/store.js';
 import { UniqueViolation } from '../../src/store/errors.js';
@@ -166,29 +166,36 @@ describe.each(backends)('Store contract on $name', (b) => {
     }
   });
 
-  it('places credits after the wallet\'s last entry with its running sums extended; concurrent credits from two stores are all kept, gap-free', async () => {
+  it('places movements after the wallet\'s last entry with its running sums extended, refuses one that would leave a sum negative, and keeps every one of concurrent placements from two stores, gap-free', async () => {
     const w = await newWallet();
     await store.tx(async (r) => {
       await post(r, ctx, { walletId: w, type: 'fund', amountMinor: 10n, currency: 'USD' });
       await post(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 4n, currency: 'USD' });
       // in the same transaction as the entries before it: placed after them
-      await credit(r, ctx, { walletId: w, type: 'sale', amountMinor: 5n, currency: 'USD', transactionId: 'txn_c', reference: 'cap', memo: 'm' });
+      await place(r, ctx, { walletId: w, type: 'capture', amountMinor: -4n, holdMinor: -4n, currency: 'USD', transactionId: 'txn_c', reference: 'cap', memo: 'm' });
+      await place(r, ctx, { walletId: w, type: 'sale', amountMinor: 5n, currency: 'USD' });
     });
+    // a capture of more than is held: refused, and nothing of its transaction is kept
+    const tenantId = `t_place_${w}`;
+    await expect(store.tx(async (r) => {
+      await r.tenants.insert({ id: tenantId, kind: 'workspace', name: 'x', email: null, website: null, status: 'active', verified: false, settlementWalletId: null, createdAt: 1, updatedAt: 1 });
+      await place(r, ctx, { walletId: w, type: 'capture', amountMinor: -1n, holdMinor: -1n, currency: 'USD' });
+    })).rejects.toThrow(/would be left with balance 10 and held -1/);
+    expect(await store.read((r) => r.tenants.get(tenantId))).toBeUndefined();
     const other = await b.open();
     try {
-      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).tx((r) => credit(r, ctx, { walletId: w, type: 'fee', amountMinor: 1n, currency: 'USD' }))));
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).tx((r) => place(r, ctx, { walletId: w, type: 'fee', amountMinor: 1n, currency: 'USD' }))));
     } finally {
       await other.close();
     }
     const entries = await store.read((r) => r.ledger.list(w));
-    expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 43 }, (_, i) => i + 1));
-    expect(entries.slice(0, 3).map((e) => [e.type, e.amountMinor, e.holdMinor, e.balanceAfter, e.heldAfter])).toEqual([
-      ['fund', 10n, 0n, 10n, 0n], ['hold', 0n, 4n, 10n, 4n], ['sale', 5n, 0n, 15n, 4n],
+    expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 44 }, (_, i) => i + 1));
+    expect(entries.slice(0, 4).map((e) => [e.type, e.amountMinor, e.holdMinor, e.balanceAfter, e.heldAfter])).toEqual([
+      ['fund', 10n, 0n, 10n, 0n], ['hold', 0n, 4n, 10n, 4n], ['capture', -4n, -4n, 6n, 0n], ['sale', 5n, 0n, 11n, 0n],
     ]);
     expect(entries[2]).toMatchObject({ transactionId: 'txn_c', reference: 'cap', memo: 'm', currency: 'USD' });
     expect(typeof entries[2]!.createdAt).toBe('number');
-    expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 55n, heldMinor: 4n, availableMinor: 51n });
-    await expect(store.tx((r) => credit(r, ctx, { walletId: w, type: 'fee', amountMinor: 0n, currency: 'USD' }))).rejects.toThrow(/must be positive/);
+    expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 51n, heldMinor: 0n, availableMinor: 51n });
   });
 
   it('queues concurrent movements of one wallet on its row lock instead of rolling them back (PostgreSQL)', async () => {

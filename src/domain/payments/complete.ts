@@ -11,7 +11,7 @@ import { feeFor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';
 import type { PaymentIdempotency } from '../../store/repos/payments.js';
 import type { Principal } from '../tenancy/api-keys.js';
-import { credit, post } from '../wallets/ledger.js';
+import { place } from '../wallets/ledger.js';
 import { receiptView, writeReceipt, type ReceiptView } from './receipts.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../tenancy/tenants.js';
 import { recordSuccess } from './breaker.js';
@@ -80,13 +80,13 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     await recordSuccess(r, now, txn.walletId, txn.providerId);
     await keepAnswer(r, key);
     const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', input.responseHash);
-    // the money last: a movement holds its wallet until the commit (PostgreSQL locks the wallet's
-    // row), and every sale of a seller, and every fee, moves the same wallet; credited last by
-    // the store itself (no read of their heads here), they are held for one statement and the commit
+    // the money last, placed by the store (no head read here): a movement holds its wallet until
+    // the commit (PostgreSQL locks the wallet's row), and every sale of a seller, and every fee,
+    // moves the same wallet; sent with the COMMIT, the wallets are held for those statements alone
     const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
-    await post(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
-    if (sale > 0n) await credit(r, ctx, { ...common, walletId: provider.settlementWalletId, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
-    if (fee > 0n) await credit(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
+    await place(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
+    if (sale > 0n) await place(r, ctx, { ...common, walletId: provider.settlementWalletId, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
+    if (fee > 0n) await place(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
     return { receipt };
   });
   if ('conflict' in out) throw out.conflict;

@@ -89,18 +89,19 @@ export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m
 }
 
 /**
- * A movement that only adds to a wallet's balance (a seller's sale, the platform's fee): nothing
- * can refuse it, so the store places it after the wallet's last entry itself (`ledger.credit`)
- * instead of this process reading the head first. A wallet that every sale moves is then held
- * for that one step, not for a round trip between the read and the write (PostgreSQL).
+ * A movement the caller need not check first (a seller's sale, the platform's fee, the capture of
+ * a hold): the store places it after the wallet's last entry itself (`ledger.place`) instead of
+ * this process reading the head first, and refuses it, failing the transaction, if it would leave
+ * a sum negative (a caller's bug). A wallet that every sale moves is then held for that one step,
+ * not for a round trip between the read and the write (PostgreSQL).
  */
-export async function credit(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Omit<Movement, 'holdMinor'>): Promise<void> {
-  if (m.amountMinor <= 0n) throw new AppError('INTERNAL', `a credit to wallet ${m.walletId} must be positive, not ${m.amountMinor}`);
-  await r.ledger.credit({
+export async function place(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement): Promise<void> {
+  await r.ledger.place({
     id: deps.ids.next('ledgerEntry'),
     walletId: m.walletId,
     type: m.type,
     amountMinor: m.amountMinor,
+    holdMinor: m.holdMinor ?? 0n,
     currency: m.currency,
     transactionId: m.transactionId ?? null,
     reference: m.reference ?? null,

@@ -20,7 +20,11 @@ const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { 
 
 type Parser = (text: string) => unknown;
 
-/** the column parsers of each statement (by name) that has run in this process; [] for no rows */
+/**
+ * The column parsers of each statement (by name) that has run in this process; [] for no rows.
+ * Shared by every connection and database: the schema uses built-in types only, whose ids are the
+ * same everywhere (a type of its own, an enum say, would differ between databases).
+ */
 const described = new Map<string, Parser[]>();
 
 /** The parts of node-postgres's connection a query drives (pg's Query uses the same calls). */

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { wallets, ledgerEntries, signingKeys } from '../schema-pg/index.js';
-import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Credit } from '../repos/wallets.js';
+import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
 import type { SigningKeyRepo, SigningKeyRecord } from '../repos/platform.js';
 import { run, send, TableSql, type Session } from './sql.js';
 
@@ -15,12 +15,10 @@ const HEAD = `SELECT ${L.columns} FROM ledger_entries WHERE wallet_id = $1 ORDER
 // drizzle-pg/0005: locks the wallet's row, then reads its head in a statement of its own (a fresh
 // snapshot under READ COMMITTED): one round trip
 const HEAD_LOCKED = `SELECT ${L.columns} FROM ledger_head_for_update($1)`;
-// a credit placed by the database: the wallet locked and its head read (ledger_head_for_update),
-// the entry appended after it, in one statement (sent inside a tx without waiting: nothing reads it)
-const CREDIT_KEYS = ['id', 'walletId', 'type', 'amountMinor', 'currency', 'transactionId', 'reference', 'memo', 'createdAt'] as const;
-const CREDIT = `INSERT INTO ledger_entries (id, wallet_id, seq, type, amount_minor, hold_minor, balance_after, held_after, currency, transaction_id, reference, memo, created_at)
-SELECT $1, $2, coalesce(h.seq, 0) + 1, $3, $4::bigint, 0, coalesce(h.balance_after, 0) + $4::bigint, coalesce(h.held_after, 0), $5, $6, $7, $8, $9
-FROM (SELECT 1) AS one LEFT JOIN LATERAL ledger_head_for_update($2) AS h ON true`;
+// a movement placed by the database (drizzle-pg/0006): the wallet locked, its head read, the sums
+// checked and extended and the entry appended, in one statement (sent inside a tx without waiting)
+const PLACE_KEYS = ['id', 'walletId', 'type', 'amountMinor', 'holdMinor', 'currency', 'transactionId', 'reference', 'memo', 'createdAt'] as const;
+const PLACE = 'SELECT ledger_place($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 const KEY_GET = `SELECT ${K.columns} FROM signing_keys WHERE id = $1`;
 
 export class PgWallets implements WalletRepo {
@@ -53,13 +51,13 @@ export class PgLedger implements LedgerRepo {
     if (v) await send(this.s, 'ledger_append', L.insertText, v);
     else await this.db.insert(ledgerEntries).values(e);
   }
-  async credit(c: Credit) {
+  async place(m: Placement) {
     const s = this.s;
     if (s.writable) {
-      s.touched?.add(c.walletId);
-      s.locked.add(c.walletId);
+      s.touched?.add(m.walletId);
+      s.locked.add(m.walletId);
     }
-    await send(s, 'ledger_credit', CREDIT, L.values(c, CREDIT_KEYS));
+    await send(s, 'ledger_place', PLACE, L.values(m, PLACE_KEYS));
   }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));

@@ -3,7 +3,7 @@ import type { wallets, ledgerEntries } from '../schema/index.js';
 export type Wallet = typeof wallets.$inferSelect;
 export type LedgerEntry = typeof ledgerEntries.$inferSelect;
 /** A ledger entry the store places itself: at the wallet's next seq, its running sums extended. */
-export type Credit = Omit<LedgerEntry, 'seq' | 'holdMinor' | 'balanceAfter' | 'heldAfter'>;
+export type Placement = Omit<LedgerEntry, 'seq' | 'balanceAfter' | 'heldAfter'>;
 
 export interface WalletRepo {
   insert(w: Wallet): Promise<void>;
@@ -17,12 +17,14 @@ export interface LedgerRepo {
   last(walletId: string): Promise<LedgerEntry | undefined>;
   append(e: LedgerEntry): Promise<void>;
   /**
-   * Appends a credit after the wallet's last entry: `seq` and the running sums are the last
-   * entry's extended by `amountMinor` (no hold). For movements nothing can refuse (a sale, a
-   * fee): the store reads the head and appends in one step, so a busy wallet is held for that
-   * step alone (PostgreSQL: one statement, no round trip between locking the wallet and writing).
+   * Appends a movement after the wallet's last entry, placed by the store: `seq` and the running
+   * sums are the last entry's extended by `amountMinor` and `holdMinor`, read and written in one
+   * step, so a busy wallet is held for that step alone (PostgreSQL: one statement, no round trip
+   * between locking the wallet and writing). Refused, failing the transaction, when it would leave
+   * the balance, the held or the available amount negative. For movements the caller need not
+   * check first: a sale, a fee, the capture of a hold.
    */
-  credit(e: Credit): Promise<void>;
+  place(e: Placement): Promise<void>;
   /** Entries oldest first; `afterSeq` pages on. */
   list(walletId: string, opts?: { afterSeq?: number; limit?: number }): Promise<LedgerEntry[]>;
   byTransaction(transactionId: string): Promise<LedgerEntry[]>;

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { wallets, ledgerEntries } from '../schema/index.js';
-import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Credit } from '../repos/wallets.js';
+import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
 import { storeError, UniqueViolation } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
@@ -32,11 +32,15 @@ export class SqliteLedger implements LedgerRepo {
       throw storeError(err);
     }
   }
-  async credit(c: Credit) {
-    const last = await this.last(c.walletId);
-    await this.append({
-      ...c, seq: (last?.seq ?? 0) + 1, holdMinor: 0n, balanceAfter: (last?.balanceAfter ?? 0n) + c.amountMinor, heldAfter: last?.heldAfter ?? 0n,
-    });
+  async place(m: Placement) {
+    const last = await this.last(m.walletId);
+    const balanceAfter = (last?.balanceAfter ?? 0n) + m.amountMinor;
+    const heldAfter = (last?.heldAfter ?? 0n) + m.holdMinor;
+    // the domain's rule (post in src/domain/wallets/ledger.ts), as PostgreSQL's ledger_place keeps it
+    if (balanceAfter < 0n || heldAfter < 0n || balanceAfter - heldAfter < 0n) {
+      throw new Error(`wallet ${m.walletId} would be left with balance ${balanceAfter} and held ${heldAfter}: refused`);
+    }
+    await this.append({ ...m, seq: (last?.seq ?? 0) + 1, balanceAfter, heldAfter });
   }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
