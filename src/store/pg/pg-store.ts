@@ -83,11 +83,17 @@ function translateErrorsOf(proto: Record<string, unknown>): void {
   for (const name of Object.getOwnPropertyNames(proto)) {
     const method = proto[name];
     if (name === 'constructor' || typeof method !== 'function') continue;
-    proto[name] = async function (this: unknown, ...args: unknown[]) {
+    const translate = (e: unknown) => {
+      throw storeError(e);
+    };
+    // one promise more per call, not an async function's frame and await (this runs for every
+    // statement of the hot path)
+    proto[name] = function (this: unknown, ...args: unknown[]) {
       try {
-        return await (method as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+        const out = (method as (...a: unknown[]) => unknown).apply(this, args) as PromiseLike<unknown> | undefined;
+        return typeof out?.then === 'function' ? Promise.resolve(out.then(undefined, translate)) : Promise.resolve(out);
       } catch (e) {
-        throw storeError(e);
+        return Promise.reject(storeError(e));
       }
     };
   }

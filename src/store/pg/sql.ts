@@ -167,22 +167,24 @@ export function corkUntilIdle(conn: pg.Pool | pg.PoolClient | pg.Client): void {
  * process: ./statement.ts); rows come back as arrays in the statement's column order. Outside a
  * `tx` or `read` (the pool), it takes a connection for the statement.
  */
-export async function run(s: Session, name: string, text: string, values: unknown[]): Promise<Rows> {
+export function run(s: Session, name: string, text: string, values: unknown[]): Promise<Rows> {
   const conn = s.conn;
-  if (conn instanceof pg.Pool) {
-    const client = await conn.connect();
-    try {
-      const rows = await execute(client, name, text, values);
-      client.release();
-      return rows;
-    } catch (e) {
-      // as pg.Pool.query does: a connection whose query failed is not reused
-      client.release(e instanceof Error ? e : true);
-      throw e;
-    }
-  }
+  if (conn instanceof pg.Pool) return runOnPool(conn, name, text, values);
   corkUntilIdle(conn);
   return execute(conn, name, text, values);
+}
+
+async function runOnPool(pool: pg.Pool, name: string, text: string, values: unknown[]): Promise<Rows> {
+  const client = await pool.connect();
+  try {
+    const rows = await execute(client, name, text, values);
+    client.release();
+    return rows;
+  } catch (e) {
+    // as pg.Pool.query does: a connection whose query failed is not reused
+    client.release(e instanceof Error ? e : true);
+    throw e;
+  }
 }
 
 /**
