@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
 import { balanceOf, place, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
+import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
 import { UniqueViolation } from '../../src/store/errors.js';
 import type { Transaction } from '../../src/store/repos/payments.js';
@@ -271,6 +272,14 @@ describe.each(backends)('Store contract on $name', (b) => {
     await store.tx((r) => r.policies.update('pol_a', { enabled: false, updatedAt: 11 }));
     expect((await store.read((r) => r.policies.listByWorkspace(workspaceId))).map((p) => p.id)).toEqual(['pol_m', 'pol_z', 'pol_a']);
     expect((await store.read((r) => r.policies.listEnabled(workspaceId))).map((p) => [p.id, p.enabled])).toEqual([['pol_m', true], ['pol_z', true]]);
+    // the same through a wallet of the workspace; none for a wallet that does not exist
+    const walletId = `wal_pol_${b.name}`;
+    await store.tx(async (r) => {
+      await r.tenants.insert({ id: workspaceId, kind: 'workspace', name: 'w', email: null, website: null, status: 'active', verified: false, settlementWalletId: null, createdAt: 1, updatedAt: 1 });
+      await r.wallets.insert(newWalletRow({ id: walletId, tenantId: workspaceId, ownerType: 'agent', ownerId: 'agent_1', publicKeyPem: null }, 1));
+    });
+    expect((await store.read((r) => r.policies.listEnabledOfWallet(walletId))).map((p) => p.id)).toEqual(['pol_m', 'pol_z']);
+    expect(await store.read((r) => r.policies.listEnabledOfWallet('wal_none'))).toEqual([]);
   });
 
   it('finds listings by words of their name, description and tags, best first', async () => {

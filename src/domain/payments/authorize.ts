@@ -92,13 +92,14 @@ export async function authorizePayment(
     // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in
     // order; the wallet's last entry too (the balance check's), which on PostgreSQL locks the
     // wallet until the commit, before any lock the policy check takes (one order for all)
-    const [used, read, paused, capability, seller, head] = await Promise.all([
+    const [used, read, paused, capability, seller, head, prefetched] = await Promise.all([
       r.transactions.byNonce(challenge.nonce),
       r.wallets.get(walletId),
       isPaused(r, walletId, challenge.providerId),
       r.capabilities.get(challenge.capabilityId),
       r.tenants.get(challenge.providerId),
       r.ledger.last(walletId),
+      deps.policy.prefetch?.(r, walletId),
     ]);
     const w = idem ? read : signer(read);
     if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
@@ -125,7 +126,7 @@ export async function authorizePayment(
     try {
       await deps.policy.check(r, {
         workspaceId: w.tenantId, walletId: w.id, wallet: w, capability, providerId: challenge.providerId, amountMinor, currency: challenge.currency, now,
-      }, transactionId);
+      }, transactionId, prefetched);
     } catch (e) {
       // commit what the policy wrote (an approval request), nothing else
       if (isAppError(e) && (e.code === 'POLICY_DENIED' || e.code === 'APPROVAL_REQUIRED')) return { refused: e };

@@ -31,7 +31,13 @@ export interface PurchasePolicy {
    * `transactionId` is the id the purchase's transaction gets if it is authorized: what the
    * policy writes for the purchase (an approval it uses) names it, so a refund can undo it.
    */
-  check(r: Repos, purchase: Purchase, transactionId: string): Promise<void>;
+  check(r: Repos, purchase: Purchase, transactionId: string, prefetched?: unknown): Promise<void>;
+  /**
+   * Optional: starts the reads `check` needs that the wallet alone decides, with the
+   * authorization's own first reads (one round trip on PostgreSQL); what it returns is passed to
+   * `check` as `prefetched`.
+   */
+  prefetch?(r: Repos, walletId: string): Promise<unknown>;
 }
 
 export const allowAll: PurchasePolicy = {

@@ -54,9 +54,17 @@ export class PolicyEngine implements PurchasePolicy {
     return s;
   }
 
-  /** The decision for a purchase, writing nothing: the dry run of POST /v1/policies/evaluate uses it as is. */
-  async decide(r: Repos, p: Purchase): Promise<Decision> {
-    const enabled = await r.policies.listEnabled(p.workspaceId);
+  /** The workspace's enabled policies, read with the authorization's first reads (PurchasePolicy.prefetch). */
+  prefetch(r: Repos, walletId: string): Promise<Policy[]> {
+    return r.policies.listEnabledOfWallet(walletId);
+  }
+
+  /**
+   * The decision for a purchase, writing nothing: the dry run of POST /v1/policies/evaluate uses it
+   * as is. `enabled`: the workspace's enabled policies, when `prefetch` read them already.
+   */
+  async decide(r: Repos, p: Purchase, enabled?: Policy[]): Promise<Decision> {
+    enabled ??= await r.policies.listEnabled(p.workspaceId);
     const policies = enabled.map((x) => ({ id: x.id, section: this.sectionOf(x) }));
     const scopes = new Set(policies.flatMap(({ section }) => (section.type === 'budget' ? section.rules.map((c) => c.scope) : [])));
     const spend: Spend = { agent: 0n, workspace: 0n };
@@ -71,8 +79,8 @@ export class PolicyEngine implements PurchasePolicy {
     return { verdict, steps, standing: await standingOf(r, p) };
   }
 
-  async check(r: Repos, p: Purchase, transactionId: string): Promise<void> {
-    const { verdict, standing } = await this.decide(r, p);
+  async check(r: Repos, p: Purchase, transactionId: string, prefetched?: unknown): Promise<void> {
+    const { verdict, standing } = await this.decide(r, p, prefetched as Policy[] | undefined);
     if (verdict.decision === 'allow') return;
     if (verdict.decision === 'deny') throw policyDenied(verdict, p);
     const matchedRule = verdict.matchedRule;

@@ -8,6 +8,7 @@ type Db = NodePgDatabase;
 
 const P = new TableSql<Policy>(policies);
 const ENABLED = `SELECT ${P.columns} FROM policies WHERE workspace_id = $1 AND enabled = true ORDER BY created_at, rowid`;
+const ENABLED_OF_WALLET = `SELECT ${P.columns} FROM policies WHERE workspace_id = (SELECT tenant_id FROM wallets WHERE id = $1) AND enabled = true ORDER BY created_at, rowid`;
 
 /** The order policies apply in (see src/store/sqlite/policies.ts): when applied, then insertion order (the rowid column). */
 const applyOrder = [asc(policies.createdAt), asc(sql`policies.rowid`)];
@@ -20,6 +21,7 @@ export class PgPolicies implements PolicyRepo {
     return this.db.select().from(policies).where(eq(policies.workspaceId, workspaceId)).orderBy(...applyOrder);
   }
   async listEnabled(workspaceId: string) { return P.all(await run(this.s, 'policies_enabled', ENABLED, [workspaceId])); }
+  async listEnabledOfWallet(walletId: string) { return P.all(await run(this.s, 'policies_enabled_of_wallet', ENABLED_OF_WALLET, [walletId])); }
   async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { await this.db.update(policies).set(patch).where(eq(policies.id, id)); }
 }
 

@@ -11,6 +11,8 @@ export interface PolicyRepo {
   listByWorkspace(workspaceId: string): Promise<Policy[]>;
   /** the enabled ones, in the order they apply */
   listEnabled(workspaceId: string): Promise<Policy[]>;
+  /** the enabled ones of the workspace that owns the wallet, in the order they apply (none: no such wallet) */
+  listEnabledOfWallet(walletId: string): Promise<Policy[]>;
   update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>): Promise<void>;
 }
 

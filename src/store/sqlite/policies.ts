@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, getTableColumns, isNull, lte, sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { policies, approvals, transactions } from '../schema/index.js';
+import { policies, approvals, transactions, wallets } from '../schema/index.js';
 import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
@@ -16,7 +16,11 @@ const applyOrder = [asc(policies.createdAt), asc(sql`rowid`)];
 
 export class SqlitePolicies implements PolicyRepo {
   private readonly s: TableStatements<typeof policies>;
-  constructor(private db: Db) { this.s = statementsFor(db, policies); }
+  private readonly wallets: TableStatements<typeof wallets>;
+  constructor(private db: Db) {
+    this.s = statementsFor(db, policies);
+    this.wallets = statementsFor(db, wallets);
+  }
   async insert(p: Policy) { this.db.insert(policies).values(p).run(); }
   async get(id: string) { return this.db.select().from(policies).where(eq(policies.id, id)).get(); }
   async listByWorkspace(workspaceId: string) {
@@ -25,6 +29,10 @@ export class SqlitePolicies implements PolicyRepo {
   async listEnabled(workspaceId: string) {
     // the same order as applyOrder, on the hot path of every authorization
     return this.s.all({ workspaceId, enabled: true }, 'ORDER BY "created_at", rowid');
+  }
+  async listEnabledOfWallet(walletId: string) {
+    const w = this.wallets.first({ id: walletId });
+    return w ? this.listEnabled(w.tenantId) : [];
   }
   async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { this.db.update(policies).set(patch).where(eq(policies.id, id)).run(); }
 }
