@@ -10,6 +10,7 @@ import { MAX_KEPT_RESPONSE_BYTES } from './idempotency.js';
 import { feeFor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';
 import type { PaymentIdempotency } from '../../store/repos/payments.js';
+import type { SettlementWallets } from './settlement-wallets.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { place } from '../wallets/ledger.js';
 import { receiptView, writeReceipt, type ReceiptView } from './receipts.js';
@@ -43,7 +44,8 @@ function keptResponse(input: CompleteInput): { status: number; contentType: stri
   return { status: r.status, contentType: r.contentType ?? null, body: r.body };
 }
 
-export async function completeTransaction(deps: PaymentDeps, p: Principal, input: CompleteInput): Promise<ReceiptView> {
+/** `settlement`: the settlement wallets this process has read (the gateway's PaymentService keeps one). */
+export async function completeTransaction(deps: PaymentDeps, p: Principal, input: CompleteInput, settlement?: SettlementWallets): Promise<ReceiptView> {
   requireProvider(p);
   const { ctx } = deps;
   const response = keptResponse(input);
@@ -52,13 +54,16 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
   };
   const out = await ctx.store.tx(async (r) => {
-    // the transaction (locked: it resolves once), its seller (the caller, if it is theirs) and an
-    // idempotency key of the purchase, read at once (one round trip on PostgreSQL)
+    // the transaction (locked: it resolves once), the seller's settlement wallet (the caller's, if
+    // the transaction is theirs; read once per process) and an idempotency key of the purchase,
+    // read at once (one round trip on PostgreSQL)
+    const remembered = settlement?.of(p.tenantId);
     const [txn, provider, key] = await Promise.all([
       ownTransaction(r, p, input.transactionId),
-      r.tenants.get(p.tenantId),
+      remembered === undefined ? r.tenants.get(p.tenantId) : undefined,
       r.paymentIdempotency.byTransaction(input.transactionId),
     ]);
+    const payTo = remembered ?? provider?.settlementWalletId ?? undefined;
     if (txn.status === 'succeeded') {
       const receipt = (await r.receipts.byTransaction(txn.id)).find((x) => x.status === 'success');
       if (receipt && receipt.responseHash === input.responseHash) {
@@ -73,7 +78,8 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
       await expireTransaction(r, deps, txn);
       return { conflict: alreadyResolved({ ...txn, status: 'expired' }, 'expired before it was completed and the buyer was refunded') };
     }
-    if (!provider?.settlementWalletId) throw new AppError('INTERNAL', `provider ${txn.providerId} has no settlement wallet`);
+    if (!payTo) throw new AppError('INTERNAL', `provider ${txn.providerId} has no settlement wallet`);
+    settlement?.remember(p.tenantId, payTo);
     const fee = feeFor(txn.amountMinor, deps.settings.feeBps);
     const sale = txn.amountMinor - fee;
     await r.transactions.update(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
@@ -85,7 +91,7 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     // moves the same wallet; sent with the COMMIT, the wallets are held for those statements alone
     const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
     await place(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
-    if (sale > 0n) await place(r, ctx, { ...common, walletId: provider.settlementWalletId, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
+    if (sale > 0n) await place(r, ctx, { ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
     if (fee > 0n) await place(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
     return { receipt };
   });

@@ -9,6 +9,7 @@ import type { PaymentDeps } from './deps.js';
 import { failTransaction, type FailInput } from './fail.js';
 import { VerificationKeys } from './verification-keys.js';
 import { IssuedChallenges } from './issued-challenges.js';
+import { SettlementWallets } from './settlement-wallets.js';
 import { ExpirySweeper } from './sweeper.js';
 import { BreakerService } from './breaker.js';
 import { ReceiptService } from './receipts.js';
@@ -18,6 +19,7 @@ import type { WalletService } from '../wallets/wallets.js';
 export class PaymentService {
   private keys: VerificationKeys;
   private issued = new IssuedChallenges();
+  private settlement = new SettlementWallets();
 
   constructor(private deps: PaymentDeps) {
     this.keys = new VerificationKeys(deps.ctx.store);
@@ -34,7 +36,7 @@ export class PaymentService {
   }
 
   complete(p: Principal, input: CompleteInput): Promise<ReceiptView> {
-    return completeTransaction(this.deps, p, input);
+    return completeTransaction(this.deps, p, input, this.settlement);
   }
 
   fail(p: Principal, input: FailInput): Promise<ReceiptView> {
