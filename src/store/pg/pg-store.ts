@@ -26,8 +26,12 @@
  * and clock readings made inside are simply made again. A `read` is one REPEATABLE READ READ ONLY
  * transaction (one snapshot for all its queries); an `unsynced` read is autocommit queries.
  *
- * The hot path's repository methods run hand-written SQL as named prepared statements (./sql.ts);
- * each pooled connection's repositories are made once, not per transaction.
+ * The hot path's repository methods run hand-written SQL as named prepared statements (./sql.ts),
+ * each described once per process (./statement.ts); each pooled connection's repositories are
+ * made once, not per transaction. Inside a `tx`, writes whose result the domain does not read are
+ * sent without waiting (`send`): PostgreSQL runs a connection's statements in order, so later reads
+ * see them, and the first of them to fail fails the transaction at its COMMIT (`settle`).
+ * Statements sent in one run of JavaScript leave in one socket write (`corkUntilIdle`).
  */
 import pg from 'pg';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -344,11 +348,13 @@ export class PgStore implements Store {
       // autocommit statements on one connection: those fn sends together leave in one write
       try {
         corkUntilIdle(client);
-        return await fn(this.reposOf(client, false, undefined).repos);
-      } catch (e) {
-        throw storeError(e);
-      } finally {
+        const value = await fn(this.reposOf(client, false, undefined).repos);
         client.release();
+        return value;
+      } catch (e) {
+        // as pg.Pool.query does: a connection whose query failed is not reused
+        client.release(e instanceof Error ? e : true);
+        throw storeError(e);
       }
     }
     try {
