@@ -73,6 +73,10 @@ const BEGIN_TX = {
 }[process.env.AGENTPAY_PG_ISOLATION ?? ''] ?? 'BEGIN ISOLATION LEVEL READ COMMITTED';
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
 
+const translate = (e: unknown): never => {
+  throw storeError(e);
+};
+
 /** the repository classes whose methods already raise typed store errors */
 const translated = new WeakSet<object>();
 
@@ -87,9 +91,6 @@ function translateErrorsOf(proto: Record<string, unknown>): void {
   for (const name of Object.getOwnPropertyNames(proto)) {
     const method = proto[name];
     if (name === 'constructor' || typeof method !== 'function') continue;
-    const translate = (e: unknown) => {
-      throw storeError(e);
-    };
     // one promise more per call, not an async function's frame and await (this runs for every
     // statement of the hot path)
     proto[name] = function (this: unknown, ...args: unknown[]) {

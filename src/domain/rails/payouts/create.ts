@@ -15,6 +15,7 @@ import { RAIL_ASSET, RailUnavailable, type Rail } from '../adapters.js';
 import { formatPrice, inBand, usdToUsdcUnits } from '../pricing.js';
 import { payoutView } from '../views.js';
 import { reverse, unavailable, type PayoutDeps } from './shared.js';
+import { iso } from '../../../core/clock.js';
 
 export interface PayoutInput {
   walletId: string;
@@ -60,8 +61,8 @@ export async function createPayout(deps: PayoutDeps, p: Principal, input: Payout
     }
     const now = deps.ctx.clock.now();
     if (now < dest.usableAt) {
-      throw new AppError('DESTINATION_COOLING_DOWN', `the ${asset} payout destination changed recently; payouts on ${input.rail} resume at ${new Date(dest.usableAt).toISOString()}`, {
-        rail: input.rail, asset, usableAt: new Date(dest.usableAt).toISOString(),
+      throw new AppError('DESTINATION_COOLING_DOWN', `the ${asset} payout destination changed recently; payouts on ${input.rail} resume at ${iso(dest.usableAt)}`, {
+        rail: input.rail, asset, usableAt: iso(dest.usableAt),
       });
     }
     if ((await r.reconciliations.latest())?.status === 'shortfall') {
