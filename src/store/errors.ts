@@ -19,13 +19,32 @@ export class TransactionConflict extends Error {
   }
 }
 
+/**
+ * A movement the store placed (LedgerRepo.place) would have left a wallet's balance, held or
+ * available amount negative: refused, and the database transaction with it.
+ */
+export class MovementRefused extends Error {
+  override readonly name = 'MovementRefused';
+}
+
+/**
+ * TransactionRepo.resolve found the transaction no longer authorized (another resolution, of this
+ * instance or another, committed first): refused, and the database transaction with it.
+ */
+export class AlreadyResolved extends Error {
+  override readonly name = 'AlreadyResolved';
+}
+
 /** The driver's error as a typed store error when it is one, else the error itself. */
 export function storeError(e: unknown): unknown {
-  if (e instanceof UniqueViolation) return e;
+  if (e instanceof UniqueViolation || e instanceof MovementRefused || e instanceof AlreadyResolved) return e;
   for (let cur = e as { code?: unknown; cause?: unknown; constraint?: unknown; message?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
     if (cur.code === 'SQLITE_CONSTRAINT_UNIQUE' || cur.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cur.code === '23505') {
       return new UniqueViolation(String(cur.message ?? 'unique constraint violated'), typeof cur.constraint === 'string' ? cur.constraint : undefined, { cause: e });
     }
+    // PostgreSQL's functions of drizzle-pg/0007 name their refusals
+    if (cur.code === '23514' && cur.constraint === 'ledger_sums') return new MovementRefused(String(cur.message), { cause: e });
+    if (cur.code === '23514' && cur.constraint === 'transaction_authorized') return new AlreadyResolved(String(cur.message), { cause: e });
   }
   return e;
 }

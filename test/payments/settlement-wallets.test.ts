@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/domain/tenancy/api-keys.js';
 import { PaymentService, allowAll } from '../../src/domain/payments/service.js';
 import { SettlementWallets } from '../../src/domain/payments/settlement-wallets.js';
-import type { Repos, Store } from '../../src/store/store.js';
+import type { ReadOptions, Repos, Store } from '../../src/store/store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { createCapability, expectLedgerConsistent, ledgerBalance, newBuyer, signProof } from './helpers.js';
 
@@ -33,7 +33,7 @@ describe('completing paid calls of one seller', () => {
     const capabilityId = await createCapability(t, s.id, { priceMinor: '100' });
     const buyer = await newBuyer(t, t.workspace, '1000');
     const { ctx, signingKeys, config } = t.gw.services;
-    // the gateway's store, counting the tenant reads of the service's transactions
+    // the gateway's store, counting the tenant reads of the service's transactions and reads
     const tenantReads: string[] = [];
     const counted = (r: Repos): Repos => ({
       ...r,
@@ -41,6 +41,7 @@ describe('completing paid calls of one seller', () => {
     });
     const store: Store = Object.assign(Object.create(ctx.store) as Store, {
       tx: <T>(fn: (r: Repos) => Promise<T>) => ctx.store.tx((r) => fn(counted(r))),
+      read: <T>(fn: (r: Repos) => Promise<T>, opts?: ReadOptions) => ctx.store.read((r) => fn(counted(r)), opts),
     });
     const service = new PaymentService({ ctx: { ...ctx, store }, signingKeys, settings: config, policy: allowAll });
     const principal: Principal = { keyId: 'key_test', tenantId: s.id, tenantKind: 'provider', scopes: new Set(['payments:write']) };

@@ -10,9 +10,12 @@ import { verifyObject } from '../../core/ed25519.js';
 import { iso } from '../../core/clock.js';
 import type { Transaction } from '../../store/repos/payments.js';
 import type { Wallet } from '../../store/repos/wallets.js';
-import { isUniqueViolation } from '../../store/errors.js';
+import type { Capability } from '../../store/repos/market.js';
+import type { Tenant } from '../../store/repos/tenancy.js';
+import type { Repos } from '../../store/store.js';
+import { isUniqueViolation, MovementRefused } from '../../store/errors.js';
 import type { Principal } from '../tenancy/api-keys.js';
-import { balanceFrom, post } from '../wallets/ledger.js';
+import { balanceFrom, place, post, type Movement } from '../wallets/ledger.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { isPaused } from './breaker.js';
 import { expireOverdueOf } from './resolution.js';
@@ -81,8 +84,12 @@ export async function authorizePayment(
   // one, against the wallet the transaction reads with its other reads
   if (idem) signer(await ctx.store.read((r) => r.wallets.get(proof.walletId), { unsynced: true }));
   const walletId = proof.walletId;
+  const purchase: PurchaseInput = { challenge, amountMinor, walletId, idem, signer };
 
-  const outcome = await ctx.store.tx(async (r) => {
+  // without an idempotency key and without a policy to check, first as a placed purchase (one
+  // round trip on PostgreSQL); a hold it could not place (short of money) goes the full way,
+  // which expires overdue holds and answers with the balance
+  const outcome = (idem ? undefined : await placedPurchase(deps, purchase)) ?? await ctx.store.tx(async (r) => {
     if (idem) {
       // before the nonce: a retry may resend the very proof the first request used
       const replayed = await checkKey(r, walletId, challenge.capabilityId, idem, ctx.clock.now());
@@ -101,40 +108,13 @@ export async function authorizePayment(
       r.ledger.last(walletId),
       deps.policy.prefetch?.(r, walletId),
     ]);
-    const w = idem ? read : signer(read);
-    if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
-    if (used) throw replay(challenge.nonce);
-    if (w.frozen || w.status !== 'active') {
-      throw new AppError('WALLET_FROZEN', `wallet ${w.id} is ${w.frozen ? 'frozen' : w.status}; outgoing payments are blocked until it is unfrozen`, { walletId: w.id });
-    }
-    if (paused) {
-      throw new AppError('WALLET_PROVIDER_PAUSED', `provider ${challenge.providerId} is paused for wallet ${w.id} after repeated failures; wait, or resume it with POST /v1/wallets/${w.id}/resume-provider`, {
-        walletId: w.id,
-        providerId: challenge.providerId,
-      });
-    }
-    if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', challenge.capabilityId);
-    // a quote stays valid for minutes; a seller suspended (or unverified) meanwhile is not paid on it
-    if (!seller || !seller.verified || seller.status !== 'active') {
-      throw forbidden(`provider ${challenge.providerId} is ${seller?.verified ? seller.status : 'not verified'} and cannot be paid; nothing was charged`, {
-        providerId: challenge.providerId, status: seller?.status, verified: seller?.verified ?? false,
-      });
-    }
+    const { w, capability: cap } = checkPurchase(purchase, { used, read, paused, capability, seller });
     const now = ctx.clock.now();
     // made before the policy check: an approval the purchase uses names its transaction
     const transactionId = ctx.ids.next('transaction');
-    try {
-      await deps.policy.check(r, {
-        workspaceId: w.tenantId, walletId: w.id, wallet: w, capability, providerId: challenge.providerId, amountMinor, currency: challenge.currency, now,
-      }, transactionId, prefetched);
-    } catch (e) {
-      // commit what the policy wrote (an approval request), nothing else
-      if (isAppError(e) && (e.code === 'POLICY_DENIED' || e.code === 'APPROVAL_REQUIRED')) return { refused: e };
-      throw e;
-    }
-    if (w.currency !== challenge.currency) {
-      throw validationError('payment.walletId', `wallet ${w.id} holds ${w.currency} but the challenge is priced in ${challenge.currency}`);
-    }
+    const refused = await policyRefusal(deps, r, purchase, w, cap, now, transactionId, prefetched);
+    if (refused) return { refused };
+    checkCurrency(purchase, w);
     let last = head;
     let { availableMinor } = balanceFrom(last);
     // holds past their in-flight time are refunds the sweeper has not made yet: make this
@@ -148,51 +128,12 @@ export async function authorizePayment(
         walletId: w.id, availableMinor: availableMinor.toString(), amountMinor: amountMinor.toString(),
       });
     }
-    const txn: Transaction = {
-      id: transactionId,
-      nonce: challenge.nonce,
-      capabilityId: challenge.capabilityId,
-      providerId: challenge.providerId,
-      walletId: w.id,
-      workspaceId: w.tenantId,
-      amountMinor,
-      feeMinor: null,
-      currency: challenge.currency,
-      status: 'authorized',
-      failureReason: null,
-      authorizedAt: now,
-      expiresAt: now + deps.settings.releaseUnsettledAfterMs,
-      resolvedAt: null,
-    };
-    try {
-      await r.transactions.insert(txn);
-    } catch (e) {
-      // a database shared by several gateways: the unique nonce index decides (on PostgreSQL the
-      // insert is not waited for: the refused transaction runs again, and byNonce above answers)
-      if (isUniqueViolation(e)) throw replay(challenge.nonce);
-      throw e;
-    }
-    if (idem) {
-      try {
-        await r.paymentIdempotency.insert({
-          walletId: w.id, capabilityId: txn.capabilityId, key: idem.idempotencyKey, requestHash: idem.requestHash, transactionId: txn.id,
-          state: 'in_progress', responseStatus: null, responseContentType: null, responseBody: null, createdAt: now, expiresAt: now + IDEMPOTENCY_WINDOW_MS,
-        });
-      } catch (e) {
-        // a concurrent first use of the key committed first (PostgreSQL retries the whole
-        // transaction before this: the retry sees the row and answers from checkKey)
-        if (isUniqueViolation(e)) throw inProgress(idem.idempotencyKey);
-        throw e;
-      }
-    }
-    await post(r, ctx, {
-      walletId: w.id, type: 'hold', amountMinor: 0n, holdMinor: amountMinor, currency: txn.currency,
-      transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
-    }, { last });
+    const txn = await insertPurchase(deps, r, purchase, w, transactionId, now);
+    await post(r, ctx, holdOf(txn), { last });
     return { txn };
   });
   if ('refused' in outcome) throw outcome.refused;
-  if (outcome.replayed) return outcome.replayed;
+  if ('replayed' in outcome) return outcome.replayed;
   const { txn } = outcome;
   return {
     transactionId: txn.id,
@@ -203,4 +144,159 @@ export async function authorizePayment(
     currency: txn.currency,
     expiresAt: iso(txn.expiresAt),
   };
+}
+
+/** What the authorization checks and writes, from the proof. */
+interface PurchaseInput {
+  challenge: ReturnType<typeof parsePaymentProof>['proof']['challenge'];
+  amountMinor: bigint;
+  walletId: string;
+  idem: IdempotencyInput | undefined;
+  /** the proof's wallet, when the proof is signed by the key registered on it */
+  signer: (wallet: Wallet | undefined) => Wallet;
+}
+
+/** The checks of what the authorization read, in docs/protocol.md's order: the buyer's wallet and the capability paid for. */
+function checkPurchase(
+  p: PurchaseInput,
+  got: { used: Transaction | undefined; read: Wallet | undefined; paused: boolean; capability: Capability | undefined; seller: Tenant | undefined },
+): { w: Wallet; capability: Capability } {
+  const { challenge, walletId } = p;
+  // with an idempotency key the proof was checked before, against the wallet then read
+  const w = p.idem ? got.read : p.signer(got.read);
+  if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
+  if (got.used) throw replay(challenge.nonce);
+  if (w.frozen || w.status !== 'active') {
+    throw new AppError('WALLET_FROZEN', `wallet ${w.id} is ${w.frozen ? 'frozen' : w.status}; outgoing payments are blocked until it is unfrozen`, { walletId: w.id });
+  }
+  if (got.paused) {
+    throw new AppError('WALLET_PROVIDER_PAUSED', `provider ${challenge.providerId} is paused for wallet ${w.id} after repeated failures; wait, or resume it with POST /v1/wallets/${w.id}/resume-provider`, {
+      walletId: w.id,
+      providerId: challenge.providerId,
+    });
+  }
+  if (!got.capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', challenge.capabilityId);
+  // a quote stays valid for minutes; a seller suspended (or unverified) meanwhile is not paid on it
+  const seller = got.seller;
+  if (!seller || !seller.verified || seller.status !== 'active') {
+    throw forbidden(`provider ${challenge.providerId} is ${seller?.verified ? seller.status : 'not verified'} and cannot be paid; nothing was charged`, {
+      providerId: challenge.providerId, status: seller?.status, verified: seller?.verified ?? false,
+    });
+  }
+  return { w, capability: got.capability };
+}
+
+/** The policy check's refusal (POLICY_DENIED or APPROVAL_REQUIRED), to commit what the policy wrote (an approval request) and nothing else. */
+async function policyRefusal(
+  deps: PaymentDeps, r: Repos, p: PurchaseInput, w: Wallet, capability: Capability, now: number, transactionId: string, prefetched: unknown,
+): Promise<AppError | undefined> {
+  try {
+    await deps.policy.check(r, {
+      workspaceId: w.tenantId, walletId: w.id, wallet: w, capability, providerId: p.challenge.providerId, amountMinor: p.amountMinor, currency: p.challenge.currency, now,
+    }, transactionId, prefetched);
+    return undefined;
+  } catch (e) {
+    if (isAppError(e) && (e.code === 'POLICY_DENIED' || e.code === 'APPROVAL_REQUIRED')) return e;
+    throw e;
+  }
+}
+
+function checkCurrency(p: PurchaseInput, w: Wallet): void {
+  if (w.currency !== p.challenge.currency) {
+    throw validationError('payment.walletId', `wallet ${w.id} holds ${w.currency} but the challenge is priced in ${p.challenge.currency}`);
+  }
+}
+
+/** Writes the authorized transaction (and the idempotency key's row); a reused nonce is a replay. */
+async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: Wallet, transactionId: string, now: number): Promise<Transaction> {
+  const { challenge, idem } = p;
+  const txn: Transaction = {
+    id: transactionId,
+    nonce: challenge.nonce,
+    capabilityId: challenge.capabilityId,
+    providerId: challenge.providerId,
+    walletId: w.id,
+    workspaceId: w.tenantId,
+    amountMinor: p.amountMinor,
+    feeMinor: null,
+    currency: challenge.currency,
+    status: 'authorized',
+    failureReason: null,
+    authorizedAt: now,
+    expiresAt: now + deps.settings.releaseUnsettledAfterMs,
+    resolvedAt: null,
+  };
+  try {
+    await r.transactions.insert(txn);
+  } catch (e) {
+    // a database shared by several gateways: the unique nonce index decides (on PostgreSQL the
+    // insert is not waited for: the refused transaction runs again, and its nonce read answers)
+    if (isUniqueViolation(e)) throw replay(challenge.nonce);
+    throw e;
+  }
+  if (idem) {
+    try {
+      await r.paymentIdempotency.insert({
+        walletId: w.id, capabilityId: txn.capabilityId, key: idem.idempotencyKey, requestHash: idem.requestHash, transactionId: txn.id,
+        state: 'in_progress', responseStatus: null, responseContentType: null, responseBody: null, createdAt: now, expiresAt: now + IDEMPOTENCY_WINDOW_MS,
+      });
+    } catch (e) {
+      // a concurrent first use of the key committed first (PostgreSQL retries the whole
+      // transaction before this: the retry sees the row and answers from checkKey)
+      if (isUniqueViolation(e)) throw inProgress(idem.idempotencyKey);
+      throw e;
+    }
+  }
+  return txn;
+}
+
+/** The purchase's hold on the buyer's wallet. */
+function holdOf(txn: Transaction): Movement {
+  return {
+    walletId: txn.walletId, type: 'hold', amountMinor: 0n, holdMinor: txn.amountMinor, currency: txn.currency,
+    transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
+  };
+}
+
+/**
+ * The purchase placed: what the checks read is read before the transaction, on PostgreSQL as
+ * autocommit reads that every request in flight shares (independent lookups, as the full path's
+ * transaction reads them under READ COMMITTED: unlocked), and the transaction then only writes,
+ * waiting for nothing before its commit: the purchase, and the hold the store places after the
+ * wallet's last entry (refused, with the whole transaction, when the wallet cannot cover it). The
+ * nonce's unique index refuses a concurrent second use; the store runs the transaction again,
+ * which then reads the nonce first.
+ *
+ * Only when the policy check would read and write nothing (a wallet's budget sums its spending
+ * under the lock of the wallet the full path's balance read takes): undefined then, and when the
+ * hold was refused; the full path follows.
+ */
+async function placedPurchase(deps: PaymentDeps, p: PurchaseInput): Promise<{ txn: Transaction } | undefined> {
+  const { ctx, policy } = deps;
+  const { challenge, walletId } = p;
+  if (!policy.prefetch || !policy.allowsAll) return undefined;
+  const [used, read, paused, capability, seller, prefetched] = await ctx.store.read((r) => Promise.all([
+    r.transactions.byNonce(challenge.nonce),
+    r.wallets.get(walletId),
+    isPaused(r, walletId, challenge.providerId),
+    r.capabilities.get(challenge.capabilityId),
+    r.tenants.get(challenge.providerId),
+    policy.prefetch!(r, walletId),
+  ]), { snapshot: false });
+  const { w } = checkPurchase(p, { used, read, paused, capability, seller });
+  if (!policy.allowsAll(prefetched)) return undefined;
+  checkCurrency(p, w);
+  let runs = 0;
+  try {
+    return await ctx.store.tx(async (r) => {
+      if (runs++ > 0 && (await r.transactions.byNonce(challenge.nonce))) throw replay(challenge.nonce);
+      const now = ctx.clock.now();
+      const txn = await insertPurchase(deps, r, p, w, ctx.ids.next('transaction'), now);
+      await place(r, ctx, holdOf(txn));
+      return { txn };
+    });
+  } catch (e) {
+    if (e instanceof MovementRefused) return undefined;
+    throw e;
+  }
 }

@@ -9,7 +9,8 @@ import { AppError, validationError } from '../../core/errors.js';
 import { MAX_KEPT_RESPONSE_BYTES } from './idempotency.js';
 import { feeFor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';
-import type { PaymentIdempotency } from '../../store/repos/payments.js';
+import type { PaymentIdempotency, Transaction } from '../../store/repos/payments.js';
+import { AlreadyResolved } from '../../store/errors.js';
 import type { SettlementWallets } from './settlement-wallets.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { place } from '../wallets/ledger.js';
@@ -49,6 +50,8 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
   requireProvider(p);
   const { ctx } = deps;
   const response = keptResponse(input);
+  const placed = await placedCompletion(deps, p, input, response, settlement);
+  if (placed) return placed;
   /** an idempotency key still in progress for this transaction is completed with the answer */
   const keepAnswer = async (r: Repos, key: PaymentIdempotency | undefined) => {
     if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
@@ -80,21 +83,67 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     }
     if (!payTo) throw new AppError('INTERNAL', `provider ${txn.providerId} has no settlement wallet`);
     settlement?.remember(p.tenantId, payTo);
-    const fee = feeFor(txn.amountMinor, deps.settings.feeBps);
-    const sale = txn.amountMinor - fee;
-    await r.transactions.update(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
-    await recordSuccess(r, now, txn.walletId, txn.providerId);
-    await keepAnswer(r, key);
-    const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', input.responseHash);
-    // the money last, placed by the store (no head read here): a movement holds its wallet until
-    // the commit (PostgreSQL locks the wallet's row), and every sale of a seller, and every fee,
-    // moves the same wallet; sent with the COMMIT, the wallets are held for those statements alone
-    const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
-    await place(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
-    if (sale > 0n) await place(r, ctx, { ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
-    if (fee > 0n) await place(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
-    return { receipt };
+    return { receipt: await succeed(deps, r, txn, payTo, key, response, input.responseHash, now) };
   });
   if ('conflict' in out) throw out.conflict;
   return out.receipt;
+}
+
+type KeptResponse = ReturnType<typeof keptResponse>;
+
+/**
+ * The transaction succeeds: resolved once (TransactionRepo.resolve refuses one resolved first
+ * elsewhere, with the whole database transaction), the breaker count reset, the idempotency key's
+ * answer kept, the success receipt written, and the money moved, last and placed by the store (no
+ * head read here): a movement holds its wallet until the commit (PostgreSQL locks the wallet's
+ * row), and every sale of a seller, and every fee, moves the same wallet; sent with the COMMIT,
+ * the wallets are held for those statements alone.
+ */
+async function succeed(
+  deps: PaymentDeps, r: Repos, txn: Transaction, payTo: string, key: PaymentIdempotency | undefined, response: KeptResponse, responseHash: string, now: number,
+): Promise<ReceiptView> {
+  const { ctx } = deps;
+  const fee = feeFor(txn.amountMinor, deps.settings.feeBps);
+  const sale = txn.amountMinor - fee;
+  await r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
+  await recordSuccess(r, now, txn.walletId, txn.providerId);
+  if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
+  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash);
+  const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
+  await place(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
+  if (sale > 0n) await place(r, ctx, { ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
+  if (fee > 0n) await place(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
+  return receipt;
+}
+
+/**
+ * The completion placed: the transaction, the seller's settlement wallet and the idempotency key
+ * read before the database transaction (on PostgreSQL as autocommit reads that every request in
+ * flight shares), and the transaction then only writes, waiting for nothing before its commit
+ * (one round trip on PostgreSQL). The transaction is resolved only if it is still authorized
+ * then (TransactionRepo.resolve). undefined for anything but an authorized transaction of the
+ * caller's within its time, and when another resolution committed first: the full path
+ * (completeTransaction) then reads it locked and answers.
+ */
+async function placedCompletion(
+  deps: PaymentDeps, p: Principal, input: CompleteInput, response: KeptResponse, settlement: SettlementWallets | undefined,
+): Promise<ReceiptView | undefined> {
+  const { ctx } = deps;
+  const remembered = settlement?.of(p.tenantId);
+  const [txn, provider, key] = await ctx.store.read((r) => Promise.all([
+    r.transactions.get(input.transactionId),
+    remembered === undefined ? r.tenants.get(p.tenantId) : undefined,
+    r.paymentIdempotency.byTransaction(input.transactionId),
+  ]), { snapshot: false });
+  const payTo = remembered ?? provider?.settlementWalletId ?? undefined;
+  const now = ctx.clock.now();
+  if (!txn || txn.providerId !== p.tenantId || txn.status !== 'authorized' || isOverdue(txn, now) || !payTo) return undefined;
+  try {
+    const receipt = await ctx.store.tx((r) => succeed(deps, r, txn, payTo, key, response, input.responseHash, now));
+    settlement?.remember(p.tenantId, payTo);
+    return receipt;
+  } catch (e) {
+    if (e instanceof AlreadyResolved) return undefined;
+    throw e;
+  }
 }

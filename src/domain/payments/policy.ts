@@ -38,8 +38,19 @@ export interface PurchasePolicy {
    * `check` as `prefetched`.
    */
   prefetch?(r: Repos, walletId: string): Promise<unknown>;
+  /**
+   * Optional: whether `check` would allow any purchase of the wallet `prefetched` was read for,
+   * reading and writing nothing (its workspace has no enabled policy). The authorization is then
+   * placed without reading the wallet's balance first (authorize.ts). Without this hook, or
+   * without `prefetch`, `check` always runs after the balance read.
+   */
+  allowsAll?(prefetched: unknown): boolean;
 }
 
 export const allowAll: PurchasePolicy = {
   async check() {},
+  async prefetch() {
+    return undefined;
+  },
+  allowsAll: () => true,
 };

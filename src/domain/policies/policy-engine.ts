@@ -59,6 +59,11 @@ export class PolicyEngine implements PurchasePolicy {
     return r.policies.listEnabledOfWallet(walletId);
   }
 
+  /** No enabled policy in the wallet's workspace: every purchase is allowed, with nothing read or written. */
+  allowsAll(prefetched: unknown): boolean {
+    return Array.isArray(prefetched) && prefetched.length === 0;
+  }
+
   /**
    * The decision for a purchase, writing nothing: the dry run of POST /v1/policies/evaluate uses it
    * as is. `enabled`: the workspace's enabled policies, when `prefetch` read them already.

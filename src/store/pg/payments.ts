@@ -15,6 +15,7 @@ const TX_GET = `SELECT ${T.columns} FROM transactions WHERE id = $1`;
 // it; the lock makes a second resolver wait and then read the status the first one wrote
 const TX_GET_LOCKED = `${TX_GET} FOR NO KEY UPDATE`;
 const TX_BY_NONCE = `SELECT ${T.columns} FROM transactions WHERE nonce = $1`;
+const TX_RESOLVE = 'SELECT transaction_resolve($1, $2, $3, $4, $5)';
 const RECEIPTS_OF = `SELECT ${R.columns} FROM receipts WHERE transaction_id = $1 ORDER BY "timestamp", id`;
 const BREAKER_GET = `SELECT ${B.columns} FROM breakers WHERE wallet_id = $1 AND provider_id = $2`;
 const BREAKER_PUT = `${B.insertText} ON CONFLICT (wallet_id, provider_id) DO UPDATE SET consecutive_failures = EXCLUDED.consecutive_failures, paused = EXCLUDED.paused, updated_at = EXCLUDED.updated_at`;
@@ -36,6 +37,10 @@ export class PgTransactions implements TransactionRepo {
     const set = T.set(patch, 2);
     if (set.values.length === 0) return;
     await send(this.s, `tx_update:${set.keys}`, `UPDATE transactions SET ${set.text} WHERE id = $1`, [id, ...set.values]);
+  }
+  async resolve(id: string, patch: Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>) {
+    // drizzle-pg/0007: a conditional update that raises when the row is not authorized; sent, not waited for
+    await send(this.s, 'tx_resolve', TX_RESOLVE, [id, patch.status, patch.feeMinor?.toString() ?? null, patch.failureReason ?? null, patch.resolvedAt]);
   }
   async listExpired(now: number, limit: number, walletId?: string) {
     const overdue = and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now));

@@ -49,7 +49,9 @@ import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency } from './
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgAlertMails } from './alerts.js';
-import { corkUntilIdle, resetSession, settle, type Session } from './sql.js';
+import { resetSession, settle, type Session } from './sql.js';
+import { corkUntilIdle } from './cork.js';
+import { SharedConnection } from './shared-connection.js';
 import { PgRailTransactions, PgDepositAddresses, PgPayoutDestinations, PgRailEvents, PgReconciliations, PgSandboxObjects } from './rails.js';
 
 export interface PgStoreOptions {
@@ -149,18 +151,20 @@ const codeOf = (e: unknown): string | undefined => {
 };
 
 /**
- * Runs `fn` in a transaction begun by `begin`, whose BEGIN is sent with `fn`'s first statement in
- * one write and one round trip (the pool's connections are in pipeline mode; corkUntilIdle
- * merges the writes). BEGIN's own failure, if any, is raised before the caller commits.
+ * Sends `begin` (BEGIN, with its isolation level) corked, so that it leaves with the transaction's
+ * first statements in one write (the pool's connections are in pipeline mode). Resolves when
+ * PostgreSQL has answered it: to its failure, if any, else undefined. Nobody waits for that before
+ * sending the rest of the transaction, COMMIT included: PostgreSQL runs a connection's statements
+ * in order, and a BEGIN refused on a live connection (one left in a failed transaction) leaves the
+ * statements after it refused as well. The caller raises the failure before anything else.
  */
-async function withBegin<T>(client: pg.PoolClient, begin: string, fn: () => Promise<T>): Promise<T> {
+function begin(client: pg.PoolClient, sql: string): Promise<unknown> {
   corkUntilIdle(client);
-  const begun = client.query(begin).then(() => undefined, (e: unknown) => e ?? new Error('BEGIN failed'));
-  const value = await fn();
-  const failed = await begun;
-  if (failed) throw failed;
-  return value;
+  return client.query(sql).then(() => undefined, (e: unknown) => e ?? new Error('BEGIN failed'));
 }
+
+/** A query's failure, or undefined: for answers awaited together. */
+const failureOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => undefined, (e: unknown) => e ?? new Error('the statement failed'));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -188,6 +192,8 @@ export class PgStore implements Store {
   readonly pool: pg.Pool;
   readonly url: string;
   private readonly maxAttempts: number;
+  /** the autocommit reads' connection (./shared-connection.ts) */
+  private readonly shared: SharedConnection;
   private readonly autocommitRepos: Repos;
   /** each pooled connection's repositories, made once (a connection serves one `tx` or `read` at a time) */
   private readonly conns = new WeakMap<pg.PoolClient, { session: Session; repos: Repos }>();
@@ -205,12 +211,13 @@ export class PgStore implements Store {
     this.url = opts.url;
     this.observer = opts.observer;
     this.maxAttempts = opts.maxAttempts ?? 12;
-    // pipeline: a transaction's BEGIN goes out with its first statement (withBegin); queries are
+    // pipeline: a transaction's BEGIN goes out with its first statement (begin); queries are
     // still sent one after another by every caller here, awaited (no portal, no cursor)
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, pipeline: true } as pg.PoolConfig);
     // an idle connection the server closed: the pool drops it; nothing to do here
     this.pool.on('error', () => undefined);
-    this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.pool, writable: false, touched: undefined, locked: new Set(), pending: [], failed: undefined });
+    this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
+    this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.shared, writable: false, touched: undefined, locked: new Set(), pending: [], failed: undefined });
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -300,11 +307,15 @@ export class PgStore implements Store {
         const began = observer ? performance.now() : 0;
         const c = this.reposOf(client, true, hot);
         session = c.session;
-        const value = await withBegin(client, BEGIN_TX, () => fn(c.repos));
-        // sent with the writes fn left in flight (send); if one of them failed, PostgreSQL answers
-        // this COMMIT by rolling back, and settle raises that failure
+        const begun = begin(client, BEGIN_TX);
+        const value = await fn(c.repos);
+        // sent with the writes fn left in flight (send), and with BEGIN too when fn waited for no
+        // read (one round trip); if one of them failed, PostgreSQL answers this COMMIT by rolling
+        // back, and settle raises that failure
         corkUntilIdle(client);
-        await client.query('COMMIT');
+        const [beginFailure, commitFailure] = await Promise.all([begun, failureOf(client.query('COMMIT'))]);
+        if (beginFailure) throw beginFailure;
+        if (commitFailure) throw commitFailure;
         await settle(session);
         // one transaction per commit here (no group commit); a counter's failure must not fail the commit
         try {
@@ -342,25 +353,23 @@ export class PgStore implements Store {
 
   async read<T>(fn: (r: Repos) => Promise<T>, opts: ReadOptions = {}): Promise<T> {
     // every commit PostgreSQL acknowledged is durable (synchronous_commit on): nothing to wait for
-    if (opts.unsynced) return fn(this.autocommitRepos);
-    const client = await this.connect();
-    let broken = false;
-    if (opts.snapshot === false) {
-      // autocommit statements on one connection: those fn sends together leave in one write
+    // autocommit statements, on the connection such reads share: those sent together leave in one write
+    if (opts.unsynced || opts.snapshot === false) {
       try {
-        corkUntilIdle(client);
-        const value = await fn(this.reposOf(client, false, undefined).repos);
-        client.release();
-        return value;
+        return await fn(this.autocommitRepos);
       } catch (e) {
-        // as pg.Pool.query does: a connection whose query failed is not reused
-        client.release(e instanceof Error ? e : true);
         throw storeError(e);
       }
     }
+    const client = await this.connect();
+    let broken = false;
     try {
-      const value = await withBegin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', () => fn(this.reposOf(client, false, undefined).repos));
-      await client.query('COMMIT');
+      const begun = begin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const value = await fn(this.reposOf(client, false, undefined).repos);
+      corkUntilIdle(client);
+      const [beginFailure, commitFailure] = await Promise.all([begun, failureOf(client.query('COMMIT'))]);
+      if (beginFailure) throw beginFailure;
+      if (commitFailure) throw commitFailure;
       return value;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => {
@@ -487,6 +496,7 @@ export class PgStore implements Store {
     this.dutyClient = undefined;
     this.held.clear();
     await duty?.end().catch(() => undefined);
+    await this.shared.close();
     await this.pool.end();
   }
 }

@@ -11,12 +11,14 @@
  */
 import pg from 'pg';
 import { execute, type Rows } from './statement.js';
+import { corkUntilIdle } from './cork.js';
+import { SharedConnection } from './shared-connection.js';
 import { getTableColumns, getTableName, type Table } from 'drizzle-orm';
 
-/** Where a repository's SQL runs: one pooled connection inside `tx`/`read`, or the pool (autocommit). */
+/** Where a repository's SQL runs: one pooled connection inside `tx`/`read`, or the shared connection (autocommit reads). */
 export interface Session {
-  /** a pooled connection, or the pool itself for autocommit reads */
-  conn: pg.Pool | pg.PoolClient;
+  /** a pooled connection; for autocommit reads, the shared connection (drizzle's statements there go to the pool) */
+  conn: pg.PoolClient | SharedConnection;
   /** inside `tx` (a write transaction): reads that decide a write lock what they read */
   writable: boolean;
   /** wallets whose ledger head this transaction read (PgStore queues a retry on them) */
@@ -139,52 +141,16 @@ export function forWrite<R>(s: Session, q: PromiseLike<R> & { for(strength: 'no 
   return s.writable ? q.for('no key update') : q;
 }
 
-type Stream = { cork(): void; uncork(): void };
-const corked = new WeakSet<Stream>();
-
-/**
- * Holds back a pooled connection's socket writes until the current run of JavaScript (its
- * promise continuations included) is over, so every statement sent in that run leaves in one
- * write: a BEGIN with the first statement, a write not waited for with the read after it, the
- * last writes with COMMIT. The connections are in pipeline mode (pg-store.ts): PostgreSQL runs
- * them in order and answers each; only the socket writes are merged. Uses node-postgres's
- * `connection.stream`; without it statements simply go one write each.
- */
-export function corkUntilIdle(conn: pg.Pool | pg.PoolClient | pg.Client): void {
-  const stream = (conn as unknown as { connection?: { stream?: Partial<Stream> } }).connection?.stream;
-  if (!stream?.cork || !stream.uncork || corked.has(stream as Stream)) return;
-  const st = stream as Stream;
-  corked.add(st);
-  st.cork();
-  process.nextTick(() => {
-    corked.delete(st);
-    st.uncork();
-  });
-}
-
 /**
  * Runs a named prepared statement (parsed once per connection, its result described once per
  * process: ./statement.ts); rows come back as arrays in the statement's column order. Outside a
- * `tx` or `read` (the pool), it takes a connection for the statement.
+ * `tx` or `read` (autocommit), on the shared connection (./shared-connection.ts).
  */
 export function run(s: Session, name: string, text: string, values: unknown[]): Promise<Rows> {
   const conn = s.conn;
-  if (conn instanceof pg.Pool) return runOnPool(conn, name, text, values);
+  if (conn instanceof SharedConnection) return conn.run(name, text, values);
   corkUntilIdle(conn);
   return execute(conn, name, text, values);
-}
-
-async function runOnPool(pool: pg.Pool, name: string, text: string, values: unknown[]): Promise<Rows> {
-  const client = await pool.connect();
-  try {
-    const rows = await execute(client, name, text, values);
-    client.release();
-    return rows;
-  } catch (e) {
-    // as pg.Pool.query does: a connection whose query failed is not reused
-    client.release(e instanceof Error ? e : true);
-    throw e;
-  }
 }
 
 /**

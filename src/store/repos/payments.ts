@@ -10,7 +10,12 @@ export interface TransactionRepo {
   get(id: string): Promise<Transaction | undefined>;
   byNonce(nonce: string): Promise<Transaction | undefined>;
   update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>): Promise<void>;
-  /** authorized transactions whose in-flight time ran out */
+  /**
+   * Resolves a transaction that is authorized, reading nothing first: when it is not authorized
+   * any more (resolved first elsewhere), refused with AlreadyResolved, and the database
+   * transaction fails with it (on PostgreSQL at its COMMIT: the update is not waited for).
+   */
+  resolve(id: string, patch: Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>): Promise<void>;
   /** authorized transactions whose in-flight time ran out by `now`, oldest expiry first; of one wallet if given */
   listExpired(now: number, limit: number, walletId?: string): Promise<Transaction[]>;
 }

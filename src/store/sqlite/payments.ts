@@ -2,7 +2,7 @@ import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
-import { storeError } from '../errors.js';
+import { AlreadyResolved, storeError } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -21,6 +21,11 @@ export class SqliteTransactions implements TransactionRepo {
   async get(id: string) { return this.s.first({ id }); }
   async byNonce(nonce: string) { return this.s.first({ nonce }); }
   async update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) {
+    this.s.update({ id }, patch);
+  }
+  async resolve(id: string, patch: Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>) {
+    // the store's transactions are serialised: a read and an update are one step
+    if (this.s.first({ id })?.status !== 'authorized') throw new AlreadyResolved(`transaction ${id} is not authorized any more: it was resolved first`);
     this.s.update({ id }, patch);
   }
   async listExpired(now: number, limit: number, walletId?: string) {

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gt } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { wallets, ledgerEntries } from '../schema/index.js';
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
-import { storeError, UniqueViolation } from '../errors.js';
+import { MovementRefused, storeError, UniqueViolation } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -38,7 +38,7 @@ export class SqliteLedger implements LedgerRepo {
     const heldAfter = (last?.heldAfter ?? 0n) + m.holdMinor;
     // the domain's rule (post in src/domain/wallets/ledger.ts), as PostgreSQL's ledger_place keeps it
     if (balanceAfter < 0n || heldAfter < 0n || balanceAfter - heldAfter < 0n) {
-      throw new Error(`wallet ${m.walletId} would be left with balance ${balanceAfter} and held ${heldAfter}: refused`);
+      throw new MovementRefused(`wallet ${m.walletId} would be left with balance ${balanceAfter} and held ${heldAfter}: refused`);
     }
     await this.append({ ...m, seq: (last?.seq ?? 0) + 1, balanceAfter, heldAfter });
   }
