@@ -12,9 +12,10 @@ import { balanceOf, place, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
-import { UniqueViolation } from '../../src/store/errors.js';
+import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
 import type { Transaction } from '../../src/store/repos/payments.js';
 import { storeBackends } from '../helpers/store-backends.js';
+import { until } from '../helpers/wait.js';
 
 const backends = storeBackends('contract');
 
@@ -183,6 +184,8 @@ describe.each(backends)('Store contract on $name', (b) => {
       await place(r, ctx, { walletId: w, type: 'capture', amountMinor: -1n, holdMinor: -1n, currency: 'USD' });
     })).rejects.toThrow(/would be left with balance 10 and held -1/);
     expect(await store.read((r) => r.tenants.get(tenantId))).toBeUndefined();
+    // typed, whichever backend refused it: the domain tells a short wallet apart by the class
+    await expect(store.tx((r) => place(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 12n, currency: 'USD' }))).rejects.toBeInstanceOf(MovementRefused);
     const other = await b.open();
     try {
       await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store).tx((r) => place(r, ctx, { walletId: w, type: 'fee', amountMinor: 1n, currency: 'USD' }))));
@@ -223,6 +226,83 @@ describe.each(backends)('Store contract on $name', (b) => {
       pg.Client.prototype.query = original;
       await other.close();
     }
+  });
+
+  it('resolves an authorized transaction once: a second resolution is refused as AlreadyResolved, with everything else of its transaction', async () => {
+    const w = await newWallet();
+    const txn: Transaction = {
+      id: `txn_resolve_${b.name}`, nonce: `n_resolve_${b.name}`, capabilityId: 'cap', providerId: 'prv', walletId: w, workspaceId: 'ws', amountMinor: 5n, feeMinor: null,
+      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+    };
+    await store.tx((r) => r.transactions.insert(txn));
+    await store.tx((r) => r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: 1n, resolvedAt: 3 }));
+    expect(await store.read((r) => r.transactions.get(txn.id))).toMatchObject({ status: 'succeeded', feeMinor: 1n, resolvedAt: 3, failureReason: null });
+    // resolved already: refused, and the movement sent before it in the same transaction is not kept
+    await fund(w, 9n);
+    const again = store.tx(async (r) => {
+      await place(r, ctx, { walletId: w, type: 'fee', amountMinor: 1n, currency: 'USD' });
+      await r.transactions.resolve(txn.id, { status: 'failed', failureReason: 'late', resolvedAt: 4 });
+    });
+    await expect(again).rejects.toBeInstanceOf(AlreadyResolved);
+    expect(await store.read((r) => r.transactions.get(txn.id))).toMatchObject({ status: 'succeeded', resolvedAt: 3 });
+    expect((await store.read((r) => r.ledger.list(w))).map((e) => e.amountMinor)).toEqual([9n]);
+    // two stores (two instances) resolving one transaction at once: exactly one wins
+    const other = await b.open();
+    try {
+      await store.tx((r) => r.transactions.insert({ ...txn, id: `${txn.id}_2`, nonce: `${txn.nonce}_2` }));
+      const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? other : store).tx((r) => r.transactions.resolve(`${txn.id}_2`, { status: 'succeeded', resolvedAt: 10 + i }))));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(AlreadyResolved);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('sends a transaction that waits for no read as one socket write on PostgreSQL: BEGIN, its writes and COMMIT', async () => {
+    const w = await newWallet();
+    await fund(w, 4n);
+    if (b.name !== 'postgres') return;
+    const net = await import('node:net');
+    const proto = net.Socket.prototype as unknown as { _writev: (...a: unknown[]) => unknown; _write: (...a: unknown[]) => unknown };
+    const original = { writev: proto._writev, write: proto._write };
+    let writes = 0;
+    proto._writev = function (this: unknown, ...a: unknown[]) { writes++; return original.writev.apply(this, a); };
+    proto._write = function (this: unknown, ...a: unknown[]) { writes++; return original.write.apply(this, a); };
+    try {
+      // a connection of the pool, ready (the first transaction may open one)
+      await store.tx((r) => r.ledger.last(w));
+      writes = 0;
+      await store.tx(async (r) => {
+        await place(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 1n, currency: 'USD' });
+        await place(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 1n, currency: 'USD' });
+      });
+      expect(writes).toBe(1);
+    } finally {
+      proto._writev = original.writev;
+      proto._write = original.write;
+    }
+    expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 4n, heldMinor: 2n, availableMinor: 2n });
+  });
+
+  it('shares one connection among autocommit reads on PostgreSQL, and replaces it when the server ended it', async () => {
+    const w = await newWallet();
+    await fund(w, 6n);
+    const reads = () => Promise.all(Array.from({ length: 8 }, () => store.read((r) => Promise.all([r.wallets.get(w), r.ledger.last(w)]), { snapshot: false })));
+    for (const [wallet, head] of await reads()) expect([wallet?.id, head?.balanceAfter]).toEqual([w, 6n]);
+    if (b.name !== 'postgres') return;
+    // every connection of this database ended by the server (an administrator, a restart), the shared one included
+    const pool = (store as unknown as { pool: { query(sql: string): Promise<{ rows: unknown[] }> } }).pool;
+    const ended = await pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    expect(ended.rows.length).toBeGreaterThan(0);
+    // the reads right after may fail with their connection; then the next ones open another
+    await until(async () => {
+      try {
+        const again = await reads();
+        return again.every(([wallet, head]) => wallet?.id === w && head?.balanceAfter === 6n);
+      } catch {
+        return false;
+      }
+    }, 'autocommit reads on a new connection after the server ended the old one');
   });
 
   it('reads without a common snapshot when asked (snapshot: false): the same answers, and on PostgreSQL no BEGIN or COMMIT', async () => {
