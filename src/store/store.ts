@@ -19,7 +19,7 @@ import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
 import type { SigningKeyRepo } from './repos/platform.js';
 import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
 import type { DiscoveryRepo } from './repos/discovery.js';
-import type { TransactionRepo, ReceiptRepo, BreakerRepo, PaymentIdempotencyRepo } from './repos/payments.js';
+import type { TransactionRepo, ReceiptRepo, BreakerRepo, PaymentIdempotencyRepo, PurchaseFactsRepo } from './repos/payments.js';
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
 import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
 import type { AlertMailRepo } from './repos/alerts.js';
@@ -44,6 +44,7 @@ export interface Repos {
   receipts: ReceiptRepo;
   breakers: BreakerRepo;
   paymentIdempotency: PaymentIdempotencyRepo;
+  purchaseFacts: PurchaseFactsRepo;
   policies: PolicyRepo;
   approvals: ApprovalRepo;
   spend: SpendRepo;

@@ -258,6 +258,39 @@ describe.each(backends)('Store contract on $name', (b) => {
     }
   });
 
+  it('reads an authorization\'s checks at once, as the repositories read them one by one', async () => {
+    const provider = await store.tx((r) => createTenant(r, ctx, { kind: 'provider', name: 'facts seller' }));
+    const w = await newWallet();
+    const capabilityId = `cap_facts_${b.name}`;
+    await store.tx((r) => r.capabilities.insert({
+      id: capabilityId, providerId: provider.id, name: 'Facts', description: 'd', protocol: 'rest', priceMinor: BIG, currency: 'USD', category: 'data',
+      tags: ['t'], schema: null, latencyP50Ms: 7.5, toolName: null, status: 'active', currentVersionId: `${capabilityId}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null,
+    }));
+    const facts = (nonce: string, walletId: string, capId: string, providerId: string) =>
+      store.read((r) => r.purchaseFacts.read({ nonce, walletId, capabilityId: capId, providerId }), { snapshot: false });
+    const oneByOne = (nonce: string, walletId: string, capId: string, providerId: string) => store.read(async (r) => ({
+      nonceUsed: (await r.transactions.byNonce(nonce)) !== undefined,
+      wallet: await r.wallets.get(walletId),
+      paused: (await r.breakers.get(walletId, providerId))?.paused ?? false,
+      capability: await r.capabilities.get(capId),
+      seller: await r.tenants.get(providerId),
+    }));
+    // nothing there: no wallet, capability, seller; no breaker, nonce unused
+    expect(await facts('n_none', 'wal_none', 'cap_none', 'prv_none')).toEqual({ nonceUsed: false, wallet: undefined, paused: false, capability: undefined, seller: undefined });
+    // all there, the breaker paused and the nonce used
+    await store.tx(async (r) => {
+      await r.breakers.put({ walletId: w, providerId: provider.id, consecutiveFailures: 3, paused: true, updatedAt: 5 });
+      await r.transactions.insert({
+        id: `txn_facts_${b.name}`, nonce: `n_facts_${b.name}`, capabilityId, providerId: provider.id, walletId: w, workspaceId: 'ws', amountMinor: 1n, feeMinor: null,
+        currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+      });
+    });
+    const got = await facts(`n_facts_${b.name}`, w, capabilityId, provider.id);
+    expect(got).toEqual(await oneByOne(`n_facts_${b.name}`, w, capabilityId, provider.id));
+    expect([got.nonceUsed, got.paused, got.wallet?.id, got.seller?.id, got.capability?.priceMinor, got.capability?.tags]).toEqual([true, true, w, provider.id, BIG, ['t']]);
+    expect(typeof got.wallet?.createdAt).toBe('number');
+  });
+
   it('sends a transaction that waits for no read as one socket write on PostgreSQL: BEGIN, its writes and COMMIT', async () => {
     const w = await newWallet();
     await fund(w, 4n);

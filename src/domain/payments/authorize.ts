@@ -159,7 +159,7 @@ interface PurchaseInput {
 /** The checks of what the authorization read, in docs/protocol.md's order: the buyer's wallet and the capability paid for. */
 function checkPurchase(
   p: PurchaseInput,
-  got: { used: Transaction | undefined; read: Wallet | undefined; paused: boolean; capability: Capability | undefined; seller: Tenant | undefined },
+  got: { used: Transaction | boolean | undefined; read: Wallet | undefined; paused: boolean; capability: Capability | undefined; seller: Tenant | undefined },
 ): { w: Wallet; capability: Capability } {
   const { challenge, walletId } = p;
   // with an idempotency key the proof was checked before, against the wallet then read
@@ -275,15 +275,11 @@ async function placedPurchase(deps: PaymentDeps, p: PurchaseInput): Promise<{ tx
   const { ctx, policy } = deps;
   const { challenge, walletId } = p;
   if (!policy.prefetch || !policy.allowsAll) return undefined;
-  const [used, read, paused, capability, seller, prefetched] = await ctx.store.read((r) => Promise.all([
-    r.transactions.byNonce(challenge.nonce),
-    r.wallets.get(walletId),
-    isPaused(r, walletId, challenge.providerId),
-    r.capabilities.get(challenge.capabilityId),
-    r.tenants.get(challenge.providerId),
+  const [facts, prefetched] = await ctx.store.read((r) => Promise.all([
+    r.purchaseFacts.read({ nonce: challenge.nonce, walletId, capabilityId: challenge.capabilityId, providerId: challenge.providerId }),
     policy.prefetch!(r, walletId),
   ]), { snapshot: false });
-  const { w } = checkPurchase(p, { used, read, paused, capability, seller });
+  const { w } = checkPurchase(p, { used: facts.nonceUsed, read: facts.wallet, paused: facts.paused, capability: facts.capability, seller: facts.seller });
   if (!policy.allowsAll(prefetched)) return undefined;
   checkCurrency(p, w);
   let runs = 0;

@@ -1,7 +1,10 @@
 import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { transactions, receipts, breakers, paymentIdempotency } from '../schema-pg/index.js';
-import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
+import { transactions, receipts, breakers, paymentIdempotency, wallets, capabilities, tenants } from '../schema-pg/index.js';
+import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo, PurchaseFactsRepo } from '../repos/payments.js';
+import type { Wallet } from '../repos/wallets.js';
+import type { Capability } from '../repos/market.js';
+import type { Tenant } from '../repos/tenancy.js';
 import { forWrite, run, send, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
@@ -21,6 +24,20 @@ const BREAKER_GET = `SELECT ${B.columns} FROM breakers WHERE wallet_id = $1 AND 
 const BREAKER_PUT = `${B.insertText} ON CONFLICT (wallet_id, provider_id) DO UPDATE SET consecutive_failures = EXCLUDED.consecutive_failures, paused = EXCLUDED.paused, updated_at = EXCLUDED.updated_at`;
 const IDEM_GET = `SELECT ${I.columns} FROM payment_idempotency WHERE wallet_id = $1 AND capability_id = $2 AND key = $3`;
 const IDEM_OF = `SELECT ${I.columns} FROM payment_idempotency WHERE transaction_id = $1`;
+const W = new TableSql<Wallet>(wallets);
+const C = new TableSql<Capability>(capabilities);
+const TN = new TableSql<Tenant>(tenants);
+// an authorization's checks in one statement: one row whatever exists, each table's columns in turn,
+// then whether the wallet, capability and seller exist, the breaker's pause and whether the nonce is used
+const FACTS = `SELECT ${W.columnsOf('w')}, ${C.columnsOf('c')}, ${TN.columnsOf('t')},
+  w.id IS NOT NULL, c.id IS NOT NULL, t.id IS NOT NULL, coalesce(b.paused, false), n.id IS NOT NULL
+  FROM (SELECT 1) AS one
+  LEFT JOIN wallets w ON w.id = $1
+  LEFT JOIN capabilities c ON c.id = $2
+  LEFT JOIN tenants t ON t.id = $3
+  LEFT JOIN breakers b ON b.wallet_id = $1 AND b.provider_id = $3
+  LEFT JOIN transactions n ON n.nonce = $4`;
+const FACTS_FLAGS = W.width + C.width + TN.width;
 
 export class PgTransactions implements TransactionRepo {
   constructor(private db: Db, private s: Session) {}
@@ -121,5 +138,20 @@ export class PgPaymentIdempotency implements PaymentIdempotencyRepo {
       .where(lte(paymentIdempotency.expiresAt, now)).orderBy(asc(paymentIdempotency.expiresAt)).limit(limit)).map((r) => r.t);
     if (ids.length === 0) return 0;
     return (await this.db.delete(paymentIdempotency).where(inArray(paymentIdempotency.transactionId, ids)).returning({ t: paymentIdempotency.transactionId })).length;
+  }
+}
+
+export class PgPurchaseFacts implements PurchaseFactsRepo {
+  constructor(private s: Session) {}
+  async read(q: { nonce: string; walletId: string; capabilityId: string; providerId: string }) {
+    const row = (await run(this.s, 'purchase_facts', FACTS, [q.walletId, q.capabilityId, q.providerId, q.nonce])).rows[0]!;
+    const at = FACTS_FLAGS;
+    return {
+      wallet: row[at] ? W.row(row, 0) : undefined,
+      capability: row[at + 1] ? C.row(row, W.width) : undefined,
+      seller: row[at + 2] ? TN.row(row, W.width + C.width) : undefined,
+      paused: row[at + 3] === true,
+      nonceUsed: row[at + 4] === true,
+    };
   }
 }

@@ -45,7 +45,7 @@ import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys } from '.
 import { PgWallets, PgLedger, PgSigningKeys } from './wallets.js';
 import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificationRequests, PgRatings } from './market.js';
 import { PgDiscovery } from './discovery.js';
-import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency } from './payments.js';
+import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency, PgPurchaseFacts } from './payments.js';
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgAlertMails } from './alerts.js';
@@ -126,6 +126,7 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     receipts: new PgReceipts(db, s),
     paymentIdempotency: new PgPaymentIdempotency(db, s),
     breakers: new PgBreakers(db, s),
+    purchaseFacts: new PgPurchaseFacts(s),
     policies: new PgPolicies(db, s),
     approvals: new PgApprovals(db),
     spend: new PgSpend(db, s),

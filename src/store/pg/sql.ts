@@ -72,13 +72,23 @@ export class TableSql<T> {
     this.insertText = `INSERT INTO "${this.name}" (${this.columns}) VALUES (${this.cols.map((_, i) => `$${i + 1}`).join(', ')})`;
   }
 
-  /** A row of a statement that selects `columns` (this table's columns in schema order), as the domain's record. */
-  row(raw: unknown[]): T {
+  /** How many columns `columns` selects. */
+  get width(): number {
+    return this.cols.length;
+  }
+
+  /** `a."x", a."y", …`: the columns of this table under the alias `alias`, for a statement that joins it. */
+  columnsOf(alias: string): string {
+    return this.cols.map((c) => `${alias}."${c.name}"`).join(', ');
+  }
+
+  /** A row of a statement that selects `columns` (this table's columns in schema order) from position `at`, as the domain's record. */
+  row(raw: unknown[], at = 0): T {
     const out: Record<string, unknown> = {};
     const cols = this.cols;
     for (let i = 0; i < cols.length; i++) {
       const c = cols[i]!;
-      const v = raw[i];
+      const v = raw[at + i];
       out[c.key] = v === null || v === undefined ? null : c.fromDriver(v);
     }
     return out as T;

@@ -1,4 +1,7 @@
 import type { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
+import type { Wallet } from './wallets.js';
+import type { Capability } from './market.js';
+import type { Tenant } from './tenancy.js';
 
 export type Transaction = typeof transactions.$inferSelect;
 export type Receipt = typeof receipts.$inferSelect;
@@ -48,4 +51,24 @@ export interface PaymentIdempotencyRepo {
   removeByTransaction(transactionId: string): Promise<void>;
   /** deletes up to `limit` rows whose time ran out by `now`; returns how many */
   removeExpired(now: number, limit: number): Promise<number>;
+}
+
+/** What an authorization checks before it writes: read at once (PurchaseFactsRepo). */
+export interface PurchaseFacts {
+  /** a transaction holds the nonce already */
+  nonceUsed: boolean;
+  wallet: Wallet | undefined;
+  /** the breaker of (wallet, provider) is paused */
+  paused: boolean;
+  capability: Capability | undefined;
+  seller: Tenant | undefined;
+}
+
+/**
+ * The reads of an authorization's checks, together: on PostgreSQL one statement (the nonce's
+ * transaction, the wallet, the breaker, the capability and the seller), elsewhere the repositories'
+ * own reads. Unlocked, as a transaction under READ COMMITTED reads them.
+ */
+export interface PurchaseFactsRepo {
+  read(q: { nonce: string; walletId: string; capabilityId: string; providerId: string }): Promise<PurchaseFacts>;
 }

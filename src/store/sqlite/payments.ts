@@ -1,7 +1,8 @@
 import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
-import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo } from '../repos/payments.js';
+import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo, PurchaseFactsRepo } from '../repos/payments.js';
+import type { Repos } from '../store.js';
 import { AlreadyResolved, storeError } from '../errors.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
@@ -102,5 +103,20 @@ export class SqlitePaymentIdempotency implements PaymentIdempotencyRepo {
       .where(lte(paymentIdempotency.expiresAt, now)).orderBy(asc(paymentIdempotency.expiresAt)).limit(limit).all().map((r) => r.t);
     if (ids.length === 0) return 0;
     return this.db.delete(paymentIdempotency).where(inArray(paymentIdempotency.transactionId, ids)).run().changes;
+  }
+}
+
+/** The checks' reads through the other repositories: in-process statements, nothing to save by joining them. */
+export class SqlitePurchaseFacts implements PurchaseFactsRepo {
+  constructor(private r: Pick<Repos, 'transactions' | 'wallets' | 'breakers' | 'capabilities' | 'tenants'>) {}
+  async read(q: { nonce: string; walletId: string; capabilityId: string; providerId: string }) {
+    const r = this.r;
+    return {
+      nonceUsed: (await r.transactions.byNonce(q.nonce)) !== undefined,
+      wallet: await r.wallets.get(q.walletId),
+      paused: (await r.breakers.get(q.walletId, q.providerId))?.paused ?? false,
+      capability: await r.capabilities.get(q.capabilityId),
+      seller: await r.tenants.get(q.providerId),
+    };
   }
 }

@@ -9,7 +9,7 @@ import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
 import { SqliteDiscovery } from './discovery.js';
-import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempotency } from './payments.js';
+import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempotency, SqlitePurchaseFacts } from './payments.js';
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
 import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
 import { SqliteAlertMails } from './alerts.js';
@@ -85,7 +85,7 @@ export class SqliteStore implements Store {
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
     this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
-    this.repos = {
+    const repos: Omit<Repos, 'purchaseFacts'> = {
       tenants: new SqliteTenants(this.db),
       signups: new SqliteSignups(this.db),
       accounts: new SqliteAccounts(this.db),
@@ -117,6 +117,7 @@ export class SqliteStore implements Store {
       webhookDeliveries: new SqliteWebhookDeliveries(this.db),
       alertMails: new SqliteAlertMails(this.db),
     };
+    this.repos = { ...repos, purchaseFacts: new SqlitePurchaseFacts(repos) };
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
