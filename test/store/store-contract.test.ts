@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
-import { balanceOf, place, post } from '../../src/domain/wallets/ledger.js';
+import { balanceOf, place, placeAll, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
@@ -226,6 +226,29 @@ describe.each(backends)('Store contract on $name', (b) => {
       pg.Client.prototype.query = original;
       await other.close();
     }
+  });
+
+  it('places several movements at once in the order given, and refuses all of them with their transaction when one would leave a sum negative', async () => {
+    const [a, c] = [await newWallet(), await newWallet()];
+    await fund(a, 10n);
+    await store.tx((r) => placeAll(r, ctx, [
+      { walletId: a, type: 'capture', amountMinor: -4n, currency: 'USD', transactionId: 'txn_all', reference: 'cap', memo: 'it\'s "quoted", {braced}, back\\slash' },
+      { walletId: c, type: 'sale', amountMinor: 3n, currency: 'USD', transactionId: 'txn_all' },
+      { walletId: c, type: 'fee', amountMinor: 1n, currency: 'USD', transactionId: 'txn_all' },
+    ]));
+    expect((await store.read((r) => r.ledger.list(a))).map((e) => [e.seq, e.type, e.amountMinor, e.balanceAfter, e.memo])).toEqual([
+      [1, 'fund', 10n, 10n, null], [2, 'capture', -4n, 6n, 'it\'s "quoted", {braced}, back\\slash'],
+    ]);
+    expect((await store.read((r) => r.ledger.list(c))).map((e) => [e.seq, e.type, e.amountMinor, e.balanceAfter, e.transactionId])).toEqual([[1, 'sale', 3n, 3n, 'txn_all'], [2, 'fee', 1n, 4n, 'txn_all']]);
+    // the second would overdraw c: nothing of the three is kept
+    await expect(store.tx((r) => placeAll(r, ctx, [
+      { walletId: a, type: 'fee', amountMinor: 1n, currency: 'USD' },
+      { walletId: c, type: 'capture', amountMinor: -5n, currency: 'USD' },
+      { walletId: a, type: 'fee', amountMinor: 1n, currency: 'USD' },
+    ]))).rejects.toBeInstanceOf(MovementRefused);
+    expect(await store.read((r) => Promise.all([balanceOf(r, a), balanceOf(r, c)]))).toEqual([
+      { balanceMinor: 6n, heldMinor: 0n, availableMinor: 6n }, { balanceMinor: 4n, heldMinor: 0n, availableMinor: 4n },
+    ]);
   });
 
   it('resolves an authorized transaction once: a second resolution is refused as AlreadyResolved, with everything else of its transaction', async () => {

@@ -13,7 +13,7 @@ import type { PaymentIdempotency, Transaction } from '../../store/repos/payments
 import { AlreadyResolved } from '../../store/errors.js';
 import type { SettlementWallets } from './settlement-wallets.js';
 import type { Principal } from '../tenancy/api-keys.js';
-import { place } from '../wallets/ledger.js';
+import { placeAll, type Movement } from '../wallets/ledger.js';
 import { receiptView, writeReceipt, type ReceiptView } from './receipts.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../tenancy/tenants.js';
 import { recordSuccess } from './breaker.js';
@@ -110,9 +110,11 @@ async function succeed(
   if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
   const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash);
   const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
-  await place(r, ctx, { ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` });
-  if (sale > 0n) await place(r, ctx, { ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
-  if (fee > 0n) await place(r, ctx, { ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
+  // in the lock order of docs/deploy.md: the buyer's wallet, the seller's, the platform's
+  const movements: Movement[] = [{ ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` }];
+  if (sale > 0n) movements.push({ ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
+  if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
+  await placeAll(r, ctx, movements);
   return receipt;
 }
 

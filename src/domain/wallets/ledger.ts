@@ -6,7 +6,7 @@ import { AppError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Repos } from '../../store/store.js';
-import type { LedgerEntry } from '../../store/repos/wallets.js';
+import type { LedgerEntry, Placement } from '../../store/repos/wallets.js';
 
 export type EntryType =
   | 'fund' // sandbox credit
@@ -96,7 +96,16 @@ export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m
  * not for a round trip between the read and the write (PostgreSQL).
  */
 export async function place(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement): Promise<void> {
-  await r.ledger.place({
+  await r.ledger.place(placement(deps, m));
+}
+
+/** Movements placed by the store in the order given, as `place` places each (one statement on PostgreSQL). */
+export async function placeAll(r: Repos, deps: { clock: Clock; ids: IdGenerator }, ms: Movement[]): Promise<void> {
+  await r.ledger.placeAll(ms.map((m) => placement(deps, m)));
+}
+
+function placement(deps: { clock: Clock; ids: IdGenerator }, m: Movement): Placement {
+  return {
     id: deps.ids.next('ledgerEntry'),
     walletId: m.walletId,
     type: m.type,
@@ -107,7 +116,7 @@ export async function place(r: Repos, deps: { clock: Clock; ids: IdGenerator }, 
     reference: m.reference ?? null,
     memo: m.memo ?? null,
     createdAt: deps.clock.now(),
-  });
+  };
 }
 
 /** The wire form of a ledger entry. */

@@ -19,6 +19,8 @@ const HEAD_LOCKED = `SELECT ${L.columns} FROM ledger_head_for_update($1)`;
 // checked and extended and the entry appended, in one statement (sent inside a tx without waiting)
 const PLACE_KEYS = ['id', 'walletId', 'type', 'amountMinor', 'holdMinor', 'currency', 'transactionId', 'reference', 'memo', 'createdAt'] as const;
 const PLACE = 'SELECT ledger_place($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
+// several in one statement (drizzle-pg/0008): each column's values as an array, in PLACE_KEYS order
+const PLACE_ALL = 'SELECT ledger_place_all($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])';
 const KEY_GET = `SELECT ${K.columns} FROM signing_keys WHERE id = $1`;
 
 export class PgWallets implements WalletRepo {
@@ -58,6 +60,21 @@ export class PgLedger implements LedgerRepo {
       s.locked.add(m.walletId);
     }
     await send(s, 'ledger_place', PLACE, L.values(m, PLACE_KEYS));
+  }
+  async placeAll(ms: Placement[]) {
+    if (ms.length <= 1) {
+      for (const m of ms) await this.place(m);
+      return;
+    }
+    const s = this.s;
+    if (s.writable) {
+      for (const m of ms) {
+        s.touched?.add(m.walletId);
+        s.locked.add(m.walletId);
+      }
+    }
+    const rows = ms.map((m) => L.values(m, PLACE_KEYS));
+    await send(s, 'ledger_place_all', PLACE_ALL, PLACE_KEYS.map((_, i) => rows.map((r) => r[i])));
   }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));

@@ -21,10 +21,13 @@ export interface LedgerRepo {
    * sums are the last entry's extended by `amountMinor` and `holdMinor`, read and written in one
    * step, so a busy wallet is held for that step alone (PostgreSQL: one statement, no round trip
    * between locking the wallet and writing). Refused, failing the transaction, when it would leave
-   * the balance, the held or the available amount negative. For movements the caller need not
-   * check first: a sale, a fee, the capture of a hold.
+   * the balance, the held or the available amount negative (MovementRefused). For movements the
+   * caller need not check first: a sale, a fee, the capture of a hold, a hold the store refuses
+   * when the wallet cannot cover it.
    */
   place(e: Placement): Promise<void>;
+  /** Places each movement as `place` does, in the order given (PostgreSQL: one statement for all). */
+  placeAll(es: Placement[]): Promise<void>;
   /** Entries oldest first; `afterSeq` pages on. */
   list(walletId: string, opts?: { afterSeq?: number; limit?: number }): Promise<LedgerEntry[]>;
   byTransaction(transactionId: string): Promise<LedgerEntry[]>;

@@ -42,6 +42,9 @@ export class SqliteLedger implements LedgerRepo {
     }
     await this.append({ ...m, seq: (last?.seq ?? 0) + 1, balanceAfter, heldAfter });
   }
+  async placeAll(es: Placement[]) {
+    for (const e of es) await this.place(e);
+  }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
     const q = this.db.select().from(ledgerEntries).where(where).orderBy(asc(ledgerEntries.seq));
