@@ -8,16 +8,14 @@
 import { AppError, forbidden, isAppError, notFound, validationError } from '../../core/errors.js';
 import { verifyObject } from '../../core/ed25519.js';
 import { iso } from '../../core/clock.js';
-import type { Transaction } from '../../store/repos/payments.js';
+import type { PurchaseFacts, Transaction } from '../../store/repos/payments.js';
 import type { Wallet } from '../../store/repos/wallets.js';
 import type { Capability } from '../../store/repos/market.js';
-import type { Tenant } from '../../store/repos/tenancy.js';
 import type { Repos } from '../../store/store.js';
 import { isUniqueViolation, MovementRefused } from '../../store/errors.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { balanceFrom, place, post, type Movement } from '../wallets/ledger.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
-import { isPaused } from './breaker.js';
 import { expireOverdueOf } from './resolution.js';
 import { parsePaymentProof } from './proof.js';
 import type { VerificationKeys } from './verification-keys.js';
@@ -99,16 +97,12 @@ export async function authorizePayment(
     // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in
     // order; the wallet's last entry too (the balance check's), which on PostgreSQL locks the
     // wallet until the commit, before any lock the policy check takes (one order for all)
-    const [used, read, paused, capability, seller, head, prefetched] = await Promise.all([
-      r.transactions.byNonce(challenge.nonce),
-      r.wallets.get(walletId),
-      isPaused(r, walletId, challenge.providerId),
-      r.capabilities.get(challenge.capabilityId),
-      r.tenants.get(challenge.providerId),
+    const [facts, head, prefetched] = await Promise.all([
+      r.purchaseFacts.read(factsQuery(purchase)),
       r.ledger.last(walletId),
       deps.policy.prefetch?.(r, walletId),
     ]);
-    const { w, capability: cap } = checkPurchase(purchase, { used, read, paused, capability, seller });
+    const { w, capability: cap } = checkPurchase(purchase, facts);
     const now = ctx.clock.now();
     // made before the policy check: an approval the purchase uses names its transaction
     const transactionId = ctx.ids.next('transaction');
@@ -156,16 +150,18 @@ interface PurchaseInput {
   signer: (wallet: Wallet | undefined) => Wallet;
 }
 
+/** What the checks read: the nonce's use, the buyer's wallet, the breaker, the capability and the seller. */
+function factsQuery(p: PurchaseInput) {
+  return { nonce: p.challenge.nonce, walletId: p.walletId, capabilityId: p.challenge.capabilityId, providerId: p.challenge.providerId };
+}
+
 /** The checks of what the authorization read, in docs/protocol.md's order: the buyer's wallet and the capability paid for. */
-function checkPurchase(
-  p: PurchaseInput,
-  got: { used: Transaction | boolean | undefined; read: Wallet | undefined; paused: boolean; capability: Capability | undefined; seller: Tenant | undefined },
-): { w: Wallet; capability: Capability } {
+function checkPurchase(p: PurchaseInput, got: PurchaseFacts): { w: Wallet; capability: Capability } {
   const { challenge, walletId } = p;
   // with an idempotency key the proof was checked before, against the wallet then read
-  const w = p.idem ? got.read : p.signer(got.read);
+  const w = p.idem ? got.wallet : p.signer(got.wallet);
   if (!w) throw notFound('WALLET_NOT_FOUND', 'wallet', walletId);
-  if (got.used) throw replay(challenge.nonce);
+  if (got.nonceUsed) throw replay(challenge.nonce);
   if (w.frozen || w.status !== 'active') {
     throw new AppError('WALLET_FROZEN', `wallet ${w.id} is ${w.frozen ? 'frozen' : w.status}; outgoing payments are blocked until it is unfrozen`, { walletId: w.id });
   }
@@ -275,11 +271,8 @@ async function placedPurchase(deps: PaymentDeps, p: PurchaseInput): Promise<{ tx
   const { ctx, policy } = deps;
   const { challenge, walletId } = p;
   if (!policy.prefetch || !policy.allowsAll) return undefined;
-  const [facts, prefetched] = await ctx.store.read((r) => Promise.all([
-    r.purchaseFacts.read({ nonce: challenge.nonce, walletId, capabilityId: challenge.capabilityId, providerId: challenge.providerId }),
-    policy.prefetch!(r, walletId),
-  ]), { snapshot: false });
-  const { w } = checkPurchase(p, { used: facts.nonceUsed, read: facts.wallet, paused: facts.paused, capability: facts.capability, seller: facts.seller });
+  const [facts, prefetched] = await ctx.store.read((r) => Promise.all([r.purchaseFacts.read(factsQuery(p)), policy.prefetch!(r, walletId)]), { snapshot: false });
+  const { w } = checkPurchase(p, facts);
   if (!policy.allowsAll(prefetched)) return undefined;
   checkCurrency(p, w);
   let runs = 0;

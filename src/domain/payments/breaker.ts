@@ -12,10 +12,6 @@ import { recordEvent } from '../platform/events.js';
 import type { WalletService } from '../wallets/wallets.js';
 import { BREAKER_THRESHOLD } from './config.js';
 
-export async function isPaused(r: Repos, walletId: string, providerId: string): Promise<boolean> {
-  return (await r.breakers.get(walletId, providerId))?.paused ?? false;
-}
-
 /** Counts a provider error; the one that pauses the seller is announced to the wallet's workspace (wallet_provider.paused). */
 export async function recordProviderFailure(r: Repos, ctx: Pick<DomainContext, 'ids' | 'clock' | 'observer'>, walletId: string, providerId: string): Promise<Breaker> {
   const b = await r.breakers.get(walletId, providerId);

@@ -52,10 +52,6 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
   const response = keptResponse(input);
   const placed = await placedCompletion(deps, p, input, response, settlement);
   if (placed) return placed;
-  /** an idempotency key still in progress for this transaction is completed with the answer */
-  const keepAnswer = async (r: Repos, key: PaymentIdempotency | undefined) => {
-    if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
-  };
   const out = await ctx.store.tx(async (r) => {
     // the transaction (locked: it resolves once), the seller's settlement wallet (the caller's, if
     // the transaction is theirs; read once per process) and an idempotency key of the purchase,
@@ -70,7 +66,7 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     if (txn.status === 'succeeded') {
       const receipt = (await r.receipts.byTransaction(txn.id)).find((x) => x.status === 'success');
       if (receipt && receipt.responseHash === input.responseHash) {
-        await keepAnswer(r, key);
+        await keepAnswer(r, key, response);
         return { receipt: receiptView(receipt) };
       }
       return { conflict: alreadyResolved(txn, 'was already completed with another responseHash') };
@@ -91,6 +87,11 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
 
 type KeptResponse = ReturnType<typeof keptResponse>;
 
+/** An idempotency key still in progress for this transaction is completed with the answer. */
+async function keepAnswer(r: Repos, key: PaymentIdempotency | undefined, response: KeptResponse): Promise<void> {
+  if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
+}
+
 /**
  * The transaction succeeds: resolved once (TransactionRepo.resolve refuses one resolved first
  * elsewhere, with the whole database transaction), the breaker count reset, the idempotency key's
@@ -107,7 +108,7 @@ async function succeed(
   const sale = txn.amountMinor - fee;
   await r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
   await recordSuccess(r, now, txn.walletId, txn.providerId);
-  if (key && key.state === 'in_progress') await r.paymentIdempotency.complete(key.transactionId, response);
+  await keepAnswer(r, key, response);
   const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash);
   const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
   // in the lock order of docs/deploy.md: the buyer's wallet, the seller's, the platform's
