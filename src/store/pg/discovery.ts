@@ -16,7 +16,8 @@ function conditions(f: Filter): SQL {
   if (f.protocol !== undefined) conds.push(sql`c.protocol = ${f.protocol}`);
   if (f.maxPriceMinor !== undefined) conds.push(sql`c.price_minor <= ${f.maxPriceMinor.toString()}::bigint`);
   if (f.maxLatencyMs !== undefined) conds.push(sql`c.latency_p50_ms <= ${f.maxLatencyMs}::float8`);
-  if (f.ids) conds.push(sql`c.id = ANY(${f.ids}::text[])`);
+  // one parameter holding the whole array (drizzle spreads a bare array into a list of parameters)
+  if (f.ids) conds.push(sql`c.id = ANY(${sql.param(f.ids)}::text[])`);
   return sql.join(conds, sql` AND `);
 }
 
