@@ -45,6 +45,11 @@ export interface GatewayFileConfig {
   /** mail over SMTP: smtp://user:password@host:port (with mailFrom) */
   smtpUrl?: string;
   mailFrom?: string;
+  /**
+   * a file of key-encryption keys, one a line, the first sealing the signing keys in the database
+   * (relative to this file; docs/deploy.md); else AGENTPAY_KEY_ENCRYPTION_KEY or _FILE
+   */
+  keyEncryptionKeyFile?: string;
 }
 
 type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics';
@@ -68,6 +73,7 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   database: 'string',
   smtpUrl: 'string',
   mailFrom: 'string',
+  keyEncryptionKeyFile: 'string',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
@@ -314,6 +320,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
     ...(redis ? { redis: { url: redis.url } } : {}),
     ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
+    ...(file.keyEncryptionKeyFile ? { keyEncryption: { file: resolve(filePath!, '..', file.keyEncryptionKeyFile) } } : {}),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
   if (!LOG_LEVELS.includes(logLevel)) {

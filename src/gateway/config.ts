@@ -2,6 +2,7 @@
 import type { RailsConfig } from '../domain/rails/config.js';
 import { DEFAULT_PAYMENTS } from '../domain/payments/config.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
+import type { KeyEncryptionSettings } from '../domain/payments/key-sealing.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -58,6 +59,11 @@ export interface GatewayConfig {
   webhooks?: WebhooksConfig;
   /** how often the alert-mail duty sends what is due (default 5000 ms; 0: never, tests run it by hand) */
   alertMailIntervalMs?: number;
+  /**
+   * the key-encryption keys that seal the signing keys in the database (src/domain/payments/key-sealing.ts);
+   * without them, startGateway reads AGENTPAY_KEY_ENCRYPTION_KEY (with _PREVIOUS) or AGENTPAY_KEY_ENCRYPTION_KEY_FILE
+   */
+  keyEncryption?: KeyEncryptionSettings;
 }
 
 export interface WebhooksConfig {
@@ -153,6 +159,9 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   if (w?.timeoutMs !== undefined && (!Number.isSafeInteger(w.timeoutMs) || w.timeoutMs <= 0 || w.timeoutMs > MAX_TIMER_MS)) {
     throw new Error('webhooks.timeoutMs must be a positive integer of milliseconds');
   }
+  const k = cfg.keyEncryption;
+  if (k?.keys !== undefined && (!Array.isArray(k.keys) || k.keys.some((x) => typeof x !== 'string'))) throw new Error('keyEncryption.keys must be a list of keys (strings), the first sealing');
+  if (k?.file !== undefined && (typeof k.file !== 'string' || k.file === '')) throw new Error('keyEncryption.file must be the path of a file of key-encryption keys');
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;
 }

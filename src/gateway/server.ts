@@ -11,7 +11,8 @@ import type { Clock } from '../core/clock.js';
 import { systemClock } from '../core/clock.js';
 import { ensurePrivateDir } from '../core/files.js';
 import { randomIds, type IdGenerator } from '../core/ids.js';
-import { privateKeyDir, tightenPrivateKeyDir } from '../domain/payments/signing-keys.js';
+import { privateKeyDir, tightenPrivateKeyDir, type KeyStorage } from '../domain/payments/signing-keys.js';
+import { keyEncryptionKeysFrom } from '../domain/payments/key-sealing.js';
 import { databasePath, refuseLostDatabase } from './lost-database.js';
 import { OutboxMailer, outboxPath } from '../domain/platform/mailer.js';
 import { ensurePlatform } from '../domain/tenancy/tenants.js';
@@ -96,6 +97,10 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   }
   // endpoint secrets are encrypted with this key (AGENTPAY_WEBHOOK_KEY, else one kept in the data directory)
   if (!config.webhooks?.secretKey) config.webhooks = { ...config.webhooks, secretKey: ensureWebhookKey(dataDir).toString('base64') };
+  // where the signing keys' private halves go: sealed in the database with the operator's key-encryption
+  // key; without one, in clear in the database of a sandbox fleet, else in DATA_DIR/keys (a wrong key stops here)
+  const keks = keyEncryptionKeysFrom(config.keyEncryption);
+  const keyStorage: KeyStorage = keks ? { kind: 'sealed', keks } : opts.database && config.mode === 'sandbox' ? { kind: 'clear' } : { kind: 'files' };
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;
@@ -135,7 +140,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         describe: (err) => scrubSecret(String((err as Error)?.message ?? err), smtp.smtpUrl),
       });
     }
-    const services = await buildServices(ctx, config, privateKeyDir(dataDir), mail ?? new OutboxMailer(outboxPath(dataDir), clock));
+    const services = await buildServices(ctx, config, privateKeyDir(dataDir), mail ?? new OutboxMailer(outboxPath(dataDir), clock), keyStorage);
     instrumentServices(services, metrics);
     const tls = useTls ? await ensureTls(dataDir) : null;
     let log: FastifyInstance['log'] | undefined;
@@ -177,6 +182,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       if (keyDir.tightened) app.log.warn(found, 'the signing keys directory was open to other users; made it 0700 (owner only)');
       else app.log.warn({ ...found, cause: keyDir.error }, 'the signing keys directory is open to other users and could not be made 0700; make it owner-only (chmod 700)');
     }
+    logKeyStorage(app.log, keyStorage, services, Boolean(opts.database));
     if (mail && smtp) {
       mailLog = app.log;
       app.log.info({ smtp: redactSmtpUrl(smtp.smtpUrl), from: smtp.from, spool: mailSpoolDir(dataDir) }, 'mail goes out over SMTP');
@@ -255,6 +261,18 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     await store.close();
     throw e;
   }
+}
+
+/** Says where the signing keys' private halves are, and what the start imported or sealed again (ids, never a key). */
+function logKeyStorage(log: FastifyInstance['log'], storage: KeyStorage, services: Services, shared: boolean): void {
+  const { imported, resealed, skipped } = services.signingKeys.report;
+  const signingKeyId = services.signingKeys.currentKeyId;
+  if (storage.kind === 'sealed') log.info({ signingKeyId, keyEncryptionKeyId: storage.keks.sealingId, readable: storage.keks.ids }, 'signing keys are kept in the database, sealed with the key-encryption key');
+  if (storage.kind === 'clear') log.warn({ signingKeyId }, 'signing keys are kept in the database unsealed (a sandbox without a key-encryption key); set AGENTPAY_KEY_ENCRYPTION_KEY to seal them');
+  if (storage.kind === 'files' && shared) log.warn({ signingKeyId }, 'signing keys are kept in DATA_DIR/keys: every instance on this database needs that same directory; set AGENTPAY_KEY_ENCRYPTION_KEY to keep them in the database, sealed, instead');
+  if (imported.length) log.info({ signingKeyIds: imported, sealed: storage.kind === 'sealed' }, `imported ${imported.length} signing key(s) from DATA_DIR/keys into the database; the files are left in place`);
+  if (resealed.length) log.info({ signingKeyIds: resealed, keyEncryptionKeyId: storage.kind === 'sealed' ? storage.keks.sealingId : undefined }, `sealed ${resealed.length} signing key(s) again with the key-encryption key that seals now`);
+  for (const s of skipped) log.warn(s, 'a retired signing key was left as it is');
 }
 
 /** A duty's gate for Periodic: whether this instance holds it now, logged when that changes. */

@@ -1,6 +1,6 @@
 /** The domain services one gateway runs, built once from its dependencies. */
 import type { DomainContext } from '../domain/platform/context.js';
-import { SigningKeys, type PrivateKeyFiles } from '../domain/payments/signing-keys.js';
+import { SigningKeys, type KeyStorage, type PrivateKeyFiles } from '../domain/payments/signing-keys.js';
 import { WalletService } from '../domain/wallets/wallets.js';
 import { AccountService } from '../domain/tenancy/accounts.js';
 import { KeyService } from '../domain/tenancy/key-service.js';
@@ -48,8 +48,9 @@ export interface Services {
   alertMailer: AlertMailer;
 }
 
-export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
-  const signingKeys = new SigningKeys(ctx, keyFiles);
+/** `keyStorage`: where new signing keys' private halves go (default: `keyFiles`; src/gateway/server.ts chooses) */
+export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer(), keyStorage?: KeyStorage): Promise<Services> {
+  const signingKeys = new SigningKeys(ctx, keyFiles, keyStorage);
   await signingKeys.init();
   const wallets = new WalletService(ctx, { sandbox: simulatedCredits(config) });
   const policyEngine = new PolicyEngine(ctx);

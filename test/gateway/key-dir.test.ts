@@ -82,7 +82,7 @@ describe('a missing signing key file', () => {
     )) as { message: string; details: Record<string, unknown> };
     expect(e.message).toBe(
       `the private key file of signing key ${keyId} (keys/${keyId}.pem in the data directory) is missing; restore it from a backup of the data directory ` +
-        '(instances that share a database must share its keys directory too)',
+        '(instances that share a database must share its keys directory too, or be given a key-encryption key: docs/deploy.md)',
     );
     expect(e.details).toEqual({ signingKeyId: keyId, file: `keys/${keyId}.pem` });
     expect(readdirSync(join(dataDir, 'keys'))).toEqual([]);

@@ -1,9 +1,14 @@
-import { sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 import { int } from './columns.js';
 
 /**
- * Platform signing keys (challenges and receipts). Only the public half is here;
- * the private half is a 0600 file in the data directory named after the key id.
+ * Platform signing keys (challenges and receipts), with their private halves
+ * (src/domain/payments/key-sealing.ts): `private_key` is the private key sealed with the
+ * operator's key-encryption key (`v1.<kek id>.…`), or its PEM in clear (a sandbox without
+ * one), or null when it is only in DATA_DIR/keys/<id>.pem (no key-encryption key, or a key
+ * made before drizzle/0016 and drizzle-pg/0010 that no instance has imported yet).
+ * At most one key is current: the partial unique index is the guard behind the creation lock.
  */
 export const signingKeys = sqliteTable('signing_keys', {
   id: text('id').primaryKey(),
@@ -11,4 +16,5 @@ export const signingKeys = sqliteTable('signing_keys', {
   status: text('status', { enum: ['current', 'retired'] }).notNull(),
   createdAt: int('created_at').notNull(),
   retiredAt: int('retired_at'),
-});
+  privateKey: text('private_key'),
+}, (t) => [uniqueIndex('signing_keys_one_current').on(t.status).where(sql`status = 'current'`)]);
