@@ -36,8 +36,10 @@ export function kekId(kek: Uint8Array): string {
 /** A KEK as 64 hex characters or base64(url) of 32 bytes; `setting` names where it came from in the error. */
 export function parseKek(text: string, setting: string): Buffer {
   const t = text.trim();
-  const key = /^[0-9a-f]{64}$/i.test(t) ? Buffer.from(t, 'hex') : /^[A-Za-z0-9+/_-]+={0,2}$/.test(t) ? Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64') : Buffer.alloc(0);
-  if (key.length !== 32) throw new Error(`${setting}: a key-encryption key must be 32 random bytes as 64 hex characters or base64 (got ${key.length} bytes); ${MAKE_ONE}`);
+  // hex when it is all hex digits (32 bytes of base64 are 43 or 44 characters, with others among them)
+  const hex = /^(?:[0-9a-f]{2})+$/i.test(t);
+  const key = hex ? Buffer.from(t, 'hex') : /^[A-Za-z0-9+/_-]+={0,2}$/.test(t) ? Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64') : Buffer.alloc(0);
+  if (key.length !== 32) throw new Error(`${setting}: a key-encryption key must be 32 random bytes as 64 hex characters or base64 (got ${key.length} bytes${hex ? ' of hex' : ''}); ${MAKE_ONE}`);
   return key;
 }
 
