@@ -12,6 +12,7 @@ import { resolveConfig, type GatewayConfig } from '../gateway/config.js';
 import { startGateway, type RunningGateway } from '../gateway/server.js';
 import { RedisUnreachableError } from '../gateway/rate-counter.js';
 import { CliError, EXIT, storageError, usageError } from './errors/index.js';
+import { KeyEncryptionSettingError, keyEncryptionKeysFrom } from '../domain/payments/key-sealing.js';
 import { DatabaseUnavailable, redactUrl } from '../store/errors.js';
 import { lockGatewayDataDir, removeGatewayFile, writeGatewayFile } from './local-gateway.js';
 import { colorsFor, prettyDestination, usePretty, type LogFormat } from './log-pretty.js';
@@ -70,6 +71,12 @@ export async function runGateway(opts: RunGatewayOptions): Promise<LocalGateway>
   const dataDir = resolve(opts.dataDir);
   const config = validateConfig(opts.config);
   if (!opts.tls && !config.trustProxy) throw plainHttpWithoutProxy(opts.sources?.tls);
+  // a key-encryption key that cannot be used is refused before the data dir is touched (startGateway reads it again)
+  try {
+    keyEncryptionKeysFrom(config.keyEncryption);
+  } catch (e) {
+    throw keyEncryptionError(e) ?? e;
+  }
   try {
     // before the database, keys or certificate are touched: a second gateway on this data dir
     // would otherwise serve a certificate the CA on disk does not sign
@@ -114,7 +121,7 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
       ...(opts.database ? { database: opts.database } : {}),
     });
   } catch (e) {
-    throw listenError(e, opts) ?? redisError(e, opts.redisSource) ?? e;
+    throw listenError(e, opts) ?? redisError(e, opts.redisSource) ?? keyEncryptionError(e) ?? e;
   }
 
   let ready: ReadyInfo = { baseUrl: gateway.baseUrl, httpUrl: gateway.httpUrl, caCertPath: gateway.tls?.caCertPath ?? null, dataDir };
@@ -153,6 +160,12 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
 }
 
 /** Redis named by --redis cannot be reached at start: the gateway does not start (src/gateway/rate-counter.ts). */
+/** A key-encryption key setting that cannot be used: the person's to fix, named by its variable or config key. */
+function keyEncryptionError(e: unknown): CliError | undefined {
+  if (!(e instanceof KeyEncryptionSettingError)) return undefined;
+  return usageError(e.message, 'docs/deploy.md § Signing keys and the key-encryption key', e.setting.startsWith('AGENTPAY_') ? { env: e.setting } : { field: e.setting });
+}
+
 function redisError(e: unknown, from: SettingSource | undefined): CliError | undefined {
   if (!(e instanceof RedisUnreachableError)) return undefined;
   const setting = from ? settingName(from) : '--redis';

@@ -87,20 +87,21 @@ export interface RunningGateway {
 
 export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
   const dataDir = resolve(opts.dataDir);
+  const config = resolveConfig(opts.config);
+  // where the signing keys' private halves go: sealed in the database with the operator's key-encryption
+  // key; without one, in clear in the database of a sandbox fleet, else in DATA_DIR/keys (a wrong key
+  // stops the start here, before anything is made)
+  const keks = keyEncryptionKeysFrom(config.keyEncryption);
+  const keyStorage: KeyStorage = keks ? { kind: 'sealed', keks } : opts.database && config.mode === 'sandbox' ? { kind: 'clear' } : { kind: 'files' };
   // made 0700 when new; an existing one (it may be the user's working directory) is left as it is
   ensurePrivateDir(dataDir);
   const host = opts.host ?? '127.0.0.1';
-  const config = resolveConfig(opts.config);
   // the sandbox processor signs its webhooks with a secret kept in the data directory
   if (config.mode === 'sandbox' && (config.rails?.adapters ?? 'sandbox') === 'sandbox' && !config.rails?.webhookSecret) {
     config.rails = { ...config.rails, webhookSecret: ensureWebhookSecret(dataDir) };
   }
   // endpoint secrets are encrypted with this key (AGENTPAY_WEBHOOK_KEY, else one kept in the data directory)
   if (!config.webhooks?.secretKey) config.webhooks = { ...config.webhooks, secretKey: ensureWebhookKey(dataDir).toString('base64') };
-  // where the signing keys' private halves go: sealed in the database with the operator's key-encryption
-  // key; without one, in clear in the database of a sandbox fleet, else in DATA_DIR/keys (a wrong key stops here)
-  const keks = keyEncryptionKeysFrom(config.keyEncryption);
-  const keyStorage: KeyStorage = keks ? { kind: 'sealed', keks } : opts.database && config.mode === 'sandbox' ? { kind: 'clear' } : { kind: 'files' };
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? randomIds;
   const useTls = opts.tls ?? true;

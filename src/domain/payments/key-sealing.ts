@@ -20,6 +20,14 @@ export const KEK_FILE_ENV = 'AGENTPAY_KEY_ENCRYPTION_KEY_FILE';
 const SEALED = 'v1';
 const MAKE_ONE = 'make one with: openssl rand -base64 32';
 
+/** A KEK setting that cannot be used (wrong length, missing file, two ways at once); `setting` names it. */
+export class KeyEncryptionSettingError extends Error {
+  constructor(message: string, readonly setting: string) {
+    super(message);
+    this.name = 'KeyEncryptionSettingError';
+  }
+}
+
 /** The settings the KEKs come from (GatewayConfig.keyEncryption). */
 export interface KeyEncryptionSettings {
   /** the KEKs themselves, the first sealing (embedders and tests; the CLI passes a file or the environment) */
@@ -34,12 +42,12 @@ export function kekId(kek: Uint8Array): string {
 }
 
 /** A KEK as 64 hex characters or base64(url) of 32 bytes; `setting` names where it came from in the error. */
-export function parseKek(text: string, setting: string): Buffer {
+export function parseKek(text: string, label: string, setting = label): Buffer {
   const t = text.trim();
   // hex when it is all hex digits (32 bytes of base64 are 43 or 44 characters, with others among them)
   const hex = /^(?:[0-9a-f]{2})+$/i.test(t);
   const key = hex ? Buffer.from(t, 'hex') : /^[A-Za-z0-9+/_-]+={0,2}$/.test(t) ? Buffer.from(t, t.includes('-') || t.includes('_') ? 'base64url' : 'base64') : Buffer.alloc(0);
-  if (key.length !== 32) throw new Error(`${setting}: a key-encryption key must be 32 random bytes as 64 hex characters or base64 (got ${key.length} bytes${hex ? ' of hex' : ''}); ${MAKE_ONE}`);
+  if (key.length !== 32) throw new KeyEncryptionSettingError(`${label}: a key-encryption key must be 32 random bytes as 64 hex characters or base64 (got ${key.length} bytes${hex ? ' of hex' : ''}); ${MAKE_ONE}`, setting);
   return key;
 }
 
@@ -112,29 +120,30 @@ export class KeyEncryptionKeys {
  * with an Error naming the setting.
  */
 export function keyEncryptionKeysFrom(settings: KeyEncryptionSettings | undefined, env: NodeJS.ProcessEnv = process.env): KeyEncryptionKeys | undefined {
-  const sources: { name: string; keys: () => Buffer[] }[] = [];
-  if (settings?.keys?.length) sources.push({ name: 'keyEncryption.keys', keys: () => settings.keys!.map((k, i) => parseKek(k, `keyEncryption.keys[${i}]`)) });
-  if (settings?.file) sources.push({ name: `keyEncryptionKeyFile (${settings.file})`, keys: () => fromFile(settings.file!, 'keyEncryptionKeyFile') });
-  if (env[KEK_FILE_ENV]) sources.push({ name: KEK_FILE_ENV, keys: () => fromFile(env[KEK_FILE_ENV]!, KEK_FILE_ENV) });
+  const sources: { name: string; setting: string; keys: () => Buffer[] }[] = [];
+  if (settings?.keys?.length) sources.push({ name: 'keyEncryption.keys', setting: 'keyEncryption.keys', keys: () => settings.keys!.map((k, i) => parseKek(k, `keyEncryption.keys[${i}]`, 'keyEncryption.keys')) });
+  if (settings?.file) sources.push({ name: `keyEncryptionKeyFile (${settings.file})`, setting: 'keyEncryptionKeyFile', keys: () => fromFile(settings.file!, 'keyEncryptionKeyFile') });
+  if (env[KEK_FILE_ENV]) sources.push({ name: KEK_FILE_ENV, setting: KEK_FILE_ENV, keys: () => fromFile(env[KEK_FILE_ENV]!, KEK_FILE_ENV) });
   if (env[KEK_ENV]) {
     sources.push({
       name: KEK_ENV,
+      setting: KEK_ENV,
       keys: () => [
         parseKek(env[KEK_ENV]!, KEK_ENV),
-        ...(env[KEK_PREVIOUS_ENV] ?? '').split(',').map((t) => t.trim()).filter(Boolean).map((t, i) => parseKek(t, `${KEK_PREVIOUS_ENV} (key ${i + 1})`)),
+        ...(env[KEK_PREVIOUS_ENV] ?? '').split(',').map((t) => t.trim()).filter(Boolean).map((t, i) => parseKek(t, `${KEK_PREVIOUS_ENV} (key ${i + 1})`, KEK_PREVIOUS_ENV)),
       ],
     });
   } else if (env[KEK_PREVIOUS_ENV]) {
-    throw new Error(`${KEK_PREVIOUS_ENV} is set but ${KEK_ENV} is not: the previous keys are read beside the one that seals; set ${KEK_ENV} too`);
+    throw new KeyEncryptionSettingError(`${KEK_PREVIOUS_ENV} is set but ${KEK_ENV} is not: the previous keys are read beside the one that seals; set ${KEK_ENV} too`, KEK_PREVIOUS_ENV);
   }
   if (sources.length === 0) return undefined;
-  if (sources.length > 1) throw new Error(`the key-encryption keys are given twice (${sources.map((s) => s.name).join(' and ')}); give them one way`);
+  if (sources.length > 1) throw new KeyEncryptionSettingError(`the key-encryption keys are given twice (${sources.map((s) => s.name).join(' and ')}); give them one way`, sources[1]!.setting);
   return new KeyEncryptionKeys(sources[0]!.keys());
 }
 
 function fromFile(path: string, setting: string): Buffer[] {
-  if (!existsSync(path)) throw new Error(`${setting}: the key-encryption key file ${path} does not exist`);
+  if (!existsSync(path)) throw new KeyEncryptionSettingError(`${setting}: the key-encryption key file ${path} does not exist`, setting);
   const lines = readTextFile(path).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  if (lines.length === 0) throw new Error(`${setting}: the key-encryption key file ${path} holds no key; put one on its first line (${MAKE_ONE})`);
-  return lines.map((l, i) => parseKek(l, `${setting} (${path}, key ${i + 1})`));
+  if (lines.length === 0) throw new KeyEncryptionSettingError(`${setting}: the key-encryption key file ${path} holds no key; put one on its first line (${MAKE_ONE})`, setting);
+  return lines.map((l, i) => parseKek(l, `${setting} (${path}, key ${i + 1})`, setting));
 }
