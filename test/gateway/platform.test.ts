@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyFromSeed, signObject, verifyObject } from '../../src/core/ed25519.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 12, 0, 0));
 let t: TestGateway;
@@ -114,7 +114,9 @@ describe('POST /v1/platform/keys/rotate', () => {
   });
 });
 
-describe('private signing keys', () => {
+// without a key-encryption key only SQLite keeps them in files; a sandbox on PostgreSQL keeps them in the
+// database, and with a key sealed there on either backend (test/gateway/signing-key-storage.test.ts)
+describe.runIf(testBackend() === 'sqlite')('private signing keys', () => {
   it('are 0600 files in DATA_DIR/keys (directory 0700), one per key id, matching the published keys', async () => {
     const dir = join(t.dataDir, 'keys');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
