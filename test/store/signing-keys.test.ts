@@ -212,6 +212,16 @@ describe.each(storeBackends('signing-keys'))('signing keys in the database on $n
     for (const i of all) expect(verifyObject(rows[0]!.publicKeyPem, i.keys.sign(challenge))).toBe(true);
   });
 
+  it('without a KEK, instances sharing one keys/ directory and starting at once make one key and leave one file', async () => {
+    const dataDir = newDir();
+    const all = await Promise.all(Array.from({ length: 5 }, () => instance({ kind: 'files' }, dataDir)));
+    await Promise.all(all.map((i) => i.keys.init()));
+    const rows = await all[0]!.store.read((r) => r.signingKeys.all());
+    expect(rows.map((k) => k.status)).toEqual(['current']);
+    expect(readdirSync(join(dataDir, 'keys'))).toEqual([`${rows[0]!.id}.pem`]);
+    for (const i of all) expect(verifyObject(rows[0]!.publicKeyPem, i.keys.sign(challenge))).toBe(true);
+  });
+
   it('rotations on several instances at once leave exactly one current key, the others retired', async () => {
     const kek = newKek();
     const all = await Promise.all(Array.from({ length: 5 }, () => instance(sealed(kek))));

@@ -15,7 +15,7 @@
  * follow each other's rotations (`startRefresh`). A private key is never logged nor answered.
  */
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '../../core/errors.js';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../../core/files.js';
@@ -42,6 +42,8 @@ export interface PrivateKeyFiles {
   read(keyId: string): string | undefined;
   /** Stores a new key, durably (fsynced) before it returns: the database row naming it is committed after. */
   write(keyId: string, pem: string): void;
+  /** Removes the file of a key that was never registered (another instance made the first key meanwhile). */
+  remove?(keyId: string): void;
 }
 
 /** What `tightenPrivateKeyDir` found: the mode DATA_DIR/keys had, and whether it is now 0700. */
@@ -82,6 +84,9 @@ export function privateKeyDir(dataDir: string): PrivateKeyFiles {
       ensurePrivateDir(dir);
       // whole or absent after a power loss, never an empty file the committed row points to; never replaces a key
       writeFileAtomic(join(dir, `${keyId}.pem`), pem, { mode: 0o600, exclusive: true });
+    },
+    remove(keyId) {
+      rmSync(join(dir, `${keyId}.pem`), { force: true });
     },
   };
 }
@@ -199,6 +204,7 @@ export class SigningKeys {
       return rec;
     });
     if (made.id === id) this.current = { id, key: createPrivateKey(pair.privateKeyPem), publicKeyPem: pair.publicKeyPem };
+    else if (s.kind === 'files') this.files.remove?.(id); // never registered: nothing was signed with it
     return made;
   }
 
