@@ -2,6 +2,7 @@
 import type { RailsConfig } from '../domain/rails/config.js';
 import { DEFAULT_PAYMENTS } from '../domain/payments/config.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
+import { parseCidr } from '../domain/platform/webhooks/egress.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -68,8 +69,16 @@ export interface WebhooksConfig {
   secretKey?: string;
   /** how often the delivery duty looks for due deliveries (ms; default 2000, 0 never) */
   deliveryIntervalMs?: number;
-  /** how long one attempt waits for an answer (ms; default 10000) */
+  /** the hard deadline of one attempt: connecting, sending and the status line together (ms; default 10000) */
   timeoutMs?: number;
+  /** attempts in flight at once (default 8); one tenant gets at most half of them */
+  concurrency?: number;
+  /**
+   * CIDR ranges (or single addresses) deliveries may go to although they are internal
+   * (private, loopback, link-local, …: src/domain/platform/webhooks/egress.ts); for operators with
+   * receivers inside their network. Config file key `webhookEgressAllow`, env AGENTPAY_WEBHOOK_EGRESS_ALLOW.
+   */
+  egressAllow?: string[];
   /** extra CA certificates (PEM) trusted for https endpoints, beside the system's */
   ca?: string;
 }
@@ -152,6 +161,19 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   }
   if (w?.timeoutMs !== undefined && (!Number.isSafeInteger(w.timeoutMs) || w.timeoutMs <= 0 || w.timeoutMs > MAX_TIMER_MS)) {
     throw new Error('webhooks.timeoutMs must be a positive integer of milliseconds');
+  }
+  if (w?.concurrency !== undefined && (!isPositiveInteger(w.concurrency) || w.concurrency > 256)) {
+    throw new Error('webhooks.concurrency must be an integer from 1 to 256');
+  }
+  if (w?.egressAllow !== undefined) {
+    if (!Array.isArray(w.egressAllow)) throw new Error('webhooks.egressAllow must be a list of CIDR ranges, e.g. ["10.20.0.0/16"]');
+    for (const c of w.egressAllow) {
+      try {
+        parseCidr(String(c));
+      } catch (e) {
+        throw new Error(`webhooks.egressAllow: ${(e as Error).message}`);
+      }
+    }
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;
