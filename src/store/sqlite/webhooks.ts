@@ -56,10 +56,10 @@ export class SqliteWebhookDeliveries implements WebhookDeliveryRepo {
   }
 
   async countPending(endpointId: string) {
-    return this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.state, 'pending'))).get()?.n ?? 0;
+    return Number(this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.state, 'pending'))).get()?.n ?? 0);
   }
   async countForEvent(endpointId: string, eventId: string) {
-    return this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.endpointId, endpointId))).get()?.n ?? 0;
+    return Number(this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.endpointId, endpointId))).get()?.n ?? 0);
   }
   async removeFinished(before: number, limit: number) {
     return this.db.run(sql`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE finished_at < ${before} AND state <> 'pending' ORDER BY finished_at LIMIT ${limit})`).changes;
