@@ -3,6 +3,7 @@ import type { RailsConfig } from '../domain/rails/config.js';
 import { DEFAULT_PAYMENTS } from '../domain/payments/config.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 import { parseCidr } from '../domain/platform/webhooks/egress.js';
+import { MIN_RETENTION_DAYS, RETENTION_DAYS_KEYS, type RetentionSettings } from '../domain/platform/retention.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -59,6 +60,8 @@ export interface GatewayConfig {
   webhooks?: WebhooksConfig;
   /** how often the alert-mail duty sends what is due (default 5000 ms; 0: never, tests run it by hand) */
   alertMailIntervalMs?: number;
+  /** what the retention duty deletes, and when (src/domain/platform/retention.ts; docs/deploy.md § Retention) */
+  retention?: Partial<RetentionSettings>;
 }
 
 export interface WebhooksConfig {
@@ -116,6 +119,36 @@ export const isRedisUrl = (v: unknown): v is string => typeof v === 'string' && 
 export const METRICS_MODES = ['off', 'loopback', 'token'] as const;
 export const isMetricsMode = (v: unknown): v is (typeof METRICS_MODES)[number] => (METRICS_MODES as readonly unknown[]).includes(v);
 
+/** Why a list of CIDR ranges (webhooks.egressAllow) is refused, or undefined. */
+export function egressAllowProblem(v: unknown): string | undefined {
+  if (!Array.isArray(v)) return 'must be a list of CIDR ranges, e.g. ["10.20.0.0/16"]';
+  for (const c of v) {
+    if (typeof c !== 'string') return `must hold strings, got ${JSON.stringify(c)}`;
+    try {
+      parseCidr(c);
+    } catch (e) {
+      return `: ${(e as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
+/** Why a retention section is refused (the text follows "retention"), or undefined. */
+export function retentionProblem(v: unknown): string | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return ' must be an object, e.g. {"webhookDeliveriesDays": 30}';
+  const keep = v as Record<string, unknown>;
+  for (const [k, x] of Object.entries(keep)) {
+    if (k === 'intervalMs') {
+      if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > MAX_TIMER_MS) return `.intervalMs must be an integer of milliseconds from 0 (never) to ${MAX_TIMER_MS}`;
+    } else if ((RETENTION_DAYS_KEYS as readonly string[]).includes(k)) {
+      if (!Number.isSafeInteger(x) || (x as number) < MIN_RETENTION_DAYS || (x as number) > 36_500) return `.${k} must be a whole number of days from ${MIN_RETENTION_DAYS} to 36500`;
+    } else {
+      return `.${k} is not a setting (known: intervalMs, ${RETENTION_DAYS_KEYS.join(', ')})`;
+    }
+  }
+  return undefined;
+}
+
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
   // inFlightTtlMs is the old name of releaseUnsettledAfterMs, still accepted; both at once must agree
   const { inFlightTtlMs, ...given } = partial;
@@ -166,14 +199,12 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
     throw new Error('webhooks.concurrency must be an integer from 1 to 256');
   }
   if (w?.egressAllow !== undefined) {
-    if (!Array.isArray(w.egressAllow)) throw new Error('webhooks.egressAllow must be a list of CIDR ranges, e.g. ["10.20.0.0/16"]');
-    for (const c of w.egressAllow) {
-      try {
-        parseCidr(String(c));
-      } catch (e) {
-        throw new Error(`webhooks.egressAllow: ${(e as Error).message}`);
-      }
-    }
+    const problem = egressAllowProblem(w.egressAllow);
+    if (problem) throw new Error(`webhooks.egressAllow ${problem}`);
+  }
+  if (cfg.retention !== undefined) {
+    const problem = retentionProblem(cfg.retention);
+    if (problem) throw new Error(`retention${problem}`);
   }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;

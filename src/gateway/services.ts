@@ -18,6 +18,7 @@ import { PolicyService } from '../domain/policies/policies.js';
 import { ApprovalService } from '../domain/policies/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
 import { randomBytes } from 'node:crypto';
+import { RetentionJob } from '../domain/platform/retention.js';
 import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender, EgressPolicy } from '../domain/platform/webhooks/index.js';
 import type { GatewayConfig } from './config.js';
 
@@ -46,6 +47,8 @@ export interface Services {
   webhookDeliverer: WebhookDeliverer;
   /** the alert-mail duty (src/domain/platform/alert-mail.ts) */
   alertMailer: AlertMailer;
+  /** the retention duty (src/domain/platform/retention.ts) */
+  retention: RetentionJob;
 }
 
 export async function buildServices(ctx: DomainContext, config: GatewayConfig, keyFiles: PrivateKeyFiles, mailer: Mailer = new MemoryMailer()): Promise<Services> {
@@ -75,6 +78,7 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     rails: railServices(ctx, config, wallets),
     webhooks: new WebhookService(ctx, { box, mode: config.mode, egress }),
     alertMailer: new AlertMailer(ctx, mailer),
+    retention: new RetentionJob(ctx, config.retention),
     webhookDeliverer: new WebhookDeliverer({
       ctx, box, send: httpSender({ egress, ...(config.webhooks?.ca ? { ca: config.webhooks.ca } : {}) }),
       ...(config.webhooks?.timeoutMs ? { timeoutMs: config.webhooks.timeoutMs } : {}),

@@ -239,6 +239,9 @@ export class WebhookService {
     return this.ctx.store.tx(async (r) => {
       const original = await this.ownedDelivery(r, p, id, deliveryId);
       const e = (await r.webhookEndpoints.get(id))!;
+      if (!(await r.railEvents.get(original.eventId))) {
+        throw new AppError('CONFLICT', `event ${original.eventId} is past its retention and can no longer be sent`, { eventId: original.eventId });
+      }
       const sent = await r.webhookDeliveries.countForEvent(id, original.eventId);
       if (sent >= MAX_DELIVERIES_PER_EVENT) {
         throw new AppError('CONFLICT', `event ${original.eventId} has been queued for this endpoint ${sent} times, the most there can be; read it at GET /v1/events instead`, { limit: MAX_DELIVERIES_PER_EVENT });
