@@ -200,7 +200,7 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   }
   if (w?.egressAllow !== undefined) {
     const problem = egressAllowProblem(w.egressAllow);
-    if (problem) throw new Error(`webhooks.egressAllow ${problem}`);
+    if (problem) throw new Error(`webhooks.egressAllow${problem.startsWith(':') ? '' : ' '}${problem}`);
   }
   if (cfg.retention !== undefined) {
     const problem = retentionProblem(cfg.retention);

@@ -86,15 +86,16 @@ export async function enqueueDeliveries(r: Repos, ctx: Pick<DomainContext, 'cloc
   }
 }
 
-async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, e: WebhookEndpoint, event: Pick<RailEvent, 'id' | 'type'>, replayOf: string | null, queueFull = false): Promise<WebhookDelivery> {
+async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, e: WebhookEndpoint, event: Pick<RailEvent, 'id' | 'type'>, replayOf: string | null, queueFull = false, takenSeq?: number): Promise<WebhookDelivery> {
   const now = ctx.clock.now();
+  const seq = takenSeq ?? await r.webhookEndpoints.nextSeq(e.id);
   const d: WebhookDelivery = queueFull ? {
     id: ctx.ids.next('webhookDelivery'),
     endpointId: e.id,
     tenantId: e.tenantId,
     eventId: event.id,
     eventType: event.type,
-    seq: await r.webhookEndpoints.nextSeq(e.id),
+    seq,
     state: 'failed',
     nextAttemptAt: now,
     lockedUntil: null,
@@ -108,7 +109,7 @@ async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'
     tenantId: e.tenantId,
     eventId: event.id,
     eventType: event.type,
-    seq: await r.webhookEndpoints.nextSeq(e.id),
+    seq,
     state: 'pending',
     nextAttemptAt: now,
     lockedUntil: null,
@@ -238,7 +239,8 @@ export class WebhookService {
   async replay(p: Principal, id: string, deliveryId: string) {
     return this.ctx.store.tx(async (r) => {
       const original = await this.ownedDelivery(r, p, id, deliveryId);
-      const e = (await r.webhookEndpoints.get(id))!;
+      // the endpoint's seq first: its row lock makes concurrent replays count one after another
+      const seq = await r.webhookEndpoints.nextSeq(id);
       if (!(await r.railEvents.get(original.eventId))) {
         throw new AppError('CONFLICT', `event ${original.eventId} is past its retention and can no longer be sent`, { eventId: original.eventId });
       }
@@ -250,7 +252,8 @@ export class WebhookService {
       if (pending >= MAX_PENDING_PER_ENDPOINT) {
         throw new AppError('CONFLICT', `the endpoint already has ${pending} deliveries waiting, the most there can be; replay once they have gone out`, { limit: MAX_PENDING_PER_ENDPOINT });
       }
-      const d = await insertDelivery(r, this.ctx, e, { id: original.eventId, type: original.eventType }, original.id);
+      const e = (await r.webhookEndpoints.get(id))!;
+      const d = await insertDelivery(r, this.ctx, e, { id: original.eventId, type: original.eventType }, original.id, false, seq);
       return { delivery: deliveryView(d) };
     });
   }
