@@ -8,7 +8,7 @@
  * Safe to run twice at once (two instances on one database): a delivery is claimed (held for
  * the length of one attempt) in a transaction before it is sent, and only the head of an
  * endpoint's queue is ever due, so no delivery is sent twice concurrently and none overtakes
- * another. It still runs best on one instance (see docs/api/webhooks.md § Running several gateways).
+ * another. A fleet runs it on one instance at a time anyway (the `webhooks` duty; docs/api/webhooks.md § Running it).
  */
 import { performance } from 'node:perf_hooks';
 import type { DomainContext } from '../context.js';
