@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/domain/platform/events.js';
-import { MAX_DELIVERIES_PER_EVENT, MAX_PENDING_PER_ENDPOINT } from '../../src/domain/platform/webhooks/index.js';
+import { EgressPolicy, httpSender, MAX_DELIVERIES_PER_EVENT, MAX_PENDING_PER_ENDPOINT, parseWebhookKey, SecretBox, WebhookDeliverer } from '../../src/domain/platform/webhooks/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startDripReceiver, startReceiver, type Receiver } from './receiver.js';
@@ -93,6 +93,33 @@ describe('a receiver that drips for far longer than the deadline', () => {
   });
 });
 
+describe('the workers', () => {
+  it('are shared fairly: a tenant whose receivers all hang holds at most half of them, one per endpoint', async () => {
+    const drip = await startDripReceiver('status', 300, 8000);
+    const greedy = await t.newWorkspace('Many Slow Endpoints');
+    for (let i = 0; i < 3; i++) await greedy.client.webhooks.create({ url: `${drip.url}?n=${i}` });
+    const fair = await t.newWorkspace('Fair Share');
+    const { endpoint } = await fair.client.webhooks.create({ url: rx.url });
+    const box = new SecretBox(parseWebhookKey(t.gw.services.config.webhooks!.secretKey!, 'key'));
+    const pool = new WebhookDeliverer({ ctx: t.gw.services.ctx, box, send: httpSender({ egress: new EgressPolicy({ allowLoopback: true }) }), timeoutMs: DEADLINE_MS, concurrency: 4 });
+    try {
+      for (let i = 0; i < 4; i++) await record(greedy.id, i); // three endpoints, each with four events
+      await record(fair.id, 1);
+      const dispatched = await pool.dispatch();
+      // two for the greedy tenant (half of four), one for the other, nothing else due: 3 busy
+      expect(dispatched).toBe(3);
+      expect(pool.busy).toBe(3);
+      // another dispatch adds nothing: the greedy tenant's third endpoint waits while its two attempts hang
+      expect(await pool.dispatch()).toBe(0);
+      await until(async () => (await fair.client.webhooks.deliveries(endpoint.id)).deliveries[0]!.state === 'delivered');
+    } finally {
+      await pool.stop();
+      await drip.close();
+    }
+    expect(pool.busy).toBe(0);
+  });
+});
+
 describe('the caps', () => {
   it(`300 retries of one delivery leave at most ${MAX_DELIVERIES_PER_EVENT} deliveries, the rest refused with 409`, async () => {
     const ws = await t.newWorkspace('Retrier');
@@ -145,9 +172,9 @@ describe('the caps', () => {
   });
 });
 
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 10));
   }
