@@ -6,10 +6,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { feeBpsProblem, isGatewayMode, isMetricsMode, isPositiveInteger, isRedisUrl, MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
+import { egressAllowProblem, retentionProblem, feeBpsProblem, isGatewayMode, isMetricsMode, isPositiveInteger, isRedisUrl, MIN_METRICS_TOKEN, type GatewayConfig } from '../gateway/config.js';
 import { systemClock } from '../core/clock.js';
 import { buildRails, checkRailsSection, RailsConfigError, type RailsSection } from '../rails/config.js';
 import { CliError, usageError } from './errors/index.js';
+import type { RetentionSettings } from '../domain/platform/retention.js';
 import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
 import { LOG_FORMATS, type LogFormat } from './log-pretty.js';
@@ -50,9 +51,13 @@ export interface GatewayFileConfig {
    * (relative to this file; docs/deploy.md); else AGENTPAY_KEY_ENCRYPTION_KEY or _FILE
    */
   keyEncryptionKeyFile?: string;
+  /** CIDR ranges webhook deliveries may go to although internal (env AGENTPAY_WEBHOOK_EGRESS_ALLOW, comma-separated) */
+  webhookEgressAllow?: string[];
+  /** what the retention duty deletes, and how often it runs (docs/deploy.md § Retention) */
+  retention?: Partial<RetentionSettings>;
 }
 
-type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics';
+type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics' | 'cidr-list' | 'retention';
 const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   mode: 'mode',
   host: 'string',
@@ -74,6 +79,8 @@ const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
   smtpUrl: 'string',
   mailFrom: 'string',
   keyEncryptionKeyFile: 'string',
+  webhookEgressAllow: 'cidr-list',
+  retention: 'retention',
 };
 const RATE_FIELDS = ['max', 'windowMs', 'signupMax', 'signupWindowMs', 'paymentMax', 'paymentWindowMs'] as const;
 
@@ -99,6 +106,12 @@ function checkValue(kind: Kind, v: unknown): string | undefined {
       return isMetricsMode(v) ? undefined : 'must be "off", "loopback" or "token"';
     case 'redis-url':
       return isRedisUrl(v) ? undefined : 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379';
+    case 'cidr-list':
+      return egressAllowProblem(v)?.replace(/^: /, 'has a bad entry: ');
+    case 'retention': {
+      const problem = retentionProblem(v);
+      return problem && (problem.startsWith('.') ? `field ${problem.slice(1)}` : problem.trimStart());
+    }
     case 'port-or-null':
       if (v === null) return undefined;
     // falls through
@@ -308,6 +321,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     );
   }
   const mail = mailSettings(input.smtpUrl ?? file.smtpUrl, input.mailFrom ?? file.mailFrom, source);
+  const egressAllow = egressAllowSetting(env, file.webhookEgressAllow);
   const config: Partial<GatewayConfig> = {
     mode,
     ...(mail ? { mail } : {}),
@@ -321,6 +335,8 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(redis ? { redis: { url: redis.url } } : {}),
     ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
     ...(file.keyEncryptionKeyFile ? { keyEncryption: { file: resolve(filePath!, '..', file.keyEncryptionKeyFile) } } : {}),
+    ...(egressAllow ? { webhooks: { egressAllow } } : {}),
+    ...(file.retention ? { retention: file.retention } : {}),
   };
   const logLevel = pick(input.logLevel, file.logLevel, 'info');
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -352,6 +368,18 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(Object.keys(sources).length ? { sources } : {}),
     ...(redis ? { redisSource: redis.from } : {}),
   };
+}
+
+/** AGENTPAY_WEBHOOK_EGRESS_ALLOW (comma-separated CIDR ranges) over the file's webhookEgressAllow. */
+function egressAllowSetting(env: NodeJS.ProcessEnv, fromFile: string[] | undefined): string[] | undefined {
+  const text = env.AGENTPAY_WEBHOOK_EGRESS_ALLOW;
+  if (text === undefined || text.trim() === '') return fromFile;
+  const list = text.split(',').map((x) => x.trim()).filter(Boolean);
+  const problem = egressAllowProblem(list);
+  if (problem) {
+    throw usageError(`the environment variable AGENTPAY_WEBHOOK_EGRESS_ALLOW ${problem.replace(/^: /, 'has a bad entry: ')}`, 'give CIDR ranges separated by commas, e.g. AGENTPAY_WEBHOOK_EGRESS_ALLOW=10.20.0.0/16,fd12:3456::/48', { env: 'AGENTPAY_WEBHOOK_EGRESS_ALLOW' });
+  }
+  return list;
 }
 
 /** GET /metrics as set; token mode needs a token of MIN_METRICS_TOKEN characters, from the environment or the file (never a flag: ps shows those). */

@@ -3,6 +3,8 @@ import type { RailsConfig } from '../domain/rails/config.js';
 import { DEFAULT_PAYMENTS } from '../domain/payments/config.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 import type { KeyEncryptionSettings } from '../domain/payments/key-sealing.js';
+import { parseCidr } from '../domain/platform/webhooks/egress.js';
+import { MIN_RETENTION_DAYS, RETENTION_DAYS_KEYS, type RetentionSettings } from '../domain/platform/retention.js';
 
 export interface GatewayConfig {
   mode: 'sandbox' | 'production';
@@ -64,6 +66,8 @@ export interface GatewayConfig {
    * without them, startGateway reads AGENTPAY_KEY_ENCRYPTION_KEY (with _PREVIOUS) or AGENTPAY_KEY_ENCRYPTION_KEY_FILE
    */
   keyEncryption?: KeyEncryptionSettings;
+  /** what the retention duty deletes, and when (src/domain/platform/retention.ts; docs/deploy.md § Retention) */
+  retention?: Partial<RetentionSettings>;
 }
 
 export interface WebhooksConfig {
@@ -74,8 +78,16 @@ export interface WebhooksConfig {
   secretKey?: string;
   /** how often the delivery duty looks for due deliveries (ms; default 2000, 0 never) */
   deliveryIntervalMs?: number;
-  /** how long one attempt waits for an answer (ms; default 10000) */
+  /** the hard deadline of one attempt: connecting, sending and the status line together (ms; default 10000) */
   timeoutMs?: number;
+  /** attempts in flight at once (default 8); one tenant gets at most half of them */
+  concurrency?: number;
+  /**
+   * CIDR ranges (or single addresses) deliveries may go to although they are internal
+   * (private, loopback, link-local, …: src/domain/platform/webhooks/egress.ts); for operators with
+   * receivers inside their network. Config file key `webhookEgressAllow`, env AGENTPAY_WEBHOOK_EGRESS_ALLOW.
+   */
+  egressAllow?: string[];
   /** extra CA certificates (PEM) trusted for https endpoints, beside the system's */
   ca?: string;
 }
@@ -112,6 +124,36 @@ export const isPositiveInteger = (v: unknown): v is number => Number.isSafeInteg
 export const isRedisUrl = (v: unknown): v is string => typeof v === 'string' && /^rediss?:\/\/./.test(v);
 export const METRICS_MODES = ['off', 'loopback', 'token'] as const;
 export const isMetricsMode = (v: unknown): v is (typeof METRICS_MODES)[number] => (METRICS_MODES as readonly unknown[]).includes(v);
+
+/** Why a list of CIDR ranges (webhooks.egressAllow) is refused, or undefined. */
+export function egressAllowProblem(v: unknown): string | undefined {
+  if (!Array.isArray(v)) return 'must be a list of CIDR ranges, e.g. ["10.20.0.0/16"]';
+  for (const c of v) {
+    if (typeof c !== 'string') return `must hold strings, got ${JSON.stringify(c)}`;
+    try {
+      parseCidr(c);
+    } catch (e) {
+      return `: ${(e as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
+/** Why a retention section is refused (the text follows "retention"), or undefined. */
+export function retentionProblem(v: unknown): string | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return ' must be an object, e.g. {"webhookDeliveriesDays": 30}';
+  const keep = v as Record<string, unknown>;
+  for (const [k, x] of Object.entries(keep)) {
+    if (k === 'intervalMs') {
+      if (!Number.isSafeInteger(x) || (x as number) < 0 || (x as number) > MAX_TIMER_MS) return `.intervalMs must be an integer of milliseconds from 0 (never) to ${MAX_TIMER_MS}`;
+    } else if ((RETENTION_DAYS_KEYS as readonly string[]).includes(k)) {
+      if (!Number.isSafeInteger(x) || (x as number) < MIN_RETENTION_DAYS || (x as number) > 36_500) return `.${k} must be a whole number of days from ${MIN_RETENTION_DAYS} to 36500`;
+    } else {
+      return `.${k} is not a setting (known: intervalMs, ${RETENTION_DAYS_KEYS.join(', ')})`;
+    }
+  }
+  return undefined;
+}
 
 export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConfig {
   // inFlightTtlMs is the old name of releaseUnsettledAfterMs, still accepted; both at once must agree
@@ -162,6 +204,17 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   const k = cfg.keyEncryption;
   if (k?.keys !== undefined && (!Array.isArray(k.keys) || k.keys.some((x) => typeof x !== 'string'))) throw new Error('keyEncryption.keys must be a list of keys (strings), the first sealing');
   if (k?.file !== undefined && (typeof k.file !== 'string' || k.file === '')) throw new Error('keyEncryption.file must be the path of a file of key-encryption keys');
+  if (w?.concurrency !== undefined && (!isPositiveInteger(w.concurrency) || w.concurrency > 256)) {
+    throw new Error('webhooks.concurrency must be an integer from 1 to 256');
+  }
+  if (w?.egressAllow !== undefined) {
+    const problem = egressAllowProblem(w.egressAllow);
+    if (problem) throw new Error(`webhooks.egressAllow${problem.startsWith(':') ? '' : ' '}${problem}`);
+  }
+  if (cfg.retention !== undefined) {
+    const problem = retentionProblem(cfg.retention);
+    if (problem) throw new Error(`retention${problem}`);
+  }
   if (typeof cfg.trustProxy !== 'boolean') throw new Error(`trustProxy must be true or false, got ${JSON.stringify(cfg.trustProxy)}`);
   return cfg;
 }

@@ -210,6 +210,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'), dutyOf(store, 'rail-jobs', app.log));
     services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'), dutyOf(store, 'webhooks', app.log));
     services.alertMailer.start(config.alertMailIntervalMs ?? 5000, (err) => app.log.error({ err }, 'alert mail run failed'), dutyOf(store, 'alert-mail', app.log));
+    services.retention.start((err) => app.log.error({ err }, 'retention run failed; tried again at the next run'), dutyOf(store, 'retention', app.log));
     const tlsRenewal = tls ? new TlsRenewal(dataDir, app.server as https.Server, tls, app.log) : null;
     tlsRenewal?.start(opts.tlsCheckIntervalMs ?? 60 * 60 * 1000, (err) =>
       app.log.error({ err }, 'TLS certificate check failed; the current certificate stays in use, tried again at the next check'),
@@ -236,6 +237,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         await services.rails.jobs.stop();
         await services.webhookDeliverer.stop();
         await services.alertMailer.stop();
+        await services.retention.stop();
         await tlsRenewal?.stop();
         await services.signingKeys.stopRefresh();
         if (plain) {

@@ -18,7 +18,8 @@ import { PolicyService } from '../domain/policies/policies.js';
 import { ApprovalService } from '../domain/policies/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
 import { randomBytes } from 'node:crypto';
-import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender } from '../domain/platform/webhooks/index.js';
+import { RetentionJob } from '../domain/platform/retention.js';
+import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender, EgressPolicy } from '../domain/platform/webhooks/index.js';
 import type { GatewayConfig } from './config.js';
 
 export interface Services {
@@ -46,6 +47,8 @@ export interface Services {
   webhookDeliverer: WebhookDeliverer;
   /** the alert-mail duty (src/domain/platform/alert-mail.ts) */
   alertMailer: AlertMailer;
+  /** the retention duty (src/domain/platform/retention.ts) */
+  retention: RetentionJob;
 }
 
 /** `keyStorage`: where new signing keys' private halves go (default: `keyFiles`; src/gateway/server.ts chooses) */
@@ -56,6 +59,8 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
   const policyEngine = new PolicyEngine(ctx);
   // without a configured key (a gateway built outside startGateway) secrets last as long as the process
   const box = new SecretBox(config.webhooks?.secretKey ? parseWebhookKey(config.webhooks.secretKey, 'webhooks.secretKey') : randomBytes(32));
+  // the sandbox sends to this machine too (local receivers); the operator's list opens internal ranges
+  const egress = new EgressPolicy({ allowLoopback: config.mode === 'sandbox', allow: config.webhooks?.egressAllow ?? [] });
   return {
     ctx,
     config,
@@ -72,11 +77,13 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     policies: new PolicyService(ctx, policyEngine),
     approvals: new ApprovalService(ctx),
     rails: railServices(ctx, config, wallets),
-    webhooks: new WebhookService(ctx, { box, mode: config.mode }),
+    webhooks: new WebhookService(ctx, { box, mode: config.mode, egress }),
     alertMailer: new AlertMailer(ctx, mailer),
+    retention: new RetentionJob(ctx, config.retention),
     webhookDeliverer: new WebhookDeliverer({
-      ctx, box, send: httpSender(config.webhooks?.ca ? { ca: config.webhooks.ca } : {}),
+      ctx, box, send: httpSender({ egress, ...(config.webhooks?.ca ? { ca: config.webhooks.ca } : {}) }),
       ...(config.webhooks?.timeoutMs ? { timeoutMs: config.webhooks.timeoutMs } : {}),
+      ...(config.webhooks?.concurrency ? { concurrency: config.webhooks.concurrency } : {}),
     }),
   };
 }

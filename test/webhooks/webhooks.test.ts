@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvent } from '../../src/domain/platform/events.js';
-import { httpSender, parseWebhookKey, RETRY_WINDOW_MS, retryDelayMs, SecretBox, WebhookDeliverer, type DeliveryFailure } from '../../src/domain/platform/webhooks/index.js';
+import { EgressPolicy, httpSender, parseWebhookKey, RETRY_WINDOW_MS, retryDelayMs, SecretBox, WebhookDeliverer, type DeliveryFailure } from '../../src/domain/platform/webhooks/index.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
 import { SIGNATURE_HEADER, signWebhookPayload, verifyWebhookSignature, WebhookSignatureError } from '../../packages/sdk/src/webhooks.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -203,7 +203,8 @@ describe('two deliverers at once (two gateways on one database)', () => {
     const events = [];
     for (let i = 1; i <= 4; i++) events.push(await record(ws.id, i));
     const box = new SecretBox(parseWebhookKey(t.gw.services.config.webhooks!.secretKey!, 'key'));
-    const other = new WebhookDeliverer({ ctx: t.gw.services.ctx, box, send: httpSender() });
+    // a sandbox gateway's policy: the receiver is on loopback
+    const other = new WebhookDeliverer({ ctx: t.gw.services.ctx, box, send: httpSender({ egress: new EgressPolicy({ allowLoopback: true }) }) });
     const before = rx.received.length;
     for (let round = 0; round < 6; round++) await Promise.all([deliverer().runOnce(), other.runOnce()]);
     const got = rx.received.slice(before).filter((x) => x.headers['agentpay-delivery-id']);

@@ -78,7 +78,7 @@ export default async function webhookEndpointRoutes(app: FastifyInstance) {
 
   app.post<{ Params: DeliveryParams; Body: Static<typeof EmptyBody> }>(
     '/v1/webhook-endpoints/:id/deliveries/:deliveryId/retry',
-    { config: { scope: 'webhooks:write' }, schema: { summary: 'Deliver the event again, as a new delivery', params: DeliveryParams, body: EmptyBody, response: { 202: Closed({ delivery: WebhookDelivery }) } } },
+    { config: { scope: 'webhooks:write', errors: ['CONFLICT'] }, schema: { summary: 'Deliver the event again, as a new delivery', params: DeliveryParams, body: EmptyBody, response: { 202: Closed({ delivery: WebhookDelivery }) } } },
     async (request, reply) => {
       reply.code(202);
       return webhooks.replay(principal(request), request.params.id, request.params.deliveryId);

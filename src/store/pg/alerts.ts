@@ -23,4 +23,7 @@ export class PgAlertMails implements AlertMailRepo {
     return rows.length === 1;
   }
   async update(id: string, patch: AlertMailPatch) { await this.db.update(alertMails).set(patch).where(eq(alertMails.id, id)); }
+  async removeFinished(before: number, limit: number) {
+    return (await this.db.execute(sql`DELETE FROM alert_mails WHERE id IN (SELECT id FROM alert_mails WHERE finished_at < ${before} AND state <> 'pending' ORDER BY finished_at LIMIT ${limit})`)).rowCount ?? 0;
+  }
 }

@@ -109,6 +109,9 @@ export class PgRailEvents implements RailEventRepo {
     if (opts.before) conds.push(beforeRow('rail_events', opts.before));
     return this.db.select().from(railEvents).where(and(...conds)).orderBy(desc(rowid('rail_events'))).limit(opts.limit);
   }
+  async removeOlderThan(before: number, limit: number) {
+    return (await this.db.execute(sql`DELETE FROM rail_events WHERE id IN (SELECT e.id FROM rail_events e WHERE e.created_at < ${before} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state = 'pending') AND NOT EXISTS (SELECT 1 FROM alert_mails m WHERE m.event_id = e.id AND m.state = 'pending') ORDER BY e.created_at LIMIT ${limit})`)).rowCount ?? 0;
+  }
 }
 
 export class PgReconciliations implements ReconciliationRepo {

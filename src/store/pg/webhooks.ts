@@ -55,4 +55,17 @@ export class PgWebhookDeliveries implements WebhookDeliveryRepo {
   async update(id: string, patch: WebhookDeliveryPatch) {
     await this.db.update(webhookDeliveries).set(patch).where(eq(webhookDeliveries.id, id));
   }
+
+  async countPending(endpointId: string) {
+    const [row] = await this.db.select({ n: sql<number>`count(*)::int` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.state, 'pending')));
+    return row?.n ?? 0;
+  }
+  async countForEvent(endpointId: string, eventId: string) {
+    const [row] = await this.db.select({ n: sql<number>`count(*)::int` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.endpointId, endpointId)));
+    return row?.n ?? 0;
+  }
+  async removeFinished(before: number, limit: number) {
+    const res = await this.db.execute(sql`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE finished_at < ${before} AND state <> 'pending' ORDER BY finished_at LIMIT ${limit})`);
+    return res.rowCount ?? 0;
+  }
 }

@@ -11,4 +11,6 @@ export interface AlertMailRepo {
   /** holds a pending mail until `until` for this sender; false when another holds it or it is done */
   claim(id: string, now: number, until: number): Promise<boolean>;
   update(id: string, patch: AlertMailPatch): Promise<void>;
+  /** deletes up to `limit` sent or failed mails finished before `before`; returns how many */
+  removeFinished(before: number, limit: number): Promise<number>;
 }

@@ -76,6 +76,11 @@ export interface RailEventRepo {
   /** a tenant's, newest first */
   list(tenantId: string, opts: { type?: string; before?: string; limit: number }): Promise<RailEvent[]>;
   get(id: string): Promise<RailEvent | undefined>;
+  /**
+   * deletes up to `limit` events recorded before `before` that no pending webhook delivery or
+   * alert mail still has to send; returns how many
+   */
+  removeOlderThan(before: number, limit: number): Promise<number>;
 }
 
 /** What the ledger says the platform owes, for reconciliation. */

@@ -31,4 +31,10 @@ export interface WebhookDeliveryRepo {
   /** Holds a pending delivery until `until`; false when it is not pending or another holds it. */
   claim(id: string, now: number, until: number): Promise<boolean>;
   update(id: string, patch: WebhookDeliveryPatch): Promise<void>;
+  /** how many of the endpoint's deliveries are pending */
+  countPending(endpointId: string): Promise<number>;
+  /** how many deliveries of the event the endpoint has (the first and its replays) */
+  countForEvent(endpointId: string, eventId: string): Promise<number>;
+  /** deletes up to `limit` delivered or failed deliveries finished before `before`; returns how many */
+  removeFinished(before: number, limit: number): Promise<number>;
 }

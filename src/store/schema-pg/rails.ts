@@ -92,7 +92,7 @@ export const railEvents = pgTable('rail_events', {
   type: text('type').notNull(),
   data: json<Record<string, unknown>>()('data').notNull(),
   createdAt: int('created_at').notNull(),
-}, (t) => [index('rail_events_tenant').on(t.tenantId, t.createdAt)]);
+}, (t) => [index('rail_events_tenant').on(t.tenantId, t.createdAt), index('rail_events_created').on(t.createdAt)]);
 
 /**
  * Reconciliation results that changed the verdict (ok <-> shortfall): the newest says

@@ -36,4 +36,6 @@ export const webhookDeliveries = pgTable('webhook_deliveries', {
   uniqueIndex('webhook_deliveries_endpoint').on(t.endpointId, t.seq),
   index('webhook_deliveries_queue').on(t.endpointId, t.state, t.seq),
   index('webhook_deliveries_pending').on(t.state, t.nextAttemptAt),
+  index('webhook_deliveries_event').on(t.eventId, t.endpointId),
+  index('webhook_deliveries_finished').on(t.finishedAt),
 ]);

@@ -31,4 +31,5 @@ export const alertMails = sqliteTable('alert_mails', {
 }, (t) => [
   uniqueIndex('alert_mails_event').on(t.eventId),
   index('alert_mails_pending').on(t.state, t.nextAttemptAt),
+  index('alert_mails_finished').on(t.finishedAt),
 ]);

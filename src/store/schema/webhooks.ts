@@ -57,6 +57,10 @@ export const webhookDeliveries = sqliteTable('webhook_deliveries', {
   // an endpoint's oldest pending delivery is one probe, however many were delivered before it
   index('webhook_deliveries_queue').on(t.endpointId, t.state, t.seq),
   index('webhook_deliveries_pending').on(t.state, t.nextAttemptAt),
+  // the replay cap counts an endpoint's deliveries of an event; retention keeps events a pending delivery needs
+  index('webhook_deliveries_event').on(t.eventId, t.endpointId),
+  // retention deletes the oldest finished first
+  index('webhook_deliveries_finished').on(t.finishedAt),
 ]);
 
 export interface WebhookAttempt {

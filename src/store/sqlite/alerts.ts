@@ -23,4 +23,7 @@ export class SqliteAlertMails implements AlertMailRepo {
     return res.changes === 1;
   }
   async update(id: string, patch: AlertMailPatch) { this.db.update(alertMails).set(patch).where(eq(alertMails.id, id)).run(); }
+  async removeFinished(before: number, limit: number) {
+    return this.db.run(sql`DELETE FROM alert_mails WHERE id IN (SELECT id FROM alert_mails WHERE finished_at < ${before} AND state <> 'pending' ORDER BY finished_at LIMIT ${limit})`).changes;
+  }
 }

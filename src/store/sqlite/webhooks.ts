@@ -54,4 +54,14 @@ export class SqliteWebhookDeliveries implements WebhookDeliveryRepo {
   async update(id: string, patch: WebhookDeliveryPatch) {
     this.db.update(webhookDeliveries).set(patch).where(eq(webhookDeliveries.id, id)).run();
   }
+
+  async countPending(endpointId: string) {
+    return Number(this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.state, 'pending'))).get()?.n ?? 0);
+  }
+  async countForEvent(endpointId: string, eventId: string) {
+    return Number(this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(and(eq(webhookDeliveries.eventId, eventId), eq(webhookDeliveries.endpointId, endpointId))).get()?.n ?? 0);
+  }
+  async removeFinished(before: number, limit: number) {
+    return this.db.run(sql`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE finished_at < ${before} AND state <> 'pending' ORDER BY finished_at LIMIT ${limit})`).changes;
+  }
 }

@@ -12,9 +12,18 @@ import type { DomainContext } from '../context.js';
 import type { Principal } from '../../tenancy/api-keys.js';
 import { EVENT_TYPES, type EventType } from '../events.js';
 import { newEndpointSecret, type SecretBox } from './secrets.js';
+import { EgressPolicy, isLocalhostName, literalAddress } from './egress.js';
 
 /** How many endpoints one tenant may have. */
 export const MAX_ENDPOINTS = 16;
+/**
+ * How many deliveries one endpoint may have waiting. An event that finds its endpoint's queue
+ * full is not queued: its delivery is recorded as failed at once (see `enqueueDeliveries`), so a
+ * receiver that is down for long, or never answers, cannot make the table grow without end.
+ */
+export const MAX_PENDING_PER_ENDPOINT = 1000;
+/** How many deliveries of one event one endpoint may have: the first and 49 replays. */
+export const MAX_DELIVERIES_PER_EVENT = 50;
 
 export const endpointView = (e: WebhookEndpoint, now?: number) => ({
   id: e.id,
@@ -71,19 +80,36 @@ export async function enqueueDeliveries(r: Repos, ctx: Pick<DomainContext, 'cloc
   const endpoints = await r.webhookEndpoints.listByTenant(event.tenantId);
   for (const e of endpoints) {
     if (!wants(e, event.type)) continue;
-    await insertDelivery(r, ctx, e, event, null);
+    // the event itself must be recorded whatever the endpoint's state: a full queue fails the delivery, not the event
+    const full = (await r.webhookDeliveries.countPending(e.id)) >= MAX_PENDING_PER_ENDPOINT;
+    await insertDelivery(r, ctx, e, event, null, full);
   }
 }
 
-async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, e: WebhookEndpoint, event: Pick<RailEvent, 'id' | 'type'>, replayOf: string | null): Promise<WebhookDelivery> {
+async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, e: WebhookEndpoint, event: Pick<RailEvent, 'id' | 'type'>, replayOf: string | null, queueFull = false, takenSeq?: number): Promise<WebhookDelivery> {
   const now = ctx.clock.now();
-  const d: WebhookDelivery = {
+  const seq = takenSeq ?? await r.webhookEndpoints.nextSeq(e.id);
+  const d: WebhookDelivery = queueFull ? {
     id: ctx.ids.next('webhookDelivery'),
     endpointId: e.id,
     tenantId: e.tenantId,
     eventId: event.id,
     eventType: event.type,
-    seq: await r.webhookEndpoints.nextSeq(e.id),
+    seq,
+    state: 'failed',
+    nextAttemptAt: now,
+    lockedUntil: null,
+    attempts: [{ at: now, durationMs: 0, error: `not sent: the endpoint already has ${MAX_PENDING_PER_ENDPOINT} deliveries waiting; replay it once they have gone out` }],
+    replayOf,
+    createdAt: now,
+    finishedAt: now,
+  } : {
+    id: ctx.ids.next('webhookDelivery'),
+    endpointId: e.id,
+    tenantId: e.tenantId,
+    eventId: event.id,
+    eventType: event.type,
+    seq,
     state: 'pending',
     nextAttemptAt: now,
     lockedUntil: null,
@@ -106,6 +132,8 @@ export interface WebhookServiceOptions {
   box: SecretBox;
   /** production refuses plain-http endpoints */
   mode: 'sandbox' | 'production';
+  /** where deliveries may go: a literal address it refuses is refused when the endpoint is made */
+  egress: EgressPolicy;
 }
 
 export class WebhookService {
@@ -211,8 +239,21 @@ export class WebhookService {
   async replay(p: Principal, id: string, deliveryId: string) {
     return this.ctx.store.tx(async (r) => {
       const original = await this.ownedDelivery(r, p, id, deliveryId);
+      // the endpoint's seq first: its row lock makes concurrent replays count one after another
+      const seq = await r.webhookEndpoints.nextSeq(id);
+      if (!(await r.railEvents.get(original.eventId))) {
+        throw new AppError('CONFLICT', `event ${original.eventId} is past its retention and can no longer be sent`, { eventId: original.eventId });
+      }
+      const sent = await r.webhookDeliveries.countForEvent(id, original.eventId);
+      if (sent >= MAX_DELIVERIES_PER_EVENT) {
+        throw new AppError('CONFLICT', `event ${original.eventId} has been queued for this endpoint ${sent} times, the most there can be; read it at GET /v1/events instead`, { limit: MAX_DELIVERIES_PER_EVENT });
+      }
+      const pending = await r.webhookDeliveries.countPending(id);
+      if (pending >= MAX_PENDING_PER_ENDPOINT) {
+        throw new AppError('CONFLICT', `the endpoint already has ${pending} deliveries waiting, the most there can be; replay once they have gone out`, { limit: MAX_PENDING_PER_ENDPOINT });
+      }
       const e = (await r.webhookEndpoints.get(id))!;
-      const d = await insertDelivery(r, this.ctx, e, { id: original.eventId, type: original.eventType }, original.id);
+      const d = await insertDelivery(r, this.ctx, e, { id: original.eventId, type: original.eventType }, original.id, false, seq);
       return { delivery: deliveryView(d) };
     });
   }
@@ -241,6 +282,11 @@ export class WebhookService {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw validationError('url', `must be http(s), got ${url.protocol}`);
     if (url.username || url.password) throw validationError('url', 'must not carry a user name or password; authenticate deliveries by their signature');
     if (this.opts.mode === 'production' && url.protocol !== 'https:') throw validationError('url', 'must be https on a production gateway');
+    // names are checked at each attempt (what they resolve to then); an address can be refused now
+    const literal = literalAddress(url.hostname) ?? (isLocalhostName(url.hostname) ? '127.0.0.1' : undefined);
+    if (literal !== undefined && !this.opts.egress.allows(literal)) {
+      throw validationError('url', `${url.hostname} is a loopback, private, link-local or otherwise internal address, where webhooks are not sent; give a public host name (an operator can allow internal ranges with webhooks.egressAllow)`);
+    }
     return url.toString();
   }
 }
