@@ -19,7 +19,7 @@ import { ApprovalService } from '../domain/policies/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
 import { randomBytes } from 'node:crypto';
 import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender } from '../domain/platform/webhooks/index.js';
-import type { GatewayConfig } from './config.js';
+import { accountLimitsOf, type GatewayConfig } from './config.js';
 
 export interface Services {
   ctx: DomainContext;
@@ -62,8 +62,8 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     wallets,
     mailer,
     signup: new SignupService(ctx, mailer, config),
-    accounts: new AccountService(ctx, mailer, config),
-    keys: new KeyService(ctx),
+    accounts: new AccountService(ctx, mailer, { ...config, accountLimits: accountLimitsOf(config) }),
+    keys: new KeyService(ctx, accountLimitsOf(config)),
     capabilities: new CapabilityService(ctx),
     providers: new ProviderService(ctx),
     discovery: new DiscoveryService(ctx),
