@@ -108,6 +108,26 @@ describe('POST /v1/auth/keys/:id/revoke', () => {
   });
 });
 
+describe('revoking while keys are being made from the tree', () => {
+  it('leaves no active key below a revoked one, whichever commits first', async () => {
+    const { signupClient } = await loggedIn();
+    for (let round = 0; round < 8; round++) {
+      const { apiKey: root } = await signupClient.keys.create({ name: `root ${round}` });
+      const { apiKey: child } = await t.client(root.key).keys.create({ name: 'child' });
+      const childClient = t.client(child.key);
+      const mints = Array.from({ length: 3 }, () => childClient.keys.create({ name: 'racer' }).then((r) => r.apiKey.id, () => undefined));
+      await Promise.all([signupClient.keys.revoke(root.id), ...mints]);
+      const keys = (await signupClient.keys.list()).keys;
+      const below = new Set([root.id]);
+      for (let grew = true; grew; ) {
+        grew = false;
+        for (const k of keys) if (k.parentKeyId && below.has(k.parentKeyId) && !below.has(k.id)) (below.add(k.id), (grew = true));
+      }
+      expect(keys.filter((k) => below.has(k.id) && k.revokedAt === null)).toEqual([]);
+    }
+  });
+});
+
 describe('a password reset', () => {
   it("revokes the account's login keys and the keys made from them; the signup key and its keys stay", async () => {
     const { email, login, loginClient, signupClient, apiKey: signupKey } = await loggedIn();
