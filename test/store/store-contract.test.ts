@@ -10,6 +10,9 @@ import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
 import { balanceOf, place, placeAll, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
+import { issueKey, type Principal } from '../../src/domain/tenancy/api-keys.js';
+import { AuthThrottles, DEFAULT_ACCOUNT_LIMITS, throttleKey } from '../../src/domain/tenancy/auth-throttles.js';
+import { KeyService } from '../../src/domain/tenancy/key-service.js';
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
 import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
@@ -523,6 +526,51 @@ describe.each(backends)('Store contract on $name', (b) => {
       });
       const used = await Promise.all(Array.from({ length: 6 }, (_, i) => use(i % 2 ? other : store)));
       expect(used.filter(Boolean)).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('counts every login attempt of an address when two stores (two instances) count it at once', async () => {
+    const throttles = new AuthThrottles({ ...DEFAULT_ACCOUNT_LIMITS, loginFailuresBeforeBackoff: 1000 });
+    const email = `${randomIds.next('account')}@example.com`;
+    const other = await b.open();
+    try {
+      await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? other : store).tx((r) => throttles.beginLogin(r, email, clock.now()))));
+      const key = throttleKey('login', email);
+      const row = await store.tx((r) => r.authThrottles.take(key, { key, count: 0, windowStartedAt: 0, lastAt: 0, blockedUntil: null, expiresAt: 0 }));
+      expect(row.count).toBe(30);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('leaves no key below a revoked one active while another store (instance) mints keys from it', async () => {
+    const other = await b.open();
+    try {
+      const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+      const principal = (k: { id: string; scopes: string[] }): Principal => ({ keyId: k.id, tenantId: tenant.id, tenantKind: 'workspace', scopes: new Set(k.scopes) });
+      const here = new KeyService({ store, ...ctx });
+      const there = new KeyService({ store: other, ...ctx });
+      for (let round = 0; round < 5; round++) {
+        const root = (await store.tx((r) => issueKey(r, ctx, tenant, { name: 'root' }))).record;
+        const child = await here.create(principal(root), { name: 'child' });
+        const minted = await Promise.all([
+          here.revoke(principal(root), root.id).then(() => undefined),
+          ...Array.from({ length: 6 }, () => there.create(principal(child), { name: 'racer' }).then((k) => k.id, (e: { code?: string }) => {
+            expect(e.code).toBe('UNAUTHORIZED'); // refused: its parent was revoked first
+            return undefined;
+          })),
+        ]);
+        const keys = await store.read((r) => r.apiKeys.listByTenant(tenant.id));
+        const below = new Set([root.id]);
+        for (let grew = true; grew; ) {
+          grew = false;
+          for (const k of keys) if (k.parentKeyId && below.has(k.parentKeyId) && !below.has(k.id)) (below.add(k.id), (grew = true));
+        }
+        expect(minted.filter(Boolean).every((id) => below.has(id!))).toBe(true);
+        expect(keys.filter((k) => below.has(k.id) && k.revokedAt === null).map((k) => k.id)).toEqual([]);
+      }
     } finally {
       await other.close();
     }

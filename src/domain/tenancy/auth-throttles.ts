@@ -50,7 +50,9 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 /** expired rows each throttle transaction deletes on its way: the table holds about what still counts */
 const PRUNE_PER_TAKE = 10;
 
-const rowKey = (kind: 'login' | 'reset_mail', email: string) => `${kind}:${createHash('sha256').update(email).digest('hex')}`;
+/** The row of an address (normalised) for one of the two limits: no address in clear. */
+export const throttleKey = (kind: 'login' | 'reset_mail', email: string) => `${kind}:${createHash('sha256').update(email).digest('hex')}`;
+const rowKey = throttleKey;
 
 function fresh(key: string, now: number): AuthThrottle {
   return { key, count: 0, windowStartedAt: now, lastAt: now, blockedUntil: null, expiresAt: now };
