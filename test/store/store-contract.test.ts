@@ -13,6 +13,9 @@ import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { issueKey, type Principal } from '../../src/domain/tenancy/api-keys.js';
 import { AuthThrottles, DEFAULT_ACCOUNT_LIMITS, throttleKey } from '../../src/domain/tenancy/auth-throttles.js';
 import { KeyService } from '../../src/domain/tenancy/key-service.js';
+import { AccountService } from '../../src/domain/tenancy/accounts.js';
+import { hashPassword } from '../../src/domain/tenancy/passwords.js';
+import { MemoryMailer } from '../../src/domain/platform/mailer.js';
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
 import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
@@ -571,6 +574,30 @@ describe.each(backends)('Store contract on $name', (b) => {
         expect(minted.filter(Boolean).every((id) => below.has(id!))).toBe(true);
         expect(keys.filter((k) => below.has(k.id) && k.revokedAt === null).map((k) => k.id)).toEqual([]);
       }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('leaves no login key of an account active after a password reset, while another store (instance) logs it in', async () => {
+    const other = await b.open();
+    try {
+      const opts = { tokenTtlMs: 3_600_000, devEchoTokens: true };
+      const here = new AccountService({ store, ...ctx }, new MemoryMailer(), opts);
+      const there = new AccountService({ store: other, ...ctx }, new MemoryMailer(), opts);
+      const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+      const accountId = randomIds.next('account');
+      const email = `${accountId}@example.com`;
+      const passwordHash = await hashPassword('the old password');
+      await store.tx((r) => r.accounts.insert({ id: accountId, tenantId: tenant.id, email, passwordHash, createdAt: 1, updatedAt: 1 }));
+      const { token } = await here.forgotPassword({ email });
+      const logins = await Promise.all([
+        here.resetPassword({ token: token!, password: 'the new password' }).then(() => undefined),
+        ...Array.from({ length: 4 }, () => there.login({ email, password: 'the old password' }).then((l) => l.apiKey.id, () => undefined)),
+      ]);
+      const keys = await store.read((r) => r.apiKeys.listByTenant(tenant.id));
+      expect(keys.filter((k) => k.loginAccountId === accountId).map((k) => k.id).sort()).toEqual(logins.filter(Boolean).sort());
+      expect(keys.filter((k) => k.revokedAt === null)).toEqual([]);
     } finally {
       await other.close();
     }
