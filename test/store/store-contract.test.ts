@@ -579,6 +579,22 @@ describe.each(backends)('Store contract on $name', (b) => {
     }
   });
 
+  it('keeps a tenant at its cap of active keys when two stores (two instances) make keys at once', async () => {
+    const other = await b.open();
+    try {
+      const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+      const root = (await store.tx((r) => issueKey(r, ctx, tenant, { name: 'root' }))).record;
+      const p: Principal = { keyId: root.id, tenantId: tenant.id, tenantKind: 'workspace', scopes: new Set(root.scopes) };
+      const services = [new KeyService({ store, ...ctx }, { keysPerTenant: 4 }), new KeyService({ store: other, ...ctx }, { keysPerTenant: 4 })];
+      const made = await Promise.all(Array.from({ length: 10 }, (_, i) => services[i % 2]!.create(p, {}).then(() => 'made', (e: { code?: string }) => e.code)));
+      expect(made.filter((m) => m === 'made')).toHaveLength(3);
+      expect(made.filter((m) => m === 'CONFLICT')).toHaveLength(7);
+      expect(await store.read((r) => r.apiKeys.countActive(tenant.id, clock.now()))).toBe(4);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('leaves no login key of an account active after a password reset, while another store (instance) logs it in', async () => {
     const other = await b.open();
     try {

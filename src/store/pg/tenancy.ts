@@ -67,7 +67,7 @@ export class PgApiKeys implements ApiKeyRepo {
   async update(id: string, patch: Partial<Pick<ApiKey, 'revokedAt' | 'lastUsedAt' | 'name'>>) { await this.db.update(apiKeys).set(patch).where(eq(apiKeys.id, id)); }
   async countActive(tenantId: string, now: number) {
     // the tenant's row is the lock that queues the writers counting its keys
-    if (this.s.writable) await this.db.execute(sql`SELECT 1 FROM tenants WHERE id = ${tenantId} FOR UPDATE`);
+    if (this.s.writable) await this.db.execute(sql`SELECT 1 FROM tenants WHERE id = ${tenantId} FOR NO KEY UPDATE`);
     const { rows } = await this.db.execute<{ n: string }>(sql`SELECT count(*) AS n FROM api_keys
       WHERE tenant_id = ${tenantId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`);
     return Number(rows[0]?.n ?? 0);
