@@ -20,7 +20,7 @@ export default class GatewayStart extends AgentpayCommand<typeof GatewayStart> {
   ];
   static override baseFlags = { json: Flags.boolean({ description: 'print one JSON line on stdout once ready' }) };
   static override flags = {
-    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, database, feeBps, trustProxy, tls, devEchoTokens, logLevel, logFormat, tokenTtlMs, rails, redis, metrics, metricsToken, rateLimit{max, windowMs, signupMax, signupWindowMs, paymentMax, paymentWindowMs}, smtpUrl, mailFrom)', env: 'AGENTPAY_GATEWAY_CONFIG' }),
+    config: Flags.string({ description: 'JSON config file (keys: mode, host, port, httpPort, dataDir, database, feeBps, trustProxy, tls, devEchoTokens, logLevel, logFormat, tokenTtlMs, rails, redis, metrics, metricsToken, rateLimit{max, windowMs, signupMax, signupWindowMs, paymentMax, paymentWindowMs}, accountLimits{loginFailuresBeforeBackoff, loginFailureWindowMs, loginBackoffMs, loginBackoffMaxMs, resetMailIntervalMs, resetMailsPerDay, keysPerTenant}, smtpUrl, mailFrom)', env: 'AGENTPAY_GATEWAY_CONFIG' }),
     mode: Flags.option({ options: ['sandbox', 'production'] as const, description: '[default: production]', env: 'AGENTPAY_MODE' })(),
     host: Flags.string({ description: 'address to listen on [default: 127.0.0.1]', env: 'AGENTPAY_HOST' }),
     port: port('HTTPS port (or the plain port with --no-tls); 0 picks a free one [default: 4402]', 'AGENTPAY_PORT'),

@@ -7,7 +7,8 @@ export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
   static override description = [
     'Without --scopes or --for-agent the new key gets the calling key\'s scopes. --for-agent makes a key for a',
     'buying agent: it can discover, read its wallets, receipts and approvals, and rate sellers, but it lacks',
-    'approvals:write, so a model cannot approve its own held spend.',
+    'approvals:write, so a model cannot approve its own held spend. The new key expires no later than the calling',
+    'key (by default when it does), and revoking the calling key revokes it too.',
   ].join(' ');
   static override examples = [
     '<%= config.bin %> keys create --name research-agent --for-agent',
@@ -17,7 +18,7 @@ export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
     name: Flags.string({ description: 'a label for the key' }),
     scopes: Flags.string({ description: 'comma-separated scopes, a subset of the calling key\'s', exclusive: ['for-agent'] }),
     'for-agent': Flags.boolean({ description: 'the agent preset: no approvals:write, no policy or key changes', exclusive: ['scopes'] }),
-    'expires-in': Flags.string({ description: 'lifetime such as 12h, 30d or 2w (default: never expires)' }),
+    'expires-in': Flags.string({ description: "lifetime such as 12h, 30d or 2w, ending no later than the calling key's expiry (default: the calling key's expiry; never, for a key that never expires)" }),
   };
 
   async run(): Promise<void> {

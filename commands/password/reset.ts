@@ -6,7 +6,8 @@ export default class PasswordReset extends BaseCommand<typeof PasswordReset> {
   static override summary = "Set an account's new password with a reset token";
   static override description = [
     'The token comes from agentpay password forgot (mailed, or in DATA_DIR/outbox.jsonl of a local gateway) and works',
-    'once. API keys are left alone: revoke any that leaked with agentpay keys revoke.',
+    'once. It revokes the keys the account\'s logins issued (and the keys made from them); other keys are left alone:',
+    'revoke any that leaked with agentpay keys revoke.',
   ].join(' ');
   static override examples = [
     '<%= config.bin %> password reset --token 0f3a...',

@@ -15,6 +15,7 @@ import type { RunGatewayOptions } from './gateway-runner.js';
 import { LOCAL_DATA_DIR } from './local-gateway.js';
 import { LOG_FORMATS, type LogFormat } from './log-pretty.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from '../gateway/mail/settings.js';
+import { DEFAULT_ACCOUNT_LIMITS, type AccountLimits } from '../domain/tenancy/auth-throttles.js';
 import { settingAsSet, settingDetails, settingName, settingWithValue, type SettingSource } from './setting-source.js';
 
 /** The settings a config file may hold; flags of the same meaning override them. */
@@ -36,6 +37,8 @@ export interface GatewayFileConfig {
   /** which rail adapters run: sandbox (simulated; sandbox mode only), none, or real adapters (src/rails/config.ts) */
   rails?: 'sandbox' | 'none' | RailsSection;
   rateLimit?: { max?: number; windowMs?: number; signupMax?: number; signupWindowMs?: number; paymentMax?: number; paymentWindowMs?: number };
+  /** per-address login backoff, reset-mail throttle and the cap on a tenant's keys (docs/api/tenancy.md § Rate limits) */
+  accountLimits?: Partial<AccountLimits>;
   /** redis:// URL of the Redis the rate limits of a fleet share */
   redis?: string;
   /** GET /metrics: off, loopback or token (with metricsToken or AGENTPAY_METRICS_TOKEN) */
@@ -58,7 +61,7 @@ export interface GatewayFileConfig {
 }
 
 type Kind = 'string' | 'fee-bps' | 'positive-integer' | 'boolean' | 'port' | 'port-or-null' | 'mode' | 'rails' | 'log-format' | 'redis-url' | 'metrics' | 'cidr-list' | 'retention';
-const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit'>, Kind> = {
+const FIELDS: Record<Exclude<keyof GatewayFileConfig, 'rateLimit' | 'accountLimits'>, Kind> = {
   mode: 'mode',
   host: 'string',
   port: 'port',
@@ -164,6 +167,15 @@ export function readGatewayConfigFile(path: string, from?: string): GatewayFileC
       }
       continue;
     }
+    if (key === 'accountLimits') {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) throw bad(key, 'must be an object');
+      const known = Object.keys(DEFAULT_ACCOUNT_LIMITS);
+      for (const [k, v] of Object.entries(value)) {
+        if (!known.includes(k)) throw bad(`accountLimits.${k}`, `is not a setting (known: ${known.join(', ')})`);
+        if (!isPositiveInteger(v)) throw bad(`accountLimits.${k}`, 'must be a positive integer');
+      }
+      continue;
+    }
     if (key === 'rails' && typeof value === 'object' && value !== null) {
       try {
         checkRailsSection(value);
@@ -174,7 +186,7 @@ export function readGatewayConfigFile(path: string, from?: string): GatewayFileC
       continue;
     }
     const kind = FIELDS[key as keyof typeof FIELDS];
-    if (!kind) throw bad(key, `is not a setting (known: ${[...Object.keys(FIELDS), 'rateLimit'].join(', ')})`);
+    if (!kind) throw bad(key, `is not a setting (known: ${[...Object.keys(FIELDS), 'rateLimit', 'accountLimits'].join(', ')})`);
     const problem = checkValue(kind, value);
     if (problem) throw bad(key, problem);
   }
@@ -332,6 +344,7 @@ export function gatewayStartOptions(input: GatewayStartInput, cwd: string = proc
     ...(typeof rails === 'string' ? { rails: { adapters: rails } } : {}),
     ...(typeof rails === 'object' ? { rails: realRails(rails, mode, env, filePath!) } : {}),
     ...(Object.keys(rate).length ? { rateLimit: rate as GatewayConfig['rateLimit'] } : {}),
+    ...(file.accountLimits ? { accountLimits: file.accountLimits } : {}),
     ...(redis ? { redis: { url: redis.url } } : {}),
     ...metricsSetting(input.metrics ?? file.metrics, source('metrics'), env.AGENTPAY_METRICS_TOKEN || file.metricsToken),
     ...(file.keyEncryptionKeyFile ? { keyEncryption: { file: resolve(filePath!, '..', file.keyEncryptionKeyFile) } } : {}),

@@ -1,6 +1,6 @@
 /** The `agentpay keys` commands' work, and how a person sees keys. */
 import type { AgentpayClient } from 'agentpay-sdk/client';
-import type { ApiKeyView, CreateKeyInput, CreatedApiKey } from 'agentpay-sdk/types';
+import type { ApiKeyView, CreateKeyInput, CreatedApiKey, RevokedKeys } from 'agentpay-sdk/types';
 import { usageError } from './errors/index.js';
 import { renderFields, renderTable } from './output.js';
 
@@ -53,6 +53,7 @@ export function createdKeyText(k: CreatedApiKey): string {
     ['name', k.name],
     ['scopes', k.scopes.join(' ')],
     ['expires', k.expiresAt ?? 'never'],
+    ['made by', k.parentKeyId],
   ]);
 }
 
@@ -70,6 +71,7 @@ export function keyTable(keys: readonly ApiKeyView[]): string {
     { header: 'STATE', get: (k) => keyState(k) },
     { header: 'CREATED', get: (k) => k.createdAt },
     { header: 'EXPIRES', get: (k) => k.expiresAt ?? 'never' },
+    { header: 'MADE BY', get: (k) => k.parentKeyId },
     { header: 'LAST USED', get: (k) => k.lastUsedAt },
     { header: 'SCOPES', get: (k) => k.scopes.join(' ') },
   ], '(no keys)');
@@ -84,7 +86,19 @@ export function keyFields(k: ApiKeyView): string {
     ['scopes', k.scopes.join(' ')],
     ['created', k.createdAt],
     ['expires', k.expiresAt ?? 'never'],
+    ['made by', k.parentKeyId],
     ['revoked', k.revokedAt],
     ['last used', k.lastUsedAt],
   ]);
+}
+
+/** What `keys revoke` prints: how many keys the call revoked (the key and those made from it), then the key. */
+export function revokedText(res: RevokedKeys): string {
+  const others = res.revokedKeyIds.filter((id) => id !== res.key.id);
+  const head =
+    res.revokedCount === 0
+      ? 'Already revoked; no key made from it was still active.'
+      : `Revoked ${res.revokedCount} key${res.revokedCount === 1 ? '' : 's'}${others.length > 0 ? `: this one and ${others.length} made from it (${others.join(', ')})` : ''}.`;
+  return `${head}
+${keyFields(res.key)}`;
 }

@@ -1,6 +1,7 @@
 /** Gateway configuration, validated once at boot. */
 import type { RailsConfig } from '../domain/rails/config.js';
 import { DEFAULT_PAYMENTS } from '../domain/payments/config.js';
+import { DEFAULT_ACCOUNT_LIMITS, type AccountLimits } from '../domain/tenancy/auth-throttles.js';
 import { mailFromProblem, smtpUrlProblem, type MailConfig } from './mail/settings.js';
 import type { KeyEncryptionSettings } from '../domain/payments/key-sealing.js';
 import { parseCidr } from '../domain/platform/webhooks/egress.js';
@@ -41,6 +42,12 @@ export interface GatewayConfig {
    * with `authorization: Bearer TOKEN`, from anywhere)
    */
   metrics?: { mode: 'off' | 'loopback' | 'token'; token?: string };
+  /**
+   * per-address failed-login backoff, password-reset mail throttle and the cap on a tenant's
+   * active keys (src/domain/tenancy/auth-throttles.ts, docs/api/tenancy.md); each unset one
+   * has its default (DEFAULT_ACCOUNT_LIMITS)
+   */
+  accountLimits?: Partial<AccountLimits>;
   /** how long a signup or password-reset token stays valid */
   tokenTtlMs: number;
   /** how long a signed price challenge can be paid */
@@ -104,6 +111,11 @@ export const DEFAULT_CONFIG: GatewayConfig & { rateLimit: Required<GatewayConfig
   sweepIntervalMs: DEFAULT_PAYMENTS.sweepIntervalMs,
   validateResponses: false,
 };
+
+/** The account limits in force: the config's, each unset one at its default. */
+export function accountLimitsOf(config: Pick<GatewayConfig, 'accountLimits'>): AccountLimits {
+  return { ...DEFAULT_ACCOUNT_LIMITS, ...config.accountLimits };
+}
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** a metrics token shorter than this is refused: it is the only thing guarding the endpoint */
@@ -176,6 +188,12 @@ export function resolveConfig(partial: Partial<GatewayConfig> = {}): GatewayConf
   if (cfg.sweepIntervalMs > MAX_TIMER_MS) throw new Error(`sweepIntervalMs must be at most ${MAX_TIMER_MS}`);
   for (const [k, v] of Object.entries(cfg.rateLimit)) {
     if (!isPositiveInteger(v)) throw new Error(`rateLimit.${k} must be a positive integer`);
+  }
+  if (cfg.accountLimits !== undefined) {
+    for (const [k, v] of Object.entries(cfg.accountLimits)) {
+      if (!(k in DEFAULT_ACCOUNT_LIMITS)) throw new Error(`accountLimits.${k} is not a setting; the settings are ${Object.keys(DEFAULT_ACCOUNT_LIMITS).join(', ')}`);
+      if (!isPositiveInteger(v)) throw new Error(`accountLimits.${k} must be a positive integer`);
+    }
   }
   if (cfg.redis !== undefined) {
     const { url, keyPrefix } = cfg.redis;

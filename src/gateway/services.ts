@@ -20,7 +20,7 @@ import { railServices, simulatedCredits, type RailServices } from '../domain/rai
 import { randomBytes } from 'node:crypto';
 import { RetentionJob } from '../domain/platform/retention.js';
 import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender, EgressPolicy } from '../domain/platform/webhooks/index.js';
-import type { GatewayConfig } from './config.js';
+import { accountLimitsOf, type GatewayConfig } from './config.js';
 
 export interface Services {
   ctx: DomainContext;
@@ -68,8 +68,8 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     wallets,
     mailer,
     signup: new SignupService(ctx, mailer, config),
-    accounts: new AccountService(ctx, mailer, config),
-    keys: new KeyService(ctx),
+    accounts: new AccountService(ctx, mailer, { ...config, accountLimits: accountLimitsOf(config) }),
+    keys: new KeyService(ctx, accountLimitsOf(config)),
     capabilities: new CapabilityService(ctx),
     providers: new ProviderService(ctx),
     discovery: new DiscoveryService(ctx),

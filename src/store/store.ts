@@ -14,7 +14,7 @@
  *   who could rely on it, and a transaction that follows cannot become durable before
  *   the commits it read from.
  */
-import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo } from './repos/tenancy.js';
+import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, AuthThrottleRepo } from './repos/tenancy.js';
 import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
 import type { SigningKeyRepo } from './repos/platform.js';
 import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
@@ -31,6 +31,7 @@ export interface Repos {
   accounts: AccountRepo;
   passwordResets: PasswordResetRepo;
   apiKeys: ApiKeyRepo;
+  authThrottles: AuthThrottleRepo;
   wallets: WalletRepo;
   ledger: LedgerRepo;
   signingKeys: SigningKeyRepo;

@@ -10,6 +10,12 @@ import { ManualClock } from '../../src/core/clock.js';
 import { randomIds } from '../../src/core/ids.js';
 import { balanceOf, place, placeAll, post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
+import { issueKey, type Principal } from '../../src/domain/tenancy/api-keys.js';
+import { AuthThrottles, DEFAULT_ACCOUNT_LIMITS, throttleKey } from '../../src/domain/tenancy/auth-throttles.js';
+import { KeyService } from '../../src/domain/tenancy/key-service.js';
+import { AccountService } from '../../src/domain/tenancy/accounts.js';
+import { hashPassword } from '../../src/domain/tenancy/passwords.js';
+import { MemoryMailer } from '../../src/domain/platform/mailer.js';
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
 import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
@@ -523,6 +529,91 @@ describe.each(backends)('Store contract on $name', (b) => {
       });
       const used = await Promise.all(Array.from({ length: 6 }, (_, i) => use(i % 2 ? other : store)));
       expect(used.filter(Boolean)).toHaveLength(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('counts every login attempt of an address when two stores (two instances) count it at once', async () => {
+    const throttles = new AuthThrottles({ ...DEFAULT_ACCOUNT_LIMITS, loginFailuresBeforeBackoff: 1000 });
+    const email = `${randomIds.next('account')}@example.com`;
+    const other = await b.open();
+    try {
+      await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? other : store).tx((r) => throttles.beginLogin(r, email, clock.now()))));
+      const key = throttleKey('login', email);
+      const row = await store.tx((r) => r.authThrottles.take(key, { key, count: 0, windowStartedAt: 0, lastAt: 0, blockedUntil: null, expiresAt: 0 }));
+      expect(row.count).toBe(30);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('leaves no key below a revoked one active while another store (instance) mints keys from it', async () => {
+    const other = await b.open();
+    try {
+      const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+      const principal = (k: { id: string; scopes: string[] }): Principal => ({ keyId: k.id, tenantId: tenant.id, tenantKind: 'workspace', scopes: new Set(k.scopes) });
+      const here = new KeyService({ store, ...ctx });
+      const there = new KeyService({ store: other, ...ctx });
+      for (let round = 0; round < 5; round++) {
+        const root = (await store.tx((r) => issueKey(r, ctx, tenant, { name: 'root' }))).record;
+        const child = await here.create(principal(root), { name: 'child' });
+        const minted = await Promise.all([
+          here.revoke(principal(root), root.id).then(() => undefined),
+          ...Array.from({ length: 6 }, () => there.create(principal(child), { name: 'racer' }).then((k) => k.id, (e: { code?: string }) => {
+            expect(e.code).toBe('UNAUTHORIZED'); // refused: its parent was revoked first
+            return undefined;
+          })),
+        ]);
+        const keys = await store.read((r) => r.apiKeys.listByTenant(tenant.id));
+        const below = new Set([root.id]);
+        for (let grew = true; grew; ) {
+          grew = false;
+          for (const k of keys) if (k.parentKeyId && below.has(k.parentKeyId) && !below.has(k.id)) (below.add(k.id), (grew = true));
+        }
+        expect(minted.filter(Boolean).every((id) => below.has(id!))).toBe(true);
+        expect(keys.filter((k) => below.has(k.id) && k.revokedAt === null).map((k) => k.id)).toEqual([]);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keeps a tenant at its cap of active keys when two stores (two instances) make keys at once', async () => {
+    const other = await b.open();
+    try {
+      const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+      const root = (await store.tx((r) => issueKey(r, ctx, tenant, { name: 'root' }))).record;
+      const p: Principal = { keyId: root.id, tenantId: tenant.id, tenantKind: 'workspace', scopes: new Set(root.scopes) };
+      const services = [new KeyService({ store, ...ctx }, { keysPerTenant: 4 }), new KeyService({ store: other, ...ctx }, { keysPerTenant: 4 })];
+      const made = await Promise.all(Array.from({ length: 10 }, (_, i) => services[i % 2]!.create(p, {}).then(() => 'made', (e: { code?: string }) => e.code)));
+      expect(made.filter((m) => m === 'made')).toHaveLength(3);
+      expect(made.filter((m) => m === 'CONFLICT')).toHaveLength(7);
+      expect(await store.read((r) => r.apiKeys.countActive(tenant.id, clock.now()))).toBe(4);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('leaves no login key of an account active after a password reset, while another store (instance) logs it in', async () => {
+    const other = await b.open();
+    try {
+      const opts = { tokenTtlMs: 3_600_000, devEchoTokens: true };
+      const here = new AccountService({ store, ...ctx }, new MemoryMailer(), opts);
+      const there = new AccountService({ store: other, ...ctx }, new MemoryMailer(), opts);
+      const tenant = await store.tx((r) => createTenant(r, ctx, { kind: 'workspace', name: 'w' }));
+      const accountId = randomIds.next('account');
+      const email = `${accountId}@example.com`;
+      const passwordHash = await hashPassword('the old password');
+      await store.tx((r) => r.accounts.insert({ id: accountId, tenantId: tenant.id, email, passwordHash, createdAt: 1, updatedAt: 1 }));
+      const { token } = await here.forgotPassword({ email });
+      const logins = await Promise.all([
+        here.resetPassword({ token: token!, password: 'the new password' }).then(() => undefined),
+        ...Array.from({ length: 4 }, () => there.login({ email, password: 'the old password' }).then((l) => l.apiKey.id, () => undefined)),
+      ]);
+      const keys = await store.read((r) => r.apiKeys.listByTenant(tenant.id));
+      expect(keys.filter((k) => k.loginAccountId === accountId).map((k) => k.id).sort()).toEqual(logins.filter(Boolean).sort());
+      expect(keys.filter((k) => k.revokedAt === null)).toEqual([]);
     } finally {
       await other.close();
     }

@@ -121,7 +121,7 @@ describe('GET /v1/auth/keys', () => {
     const text = JSON.stringify(keys);
     expect(text).not.toContain(mine.key);
     expect(text).not.toContain(t.creds.workspace.apiKey);
-    for (const k of keys) expect(Object.keys(k).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'scopes']);
+    for (const k of keys) expect(Object.keys(k).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'parentKeyId', 'prefix', 'revokedAt', 'scopes']);
   });
 
   it('needs keys:read (403 naming it)', async () => {

@@ -12,7 +12,7 @@ export type {
   Health, PlatformPublicKey, ReceiptKey,
   // tenancy: signup, accounts, identity and keys (docs/api/tenancy.md)
   TenantKind, TenantRef, SignupRecord, SignupInput, SignupStarted, SignupVerified, LoginResult,
-  ApiKeyView, NewApiKey as CreatedApiKey, CreateKeyInput, Whoami, AuthSelf, AuthScopes,
+  ApiKeyView, NewApiKey as CreatedApiKey, CreateKeyInput, RevokedKeys, Whoami, AuthSelf, AuthScopes,
   // the market: capabilities, providers, discovery (docs/api/market.md)
   CapabilityProtocol, CapabilityAddress, Capability, CapabilityVersion, PublishCapabilityInput, CapabilityPatch,
   PublishedCapability, CapabilityEdit, ProviderSummary, CapabilityDetail, Verification as VerificationRequest, Provider,

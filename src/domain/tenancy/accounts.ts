@@ -1,16 +1,20 @@
 /**
  * Accounts: the person (email + password) behind a tenant. Logging in mints a new
  * API key that expires after 30 days; a forgotten password is replaced through a
- * mailed one-time token. Neither route discloses whether an email has an account,
+ * mailed one-time token, and the reset revokes every key the account's logins issued
+ * (and the keys those minted). Neither route discloses whether an email has an account,
  * by its answer or by its time: login answers the same 401 for an unknown email and a
  * wrong password after the same amount of hashing, and "forgot" always answers ok
  * after sending one message (the token, or a notice that the address has no account).
+ * Per address, failed logins back off and reset mails are throttled (./auth-throttles.ts),
+ * an unknown address exactly as a known one.
  */
 import { AppError, validationError } from '../../core/errors.js';
 import type { Account, Tenant } from '../../store/repos/tenancy.js';
 import type { DomainContext } from '../platform/context.js';
 import type { ForgotPasswordInput, LoginInput, LoginResult, ResetPasswordInput, TenantRef } from 'agentpay-sdk/contract';
-import { issueKey } from './api-keys.js';
+import { issueKey, revokeAll } from './api-keys.js';
+import { AuthThrottles, DEFAULT_ACCOUNT_LIMITS, type AccountLimits } from './auth-throttles.js';
 import { hashEmailToken, newEmailToken } from './email-tokens.js';
 import type { Mailer, NoticeMessage, TokenMessage } from '../platform/mailer.js';
 import { assertAcceptablePassword, burnPasswordCheck, hashPassword, prepareBurnPasswordCheck, verifyPassword } from './passwords.js';
@@ -42,22 +46,36 @@ export type { LoginResult } from 'agentpay-sdk/contract';
 const BAD_LOGIN = 'email or password is wrong; reset a forgotten password with POST /v1/accounts/password/forgot';
 
 export class AccountService {
-  constructor(private ctx: DomainContext, private mailer: Mailer, private opts: EmailTokenOptions) {
+  private readonly throttles: AuthThrottles;
+
+  constructor(private ctx: DomainContext, private mailer: Mailer, private opts: EmailTokenOptions & { accountLimits?: AccountLimits }) {
+    this.throttles = new AuthThrottles(opts.accountLimits ?? DEFAULT_ACCOUNT_LIMITS);
     // so that even the first unknown-email login costs no more than a wrong password
     prepareBurnPasswordCheck();
   }
 
+  /**
+   * 429 RATE_LIMITED (retry-after) while the address is held back after failed logins, checked
+   * before any password, for an address with an account or without one alike.
+   */
   async login(input: LoginInput): Promise<LoginResult> {
     const email = normaliseEmail(input.email);
-    const account = await this.ctx.store.read((r) => r.accounts.byEmail(email));
+    const account = await this.ctx.store.tx(async (r) => {
+      await this.throttles.beginLogin(r, email, this.ctx.clock.now());
+      return r.accounts.byEmail(email);
+    });
     const ok = account ? await verifyPassword(input.password, account.passwordHash) : await burnPasswordCheck(input.password);
     if (!account || !ok) throw new AppError('UNAUTHORIZED', BAD_LOGIN, { reason: 'login_failed' });
     return this.ctx.store.tx(async (r) => {
-      const tenant = await r.tenants.get(account.tenantId);
+      // the account locked and read again: a password reset that got in first wins (its
+      // revocation of login keys cannot miss this one), and the password checked is still the one
+      const current = await r.accounts.get(account.id);
+      const tenant = current && current.passwordHash === account.passwordHash ? await r.tenants.get(account.tenantId) : undefined;
       if (!tenant) throw new AppError('UNAUTHORIZED', BAD_LOGIN, { reason: 'login_failed' });
+      await this.throttles.loginSucceeded(r, email);
       const now = this.ctx.clock.now();
       const expiresAt = now + LOGIN_KEY_TTL_MS;
-      const { record, key } = await issueKey(r, this.ctx, tenant, { name: `login ${new Date(now).toISOString()}`, expiresAt });
+      const { record, key } = await issueKey(r, this.ctx, tenant, { name: `login ${new Date(now).toISOString()}`, expiresAt, loginAccountId: account.id });
       return { tenant: tenantRef(tenant), apiKey: { id: record.id, key, scopes: record.scopes, expiresAt: new Date(expiresAt).toISOString() } };
     });
   }
@@ -65,19 +83,22 @@ export class AccountService {
   /**
    * Always `{ok: true}`, after one message either way: the token to an account's address
    * (and echoed by a sandbox gateway), else a notice that the address has no account, so
-   * that a mailer's send time does not tell the two apart.
+   * that a mailer's send time does not tell the two apart. Past the address's reset-mail
+   * throttle nothing is made or sent, and the answer is the same `{ok: true}`.
    */
   async forgotPassword(input: ForgotPasswordInput): Promise<{ ok: true; token?: string }> {
     const email = normaliseEmail(input.email);
     const issued = await this.ctx.store.tx(async (r) => {
+      const now = this.ctx.clock.now();
+      if (!(await this.throttles.takeResetMail(r, email, now))) return 'throttled' as const;
       const account = await r.accounts.byEmail(email);
       if (!account) return undefined;
-      const now = this.ctx.clock.now();
       const { token, tokenHash } = newEmailToken();
       const expiresAt = now + this.opts.tokenTtlMs;
       await r.passwordResets.insert({ id: this.ctx.ids.next('passwordReset'), accountId: account.id, tokenHash, expiresAt, usedAt: null, createdAt: now });
       return { account, token, expiresAt };
     });
+    if (issued === 'throttled') return { ok: true };
     if (!issued) {
       await this.mailer.send(noAccountMessage(email));
       return { ok: true };
@@ -88,8 +109,10 @@ export class AccountService {
 
   /**
    * Sets a new password with a reset token. The token works once; using it also
-   * retires every other open reset token of the account. API keys are left alone:
-   * agents hold them, and `POST /v1/auth/keys/:id/revoke` revokes any that leaked.
+   * retires every other open reset token of the account, and revokes every key the
+   * account's logins issued, with the keys those minted (whoever knew the old password
+   * may hold them). Other keys (the signup key, keys made by it for agents) are left
+   * alone: `POST /v1/auth/keys/:id/revoke` revokes any of them that leaked.
    */
   async resetPassword(input: ResetPasswordInput): Promise<{ ok: true }> {
     assertAcceptablePassword(input.password);
@@ -107,7 +130,9 @@ export class AccountService {
       const now = this.ctx.clock.now();
       await r.passwordResets.markUsed(reset.id, now);
       await r.passwordResets.retireOpenForAccount(reset.accountId, now);
+      await r.accounts.get(reset.accountId); // locks it (PostgreSQL): a login issuing a key meanwhile queues behind
       await r.accounts.update(reset.accountId, { passwordHash, updatedAt: now });
+      await revokeAll((at) => r.apiKeys.revokeLoginKeys(reset.accountId, at), now);
     });
     return { ok: true };
   }

@@ -48,7 +48,15 @@ export async function issueKey(
   r: Repos,
   ctx: Pick<DomainContext, 'clock' | 'ids'>,
   tenant: Pick<Tenant, 'id' | 'kind'>,
-  opts: { name?: string; scopes?: readonly string[]; expiresAt?: number | null } = {},
+  opts: {
+    name?: string;
+    scopes?: readonly string[];
+    expiresAt?: number | null;
+    /** the key minting this one (POST /v1/auth/keys): revoked with it */
+    parentKeyId?: string;
+    /** the account whose login issues this key: revoked by a password reset of it */
+    loginAccountId?: string;
+  } = {},
 ): Promise<IssuedKey> {
   const allowed = DEFAULT_SCOPES[tenant.kind];
   const scopes = opts.scopes ?? allowed;
@@ -69,9 +77,27 @@ export async function issueKey(
     revokedAt: null,
     lastUsedAt: null,
     createdAt: now,
+    parentKeyId: opts.parentKeyId ?? null,
+    loginAccountId: opts.loginAccountId ?? null,
   };
   await r.apiKeys.insert(record);
   return { record, key };
+}
+
+/**
+ * Revokes what `revoke` selects until a round finds nothing more: on PostgreSQL a key minted by
+ * a transaction that committed while the first round ran is seen by the next one (each
+ * statement sees what was committed when it began), and a key minted after it finds its parent
+ * revoked. On SQLite the second round finds nothing. The ids revoked.
+ */
+export async function revokeAll(revoke: (at: number) => Promise<string[]>, at: number): Promise<string[]> {
+  const all: string[] = [];
+  for (let round = 0; round < 100; round++) {
+    const ids = await revoke(at);
+    if (ids.length === 0) break;
+    all.push(...ids);
+  }
+  return all;
 }
 
 /** 401 for a missing, mistyped, expired or revoked key; the message says which. */
@@ -141,5 +167,6 @@ export function keyView(k: ApiKey) {
     expiresAt: k.expiresAt === null ? null : new Date(k.expiresAt).toISOString(),
     revokedAt: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
     lastUsedAt: k.lastUsedAt === null ? null : new Date(k.lastUsedAt).toISOString(),
+    parentKeyId: k.parentKeyId,
   };
 }

@@ -5,7 +5,13 @@
  * - without `scopes` or `preset`, the new key copies the calling key's scopes;
  * - the `agent` preset is AGENT_SCOPES, which lacks approvals:write, so an agent
  *   cannot approve its own held spend;
- * - keys expire at `expiresAt`/after `expiresInSeconds` or never; revoking is final;
+ * - a new key expires no later than the key that creates it: by default when that key does
+ *   (never, for a key that never expires); a later time, or `expiresAt: null` (never) from a key
+ *   that expires, is 400 VALIDATION_FAILED naming the field and the calling key's expiry;
+ * - a new key records the key that created it (`parentKeyId`), and revoking a key revokes
+ *   every key it created, and theirs, in the same transaction; revoking is final;
+ * - a tenant holds at most `keysPerTenant` active keys: past it, 409 CONFLICT (reason
+ *   `key_limit_reached`) until one is revoked or expires (logins and signup still get theirs);
  * - another tenant's key is "not found", and nothing about it changes.
  */
 import { AppError, notFound, validationError } from '../../core/errors.js';
@@ -13,7 +19,8 @@ import { parseIsoTime } from '../../core/clock.js';
 import type { ApiKey, Tenant } from '../../store/repos/tenancy.js';
 import type { Repos } from '../../store/store.js';
 import type { DomainContext } from '../platform/context.js';
-import { issueKey, keyView, type Principal } from './api-keys.js';
+import { issueKey, keyView, revokeAll, type Principal } from './api-keys.js';
+import { DEFAULT_ACCOUNT_LIMITS, type AccountLimits } from './auth-throttles.js';
 import { AGENT_SCOPES, DEFAULT_SCOPES, isScope, type Scope } from './scopes.js';
 
 export type KeyView = ReturnType<typeof keyView>;
@@ -25,8 +32,8 @@ export interface CreateKeyInput {
   name?: string;
   scopes?: string[];
   preset?: KeyPreset;
-  /** ISO 8601 time */
-  expiresAt?: string;
+  /** ISO 8601 time; null: never (only from a key that never expires) */
+  expiresAt?: string | null;
   expiresInSeconds?: number;
 }
 
@@ -42,8 +49,15 @@ export function tenantView(t: Tenant) {
 }
 
 
+/** What revoking answers: the key, and how many keys the call revoked (it and the keys it minted, down the tree). */
+export interface RevokedKeys {
+  key: KeyView;
+  revokedCount: number;
+  revokedKeyIds: string[];
+}
+
 export class KeyService {
-  constructor(private ctx: DomainContext) {}
+  constructor(private ctx: DomainContext, private limits: Pick<AccountLimits, 'keysPerTenant'> = DEFAULT_ACCOUNT_LIMITS) {}
 
   private async callerKey(r: Repos, p: Principal): Promise<ApiKey> {
     const k = await r.apiKeys.get(p.keyId);
@@ -72,10 +86,25 @@ export class KeyService {
     const scopes = this.scopesFor(p, input);
     this.expiryOf(input); // refuse a bad expiry before queueing for the transaction
     const name = input.name?.trim() || input.preset || 'key';
-    const { record, key } = await this.ctx.store.tx((r) =>
+    const { record, key } = await this.ctx.store.tx(async (r) => {
+      // locked (PostgreSQL) until this transaction ends: revoking the parent waits for the new
+      // key, or this finds the parent revoked; either way the new key cannot outlive it
+      const parent = await this.callerKey(r, p);
+      const now = this.ctx.clock.now();
+      if (parent.revokedAt !== null) throw new AppError('UNAUTHORIZED', 'API key revoked', { keyId: parent.id });
+      if (parent.expiresAt !== null && parent.expiresAt <= now) throw new AppError('UNAUTHORIZED', 'API key expired', { keyId: parent.id });
       // the expiry is counted from the same moment as the key's createdAt
-      issueKey(r, this.ctx, { id: p.tenantId, kind: p.tenantKind }, { name, scopes, expiresAt: this.expiryOf(input) }),
-    );
+      const expiresAt = this.boundedExpiry(input, this.expiryOf(input), parent);
+      const active = await r.apiKeys.countActive(p.tenantId, now);
+      if (active >= this.limits.keysPerTenant) {
+        throw new AppError('CONFLICT', `this tenant already has ${active} active API keys, the most it may hold (${this.limits.keysPerTenant}); revoke keys it no longer uses (GET /v1/auth/keys, POST /v1/auth/keys/:id/revoke) and try again`, {
+          reason: 'key_limit_reached',
+          limit: this.limits.keysPerTenant,
+          active,
+        });
+      }
+      return issueKey(r, this.ctx, { id: p.tenantId, kind: p.tenantKind }, { name, scopes, expiresAt, parentKeyId: parent.id });
+    });
     return { ...keyView(record), key };
   }
 
@@ -83,15 +112,18 @@ export class KeyService {
     return (await this.ctx.store.read((r) => r.apiKeys.listByTenant(p.tenantId))).map(keyView);
   }
 
-  /** Revoking is idempotent: a revoked key keeps its first revocation time. */
-  async revoke(p: Principal, keyId: string): Promise<KeyView> {
+  /**
+   * Revokes the key and every key it minted, and theirs, in one transaction. Idempotent: a
+   * revoked key keeps its first revocation time (revoking it again revokes any descendant still
+   * active, and counts only those).
+   */
+  async revoke(p: Principal, keyId: string): Promise<RevokedKeys> {
     return this.ctx.store.tx(async (r) => {
-      const k = await r.apiKeys.get(keyId);
+      const k = await r.apiKeys.get(keyId); // locked (PostgreSQL): a key being minted from it commits first
       if (!k || k.tenantId !== p.tenantId) throw notFound('NOT_FOUND', 'API key', keyId);
-      if (k.revokedAt !== null) return keyView(k);
-      const revokedAt = this.ctx.clock.now();
-      await r.apiKeys.update(k.id, { revokedAt });
-      return keyView({ ...k, revokedAt });
+      const revokedKeyIds = await revokeAll((at) => r.apiKeys.revokeTree(k.id, p.tenantId, at), this.ctx.clock.now());
+      const after = await r.apiKeys.get(k.id);
+      return { key: keyView(after ?? k), revokedCount: revokedKeyIds.length, revokedKeyIds };
     });
   }
 
@@ -117,13 +149,32 @@ export class KeyService {
     return scopes as Scope[];
   }
 
-  private expiryOf(input: CreateKeyInput): number | null {
+  /**
+   * The new key's expiry within its parent's: the parent's when none was asked for; 400 naming
+   * the field for a later one, or for `expiresAt: null` (never), from a parent that expires.
+   */
+  private boundedExpiry(input: CreateKeyInput, asked: number | null | undefined, parent: ApiKey): number | null {
+    if (asked === undefined) return parent.expiresAt;
+    if (parent.expiresAt === null || (asked !== null && asked <= parent.expiresAt)) return asked;
+    const field = input.expiresInSeconds !== undefined ? 'expiresInSeconds' : 'expiresAt';
+    const limit = new Date(parent.expiresAt).toISOString();
+    const secondsLeft = Math.floor((parent.expiresAt - this.ctx.clock.now()) / 1000);
+    const what = asked === null ? `null asks for a key that never expires, but the calling key expires at ${limit}` : `is later than the calling key's expiry, ${limit}`;
+    throw validationError(field, `${what}: a key cannot outlive the key that makes it; ask for ${limit} or earlier (expiresInSeconds at most ${secondsLeft}), or leave expiresAt and expiresInSeconds out to get ${limit}`, {
+      parentExpiresAt: limit,
+      reason: 'outlives_parent',
+    });
+  }
+
+  /** undefined: none asked for; null: `expiresAt: null`, never */
+  private expiryOf(input: CreateKeyInput): number | null | undefined {
     const now = this.ctx.clock.now();
     if (input.expiresAt !== undefined && input.expiresInSeconds !== undefined) {
       throw validationError('expiresAt', 'send either expiresAt or expiresInSeconds, not both');
     }
     if (input.expiresInSeconds !== undefined) return now + input.expiresInSeconds * 1000;
-    if (input.expiresAt === undefined) return null;
+    if (input.expiresAt === undefined) return undefined;
+    if (input.expiresAt === null) return null;
     const at = parseIsoTime(input.expiresAt);
     if (at === undefined) throw validationError('expiresAt', 'must be an ISO 8601 time that exists, like 2030-01-31T00:00:00Z');
     if (at <= now) throw validationError('expiresAt', `is in the past (now is ${new Date(now).toISOString()}); give a future time`);

@@ -144,6 +144,9 @@ export const CLOSING_RETRY_AFTER_SECONDS = 5;
 export default fp(async function errors(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { status, body } = errorResponse(err, request.log);
+    // a domain's 429 (the per-address login backoff) says when to retry in its details; the header says it too
+    const retryAfter = err instanceof AppError && status === 429 ? err.details.retryAfterSeconds : undefined;
+    if (typeof retryAfter === 'number' && !reply.hasHeader('retry-after')) reply.header('retry-after', String(retryAfter));
     return reply.code(status).send(body);
   });
 

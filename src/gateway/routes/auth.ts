@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
 import { OptionalBody } from '../schemas.js';
-import { ApiKeyView, AuthScopes, AuthSelf, Closed, CreateKeyBody, NewApiKey, Whoami } from 'agentpay-sdk/contract';
+import { ApiKeyView, AuthScopes, AuthSelf, Closed, CreateKeyBody, NewApiKey, RevokedKeys, Whoami } from 'agentpay-sdk/contract';
 
 const KeyParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
@@ -21,7 +21,7 @@ export default async function authRoutes(app: FastifyInstance) {
 
   app.post<{ Body: Static<typeof CreateKeyBody> | null }>(
     '/v1/auth/keys',
-    { config: { scope: 'keys:write' }, schema: { summary: 'Make an API key (shown once)', body: { ...OptionalBody(CreateKeyBody), examples: [{ name: 'agent-1', preset: 'agent', expiresInSeconds: 86400 }] }, response: { 200: Closed({ apiKey: NewApiKey }) } } },
+    { config: { scope: 'keys:write', errors: ['CONFLICT'] }, schema: { summary: 'Make an API key (shown once)', body: { ...OptionalBody(CreateKeyBody), examples: [{ name: 'agent-1', preset: 'agent', expiresInSeconds: 86400 }] }, response: { 200: Closed({ apiKey: NewApiKey }) } } },
     async (request) => ({ apiKey: await keys.create(principal(request), request.body ?? {}) }),
   );
 
@@ -29,7 +29,7 @@ export default async function authRoutes(app: FastifyInstance) {
 
   app.post<{ Params: Static<typeof KeyParams> }>(
     '/v1/auth/keys/:id/revoke',
-    { config: { scope: 'keys:write' }, schema: { summary: 'Revoke an API key', params: KeyParams, response: { 200: Closed({ key: ApiKeyView }) } } },
-    async (request) => ({ key: await keys.revoke(principal(request), request.params.id) }),
+    { config: { scope: 'keys:write' }, schema: { summary: 'Revoke an API key and the keys made from it', params: KeyParams, response: { 200: RevokedKeys } } },
+    async (request) => keys.revoke(principal(request), request.params.id),
   );
 }

@@ -41,7 +41,7 @@ import type { ReadOptions, Repos, Store } from '../store.js';
 import type { StoreObserver } from '../observer.js';
 import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, UniqueViolation } from '../errors.js';
 import { pgMigrationsDir } from '../../paths.js';
-import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys } from './tenancy.js';
+import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys, PgAuthThrottles } from './tenancy.js';
 import { PgWallets, PgLedger, PgSigningKeys } from './wallets.js';
 import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificationRequests, PgRatings } from './market.js';
 import { PgDiscovery } from './discovery.js';
@@ -110,9 +110,10 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
   const repos: Repos = {
     tenants: new PgTenants(db, s),
     signups: new PgSignups(db, s),
-    accounts: new PgAccounts(db),
+    accounts: new PgAccounts(db, s),
     passwordResets: new PgPasswordResets(db, s),
     apiKeys: new PgApiKeys(db, s),
+    authThrottles: new PgAuthThrottles(db),
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
     signingKeys: new PgSigningKeys(db, s),

@@ -14,6 +14,7 @@ export type SameRows = [
   Check<Same<typeof lite.accounts.$inferSelect, typeof pg.accounts.$inferSelect>>,
   Check<Same<typeof lite.passwordResets.$inferSelect, typeof pg.passwordResets.$inferSelect>>,
   Check<Same<typeof lite.apiKeys.$inferSelect, typeof pg.apiKeys.$inferSelect>>,
+  Check<Same<typeof lite.authThrottles.$inferSelect, typeof pg.authThrottles.$inferSelect>>,
   Check<Same<typeof lite.wallets.$inferSelect, typeof pg.wallets.$inferSelect>>,
   Check<Same<typeof lite.ledgerEntries.$inferSelect, typeof pg.ledgerEntries.$inferSelect>>,
   Check<Same<typeof lite.signingKeys.$inferSelect, typeof pg.signingKeys.$inferSelect>>,

@@ -65,4 +65,29 @@ export const apiKeys = pgTable('api_keys', {
   revokedAt: int('revoked_at'),
   lastUsedAt: int('last_used_at'),
   createdAt: int('created_at').notNull(),
-}, (t) => [uniqueIndex('api_keys_hash').on(t.keyHash), index('api_keys_tenant').on(t.tenantId)]);
+  /** the key that minted this one (POST /v1/auth/keys); revoking a key revokes the keys it minted, and theirs */
+  parentKeyId: text('parent_key_id'),
+  /** the account whose login issued this key; a password reset of that account revokes it */
+  loginAccountId: text('login_account_id'),
+}, (t) => [
+  uniqueIndex('api_keys_hash').on(t.keyHash),
+  index('api_keys_tenant').on(t.tenantId),
+  index('api_keys_parent').on(t.parentKeyId),
+  index('api_keys_login_account').on(t.loginAccountId),
+]);
+
+/**
+ * Failed-login backoff and password-reset mail throttle, per email address, in the store so that
+ * every instance of a fleet counts the same. `key` is `<kind>:<SHA-256 of the address>` (no address
+ * is kept in clear, known or not); a row whose `expiresAt` has passed no longer matters and is pruned.
+ */
+export const authThrottles = pgTable('auth_throttles', {
+  key: text('key').primaryKey(),
+  /** login: attempts in the current streak; reset mail: mails in the current day window */
+  count: int('count').notNull(),
+  windowStartedAt: int('window_started_at').notNull(),
+  lastAt: int('last_at').notNull(),
+  /** login: no attempt is checked before this time */
+  blockedUntil: int('blocked_until'),
+  expiresAt: int('expires_at').notNull(),
+}, (t) => [index('auth_throttles_expires').on(t.expiresAt)]);

@@ -4,7 +4,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { migrationsDir } from '../../paths.js';
 import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
-import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys } from './tenancy.js';
+import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys, SqliteAuthThrottles } from './tenancy.js';
 import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
@@ -91,6 +91,7 @@ export class SqliteStore implements Store {
       accounts: new SqliteAccounts(this.db),
       passwordResets: new SqlitePasswordResets(this.db),
       apiKeys: new SqliteApiKeys(this.db),
+      authThrottles: new SqliteAuthThrottles(this.db),
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
       signingKeys: new SqliteSigningKeys(this.db),

@@ -1,7 +1,7 @@
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { tenants, signups, accounts, passwordResets, apiKeys } from '../schema/index.js';
-import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
+import { tenants, signups, accounts, passwordResets, apiKeys, authThrottles } from '../schema/index.js';
+import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, AuthThrottleRepo, AuthThrottle, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -49,4 +49,39 @@ export class SqliteApiKeys implements ApiKeyRepo {
   async byHash(hash: string) { return this.s.first({ keyHash: hash }); }
   async listByTenant(tenantId: string) { return this.db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(apiKeys.createdAt).all(); }
   async update(id: string, patch: Partial<Pick<ApiKey, 'revokedAt' | 'lastUsedAt' | 'name'>>) { this.db.update(apiKeys).set(patch).where(eq(apiKeys.id, id)).run(); }
+  async countActive(tenantId: string, now: number) {
+    const row = this.db.get<{ n: number }>(sql`SELECT count(*) AS n FROM api_keys
+      WHERE tenant_id = ${tenantId} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${now})`);
+    return Number(row?.n ?? 0);
+  }
+  async revokeTree(rootId: string, tenantId: string, at: number) {
+    return this.revokeFrom(sql`SELECT id FROM api_keys WHERE id = ${rootId} AND tenant_id = ${tenantId}`, at);
+  }
+  async revokeLoginKeys(accountId: string, at: number) {
+    return this.revokeFrom(sql`SELECT id FROM api_keys WHERE login_account_id = ${accountId}`, at);
+  }
+  /** the keys `roots` selects and all they minted, down the tree (UNION: each once) */
+  private revokeFrom(roots: ReturnType<typeof sql>, at: number): string[] {
+    return this.db.all<{ id: string }>(sql`WITH RECURSIVE tree(id) AS (${roots} UNION SELECT k.id FROM api_keys k JOIN tree ON k.parent_key_id = tree.id)
+      UPDATE api_keys SET revoked_at = ${at} WHERE id IN (SELECT id FROM tree) AND revoked_at IS NULL RETURNING id`).map((r) => r.id);
+  }
+}
+
+export class SqliteAuthThrottles implements AuthThrottleRepo {
+  constructor(private db: Db) {}
+  async take(key: string, fresh: AuthThrottle) {
+    // the write transaction (BEGIN IMMEDIATE) already serialises every writer of the database
+    const row = this.db.select().from(authThrottles).where(eq(authThrottles.key, key)).get();
+    if (row) return row;
+    this.db.insert(authThrottles).values({ ...fresh, key }).run();
+    return { ...fresh, key };
+  }
+  async save(row: AuthThrottle) {
+    const { key, ...rest } = row;
+    this.db.update(authThrottles).set(rest).where(eq(authThrottles.key, key)).run();
+  }
+  async delete(key: string) { this.db.delete(authThrottles).where(eq(authThrottles.key, key)).run(); }
+  async prune(now: number, limit: number) {
+    return this.db.run(sql`DELETE FROM auth_throttles WHERE key IN (SELECT key FROM auth_throttles WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limit})`).changes;
+  }
 }

@@ -1,6 +1,7 @@
 /** `agentpay keys ...` against a real in-process HTTPS gateway. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SCOPES } from '../../../src/domain/tenancy/scopes.js';
+import { keyTable, revokedText } from '../../../src/cli/keys.js';
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { cli, json, removeTempDirs, tempDir, gatewayEnv } from '../helpers.js';
 
@@ -81,6 +82,26 @@ describe('agentpay keys list / revoke', () => {
     expect(after.exitCode).toBe(4);
     expect(after.stderr).toMatch(/^error UNAUTHORIZED: .*revoked/);
     expect(after.stderr).toContain('Try: log in with a valid key: agentpay login');
+  });
+
+  it('shows who made each key, and says how many keys a revoke took with it', async () => {
+    const parent = json(await run('keys', 'create', '--name', 'parent', '--json')).apiKey;
+    const child = (await t.client(parent.key).keys.create({ name: 'child' })).apiKey;
+    const listed = json(await run('keys', 'list', '--json'));
+    expect(listed.keys.find((k: { id: string }) => k.id === child.id)).toMatchObject({ parentKeyId: parent.id });
+    // on a terminal: a MADE BY column
+    const table = keyTable(listed.keys);
+    expect(table).toContain('MADE BY');
+    expect(table.split('\n').find((l) => l.startsWith(child.id))).toContain(parent.id);
+
+    const revoked = await run('keys', 'revoke', parent.id, '--json');
+    expect(revoked.exitCode, revoked.stderr).toBe(0);
+    const res = json(revoked);
+    expect(res).toMatchObject({ revokedCount: 2, key: { id: parent.id } });
+    expect(revokedText(res)).toContain(`Revoked 2 keys: this one and 1 made from it (${child.id})`);
+    const again = json(await run('keys', 'revoke', parent.id, '--json'));
+    expect(again).toMatchObject({ revokedCount: 0, revokedKeyIds: [] });
+    expect(revokedText(again)).toContain('Already revoked');
   });
 
   it('needs the key id as an argument (usage error, exit 2)', async () => {

@@ -41,6 +41,15 @@ describe('gateway start configuration checks', () => {
     expect(() => gatewayStartOptions({ config: configFile({ rateLimit: { signupMax: -3 } }).file }, dir, {})).toThrow('rateLimit.signupMax must be a positive integer');
   });
 
+  it('takes accountLimits from the config file, and refuses unknown keys and non-positive values in it', () => {
+    const dir = tempDir();
+    const limits = { keysPerTenant: 20, loginBackoffMs: 5000 };
+    expect(gatewayStartOptions({ config: configFile({ accountLimits: limits }).file }, dir, {}).config.accountLimits).toEqual(limits);
+    expect(() => gatewayStartOptions({ config: configFile({ accountLimits: { keysPerTenant: 0 } }).file }, dir, {})).toThrow('accountLimits.keysPerTenant must be a positive integer');
+    expect(() => gatewayStartOptions({ config: configFile({ accountLimits: { keyCap: 3 } }).file }, dir, {})).toThrow('accountLimits.keyCap is not a setting');
+    expect(() => resolveConfig({ accountLimits: { resetMailsPerDay: -1 } })).toThrow('accountLimits.resetMailsPerDay must be a positive integer');
+  });
+
   it('refuses AGENTPAY_TRUST_PROXY=maybe, naming the variable (exit 2), where oclif would read it as false', async () => {
     const dir = tempDir();
     const r = await cli(['gateway', 'start', '--port', '0', '--data-dir', join(dir, 'data'), '--json'], { configDir, cwd: dir, env: { AGENTPAY_TRUST_PROXY: 'maybe' } });

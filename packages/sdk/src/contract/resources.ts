@@ -58,6 +58,7 @@ export const ApiKeyView = Closed({
   expiresAt: Nullable(Timestamp()),
   revokedAt: Nullable(Timestamp()),
   lastUsedAt: Nullable(Timestamp()),
+  parentKeyId: Nullable(Type.String({ minLength: 1, maxLength: 100, description: 'key_…: the key that made this one with POST /v1/auth/keys (revoking it revokes this one); null for a key from signup or login' })),
 });
 export type ApiKeyView = Static<typeof ApiKeyView>;
 /** Returned once, at creation: the only time `key` is shown. */

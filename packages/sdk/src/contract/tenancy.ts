@@ -80,11 +80,19 @@ export const CreateKeyBody = Closed({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   scopes: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100, description: "a subset of the calling key's scopes; default: the calling key's scopes" })),
   preset: Type.Optional(StringEnum(['agent'] as const, { description: 'agent: the scopes for a buying agent (no approvals:write)' })),
-  expiresAt: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 time in the future' })),
-  expiresInSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 * 366 * 24 * 3600 })),
+  expiresAt: Type.Optional(Nullable(Type.String({ maxLength: 64, description: "ISO 8601 time in the future, no later than the calling key's expiry; default: the calling key's expiry; null: never (only from a key that never expires)" }))),
+  expiresInSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 * 366 * 24 * 3600, description: "seconds from now, ending no later than the calling key's expiry" })),
   ...IgnoredTenantIds,
 });
 export type CreateKeyInput = Omit<Static<typeof CreateKeyBody>, keyof typeof IgnoredTenantIds>;
+
+/** What revoking a key answers: the key, and every key this call revoked (it and the keys made from it, down the tree). */
+export const RevokedKeys = Closed({
+  key: ApiKeyView,
+  revokedCount: Type.Integer({ minimum: 0, description: 'how many keys this call revoked: the key (unless it was revoked before) and the keys made from it, and from those' }),
+  revokedKeyIds: Type.Array(Type.String(), { description: 'the ids of those keys' }),
+});
+export type RevokedKeys = Static<typeof RevokedKeys>;
 
 export const Whoami = Closed({ tenant: TenantView, key: ApiKeyView });
 export type Whoami = Static<typeof Whoami>;
