@@ -14,8 +14,7 @@ import { ensurePlatform } from '../../src/domain/tenancy/tenants.js';
 import { buildApp } from '../../src/gateway/app.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { openTestStore, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
 
@@ -118,7 +117,7 @@ describe('refused before a route runs', () => {
 describe("what fastify's router still refuses itself (frameworkErrors)", () => {
   it('is answered in the envelope, after the plain-HTTP check: a parameter longer than any URL node would read', async () => {
     // only app.inject() can send a URL past node's header limit: the fallback that no real request reaches
-    const store = new SqliteStore({ path: ':memory:' });
+    const store = await openTestStore();
     const ctx = { store, clock: systemClock, ids: randomIds };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keys = new Map<string, string>();

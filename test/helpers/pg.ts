@@ -72,3 +72,16 @@ async function makeDatabase(prefix: string, run: { id: string } | undefined, tem
     drop: () => onAdmin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
   };
 }
+
+/**
+ * The database that serves a data dir in this worker, for tests that start the product's gateway
+ * (test/helpers/gateway.ts backendOptions) or the binary (test/cli/helpers.ts) on the `postgres`
+ * project: one per data dir, the same each time that data dir is served again, by either. A copy
+ * of the run's migrated template, dropped by the run's teardown.
+ */
+export function databaseOfDataDir(dataDir: string): Promise<TestDatabase> {
+  let db = ofDataDir.get(dataDir);
+  if (!db) ofDataDir.set(dataDir, (db = createTestDatabase('agentpay_test', { migrated: true })));
+  return db;
+}
+const ofDataDir = new Map<string, Promise<TestDatabase>>();
