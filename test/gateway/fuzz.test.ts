@@ -51,7 +51,7 @@ afterAll(async () => {
 
 /** What a refused request must leave alone: the ledger's entries and what they add up to. */
 function ledgerFingerprint(): string {
-  const row = db.prepare('SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(rowid), 0) AS last FROM ledger_entries').get() as Record<string, bigint>;
+  const row = db.prepare("SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(id), '') AS last FROM ledger_entries").get() as Record<string, bigint>;
   return `${row.n}/${row.amount}/${row.held}/${row.last}`;
 }
 

@@ -34,7 +34,8 @@ const port = (url: string) => Number(new URL(url).port);
 
 /** One raw request over TLS (or plain HTTP with `plain`), and its one answer with the body parsed. */
 async function raw(gw: TestGateway, head: string, opts: { plain?: boolean } = {}) {
-  const data = await rawExchange(port(opts.plain ? gw.httpUrl : gw.baseUrl), opts.plain ? null : gw.ca, head);
+  // not half-closed: each request here ends the connection itself (connection: close, HTTP/1.0)
+  const data = await rawExchange(port(opts.plain ? gw.httpUrl : gw.baseUrl), opts.plain ? null : gw.ca, head, 10_000, false);
   const [res, ...more] = parseResponses(data);
   expect(more).toEqual([]);
   return { status: res!.status, headers: res!.headers, body: JSON.parse(res!.body.toString('utf8')) as { error: { code: string; message: string; details: Record<string, unknown> } } };
