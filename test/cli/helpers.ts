@@ -55,7 +55,7 @@ function cleanEnv(configDir: string, extra: Record<string, string> = {}): Record
  * again, in process or by the binary). A test that names a database itself (--database,
  * AGENTPAY_DATABASE_URL) keeps it.
  */
-async function backendEnv(args: string[], opts: CliOptions): Promise<Record<string, string>> {
+export async function backendEnv(args: string[], opts: CliOptions): Promise<Record<string, string>> {
   if (process.env.AGENTPAY_TEST_BACKEND !== 'postgres') return {};
   const opensStore = args[0] === 'dev' || (args[0] === 'gateway' && (args[1] === 'start' || args[1] === 'operator-key'));
   if (!opensStore || args.some((a) => a === '--database' || a.startsWith('--database=')) || opts.env?.AGENTPAY_DATABASE_URL !== undefined) return {};

@@ -15,7 +15,7 @@ import { describeError, EXIT } from '../../../src/cli/errors/index.js';
 import { writeFileAtomic } from '../../../src/core/files.js';
 import { startGateway } from '../../../src/gateway/server.js';
 import { backendOptions } from '../../helpers/gateway.js';
-import { BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir } from '../helpers.js';
+import { backendEnv, BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir } from '../helpers.js';
 
 afterAll(removeTempDirs);
 
@@ -206,7 +206,8 @@ describe('agentpay dev on a data dir it cannot use', () => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('AGENTPAY_')) env[k] = v;
     const r = await execa(process.execPath, [BIN, ...devArgs(dataDir)], {
-      env: { ...env, HOME: home, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: home },
+      // on the postgres project, the database the first run used (backendEnv: the data dir's)
+      env: { ...env, ...(await backendEnv(devArgs(dataDir), { configDir })), HOME: home, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: home },
       extendEnv: false,
       reject: false,
       stdin: 'ignore',
