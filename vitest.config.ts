@@ -38,7 +38,8 @@ const FRESH_PROCESS = ['test/cli/policies/approvals-screen-width.test.ts'];
  * themselves in the suite (test/helpers/store-backends.ts, test/helpers/pg.ts: the store contract,
  * spend, fleet), and SQLITE_ONLY, tests of SQLite's own file, each with its reason.
  * test/conventions/backends.test.ts fails when a file left out does reach a store, and when a file
- * of this project opens SQLite by itself without saying why. A new test file is picked up as it is.
+ * of this project opens SQLite by itself without saying why; test/helpers/reach-check.ts fails a test
+ * that starts a gateway or store from a file the reading missed. A new test file is picked up as it is.
  * Each test gateway gets a database of its own (test/helpers/gateway.ts), a copy of a template the
  * run migrates once (test/pg-setup.ts), made while the test before runs and dropped after it
  * without waiting (the run's teardown drops what is left). A test gateway's start and close on

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
 import { databaseOfDataDir } from '../helpers/pg.js';
+import { checkStoreReach } from '../helpers/reach-check.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
@@ -56,8 +57,9 @@ function cleanEnv(configDir: string, extra: Record<string, string> = {}): Record
  * AGENTPAY_DATABASE_URL) keeps it.
  */
 export async function backendEnv(args: string[], opts: CliOptions): Promise<Record<string, string>> {
-  if (process.env.AGENTPAY_TEST_BACKEND !== 'postgres') return {};
   const opensStore = args[0] === 'dev' || (args[0] === 'gateway' && (args[1] === 'start' || args[1] === 'operator-key'));
+  if (opensStore) checkStoreReach(`agentpay ${args.slice(0, args[0] === 'gateway' ? 2 : 1).join(' ')}`);
+  if (process.env.AGENTPAY_TEST_BACKEND !== 'postgres') return {};
   if (!opensStore || args.some((a) => a === '--database' || a.startsWith('--database=')) || opts.env?.AGENTPAY_DATABASE_URL !== undefined) return {};
   if (args.includes('--help') || args.includes('-h')) return {};
   const cwd = opts.cwd ?? opts.configDir;

@@ -4,6 +4,8 @@
  * A file left out of that project must show no sign of starting a store, in itself or in the test
  * helpers it imports; a file in it that opens SQLite by itself, or starts the product's gateway
  * without the run's backend, must say why (`testBackend()` in the file, or a `sqlite-only:` comment).
+ * The run-time half is test/helpers/reach-check.ts: starting a test gateway, a store or the binary's
+ * gateway from a file this reading does not count fails that test.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -19,6 +19,7 @@ import { PgStore } from '../../src/store/pg/pg-store.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, databaseOfDataDir, type TestDatabase } from './pg.js';
 import { SyncPg } from './db-sync.js';
+import { checkStoreReach } from './reach-check.js';
 
 export interface TestGateway {
   gw: RunningGateway;
@@ -59,6 +60,7 @@ export interface TestGatewayOptions {
 export const testBackend = (): 'sqlite' | 'postgres' => (process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite');
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  checkStoreReach('a test gateway');
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-test-'));
   const config: Partial<GatewayConfig> = {
     // every answer is checked against its route's response schema (src/gateway/plugins/responses.ts)
@@ -183,6 +185,7 @@ export const pgGatewayOfDataDir = new Map<string, RunningGateway>();
  * run's teardown; the binary gets the same one for that data dir, test/cli/helpers.ts), else nothing: SQLite in the data dir. Spread it into startGateway's options.
  */
 export async function backendOptions(dataDir: string): Promise<{ database?: string }> {
+  checkStoreReach('a gateway');
   if (testBackend() !== 'postgres') return {};
   return { database: (await databaseOfDataDir(dataDir)).url };
 }
@@ -193,6 +196,7 @@ export async function backendOptions(dataDir: string): Promise<{ database?: stri
  * `postgres` project a PostgreSQL database of its own, dropped when the store is closed.
  */
 export async function openTestStore(): Promise<Store> {
+  checkStoreReach('a store');
   if (testBackend() !== 'postgres') return new SqliteStore({ path: ':memory:' });
   const db = await createTestDatabase('agentpay_test', { migrated: true });
   const store = await PgStore.open({ url: db.url });
