@@ -5,14 +5,18 @@
  *
  * A test file reaches the store when it imports, directly or through any chain of value imports
  * (`import type` does not count) of files under test/ and src/, a module that opens one:
- * - BACKEND_STARTERS: the test gateway (test/helpers/gateway.ts), the product's gateway
- *   (src/gateway/server.ts) and the SQLite store itself: these follow AGENTPAY_TEST_BACKEND, or must
- *   be made to (a test that opens SQLite on purpose says so: SQLITE_ONLY, or `testBackend()` in the file);
+ * - BACKEND_STARTERS: the test gateway (test/helpers/gateway.ts; it counts when a test file of the
+ *   chain calls startTestGateway or openTestStore: other files import it for sqliteOf and the like),
+ *   the product's gateway (src/gateway/server.ts) and the SQLite store itself: these follow
+ *   AGENTPAY_TEST_BACKEND, or must be made to (a test that opens SQLite on purpose says so:
+ *   SQLITE_ONLY, or `testBackend()` / a `sqlite-only:` comment in the file);
  * - SELF_CHOOSING: the helpers that run a test on both backends themselves (store-backends.ts,
  *   pg.ts, the PostgreSQL store): such a file runs on PostgreSQL in the `suite` project already
- *   and is in the `postgres` project only when it also reaches a BACKEND_STARTER;
+ *   and is in the `postgres` project only when it also reaches a BACKEND_STARTER (the SQLite store
+ *   it opens beside storeBackends() does not count);
  * or when it runs the `agentpay` binary (test/cli/helpers.ts, bin/run.js, a packed .bin/agentpay) with a
  * command that opens a data dir's store (a quoted 'dev' or 'gateway' in its source).
+ * A chain ends at a starter: what a starter imports itself is its business.
  *
  * No Node-only imports beyond fs and path: vitest.config.ts loads this.
  */
@@ -39,7 +43,9 @@ export const SELF_CHOSEN = /\b(storeBackends|createTestDatabase|pgEnabled)\s*\(/
 
 /**
  * Test files that stay on SQLite, each with the reason: tests of SQLite's own file (its modes, WAL,
- * damage), for which PostgreSQL has no counterpart. Nothing else belongs here.
+ * damage, query plans), for which PostgreSQL has no counterpart, and runs of the product as a user
+ * starts it, with its default store and no way to name another. Nothing else belongs here: a test
+ * of one backend inside a file that runs on both says `sqlite-only: <reason>` beside it.
  */
 export const SQLITE_ONLY: Readonly<Record<string, string>> = {
   'test/store/sqlite-store.test.ts': 'the SQLite store itself: its file, pragmas and WAL',
