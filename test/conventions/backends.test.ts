@@ -90,7 +90,8 @@ describe('every test file that reaches the store runs on PostgreSQL (test/store-
     for (const f of onPostgres) {
       const c = code(f);
       if (OPENS_SQLITE.test(c) && !SAYS_WHY.test(text(f))) found.push(`${f}: opens SQLite itself`);
-      if (/\bstartGateway\s*\(/.test(c) && !/\bbackendOptions\s*\(/.test(c) && !/sqlite-only:/.test(text(f))) found.push(`${f}: startGateway without backendOptions(dataDir)`);
+      // backendOptions(dataDir), or a database of its own passed on (a second instance on a test gateway's)
+      if (/\bstartGateway\s*\(/.test(c) && !/\bbackendOptions\s*\(|\bdatabase\b/.test(c) && !/sqlite-only:/.test(text(f))) found.push(`${f}: startGateway without backendOptions(dataDir) or a database`);
     }
     expect(found, 'on the postgres project these would test SQLite again: follow the run (sqliteOf, backendOptions, startTestGateway) or say `sqlite-only: <reason>` beside it').toEqual([]);
   });
