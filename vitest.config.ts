@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { postgresTestFiles } from './test/store-reach.js';
 
 /**
  * The SDK is a workspace package (packages/sdk): the gateway and CLI import it by name. Tests run
@@ -27,30 +28,32 @@ const SDK_SOURCES = Object.entries(sdk.exports).flatMap(([key, target]) => {
 const FRESH_PROCESS = ['test/cli/policies/approvals-screen-width.test.ts'];
 
 /**
- * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), these also run against PostgreSQL: each
- * test gateway on a database of its own (test/helpers/gateway.ts, AGENTPAY_TEST_BACKEND), a copy
- * of a template the run migrates once (test/pg-setup.ts), made while the test before runs and
- * dropped after it without waiting (the run's teardown drops what is left). Measured on this 2-core
- * machine, a test gateway's start and close on PostgreSQL: 0.35-0.45 s with an empty database
- * migrated per gateway, 0.12-0.3 s now (SQLite: 0.06-0.14 s); beside a loaded suite (load 11)
- * 1-1.5 s then, 0.16-0.47 s now. The rail files and two conventions below add 24 s of test time
- * with --maxWorkers=1 (36 s wall with the run's build and template); the same files took 68 s on
- * PostgreSQL with the helpers before (snapshotDb's query per table on a new connection, and a
- * migration run per gateway), at the same load.
- * The store contract, spend and alert mail tests (test/helpers/store-backends.ts) and the fleet
- * tests read the variable themselves and run in the suite.
- * Which files: those whose tests reach the store. The rail files but three: the config files (the
- * rails and usdc sections of the config file) and the CLI's, whose money paths are the API's
- * already run here, through a spawned binary. Of the conventions, tenancy (two tenants' records,
- * the whole database compared) and scopes (keys and their scopes as stored); the others refuse a
- * request before any handler (amounts, enums, bodies, queries, transport, body size) or read source
- * files and docs, the same on either backend.
+ * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), every test file that reaches the store runs a
+ * second time, on PostgreSQL: the `postgres` project, AGENTPAY_TEST_BACKEND=postgres. No list of
+ * folders: test/store-reach.ts reads each file's value imports (through test helpers and src/) and
+ * takes every file that starts a test gateway (test/helpers/gateway.ts), the product's gateway
+ * (src/gateway/server.ts) or a SQLite store, or runs the binary with `dev`, `demo` or `gateway`
+ * (test/cli/helpers.ts then gives the child a PostgreSQL database of its own). Left out: files that
+ * never reach a store (pure functions, the SDK alone, help texts), files that run both backends
+ * themselves in the suite (test/helpers/store-backends.ts, test/helpers/pg.ts: the store contract,
+ * spend, fleet), and SQLITE_ONLY, tests of SQLite's own file, each with its reason.
+ * test/conventions/backends.test.ts fails when a file left out does reach a store, and when a file
+ * of this project opens SQLite by itself without saying why; test/helpers/reach-check.ts fails a test
+ * that starts a gateway or store from a file the reading missed. A new test file is picked up as it is.
+ * Each test gateway gets a database of its own (test/helpers/gateway.ts), a copy of a template the
+ * run migrates once (test/pg-setup.ts), made while the test before runs and dropped after it
+ * without waiting (the run's teardown drops what is left). A test gateway's start and close on
+ * PostgreSQL takes 0.12-0.3 s on this 2-core machine (SQLite: 0.06-0.14 s).
+ * Measured (2 workers, on a 2-core machine shared with other suites: load 11 to 14), the project's
+ * 152 files folder by folder: test/cli 590 s (the binary spawned some 300 times), gateway and
+ * conventions 144 s, payments, wallets, policies and rails 155 s, e2e, mcp, interop, dashboard, sdk
+ * and templates 117 s, market, mail, webhooks and tenancy 87 s: 1,093 s of wall time in all, about
+ * 18 minutes at that load (each run's build and template besides). Not measured whole on an
+ * unshared machine (the full project was not run at once here): the project is 152 of the suite's
+ * 206 files, the same tests on a slower gateway start, so it should add about what the suite
+ * takes (CI was about 8 minutes in all before), keeping `npm test` with both backends within 25.
  */
-const ON_POSTGRES = [
-  'test/payments/**/*.test.ts', 'test/wallets/**/*.test.ts', 'test/policies/**/*.test.ts', 'test/rails/**/*.test.ts',
-  'test/conventions/tenancy.test.ts', 'test/conventions/scopes.test.ts',
-];
-const NOT_ON_POSTGRES = ['test/rails/rails-config.test.ts', 'test/rails/usdc-config.test.ts', 'test/rails/cli.test.ts'];
+const ON_POSTGRES = postgresTestFiles();
 
 /** Whether this run uses PostgreSQL: then test/pg-setup.ts makes the run's template database first. */
 const PG_SETUP = process.env.AGENTPAY_TEST_DATABASE_URL || process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? ['test/pg-setup.ts'] : [];
@@ -79,7 +82,7 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'fresh-process', include: FRESH_PROCESS } },
       ...(process.env.AGENTPAY_TEST_DATABASE_URL
-        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES, exclude: NOT_ON_POSTGRES, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts', ...PG_SETUP] } }]
+        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts', ...PG_SETUP] } }]
         : []),
     ],
   },

@@ -8,10 +8,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
+import { databaseOfDataDir } from '../helpers/pg.js';
+import { checkStoreReach } from '../helpers/reach-check.js';
 
 export const BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
@@ -47,9 +49,29 @@ function cleanEnv(configDir: string, extra: Record<string, string> = {}): Record
   return { ...env, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: configDir, ...extra };
 }
 
+/**
+ * On the `postgres` project (AGENTPAY_TEST_BACKEND=postgres), a command that opens a data dir's
+ * store (`dev`, `gateway start`, `gateway operator-key`) gets AGENTPAY_DATABASE_URL: the database
+ * of its data dir (test/helpers/pg.ts databaseOfDataDir: the same each time the data dir is served
+ * again, in process or by the binary). A test that names a database itself (--database,
+ * AGENTPAY_DATABASE_URL) keeps it.
+ */
+export async function backendEnv(args: string[], opts: CliOptions): Promise<Record<string, string>> {
+  const opensStore = args[0] === 'dev' || (args[0] === 'gateway' && (args[1] === 'start' || args[1] === 'operator-key'));
+  if (opensStore) checkStoreReach(`agentpay ${args.slice(0, args[0] === 'gateway' ? 2 : 1).join(' ')}`);
+  if (process.env.AGENTPAY_TEST_BACKEND !== 'postgres') return {};
+  if (!opensStore || args.some((a) => a === '--database' || a.startsWith('--database=')) || opts.env?.AGENTPAY_DATABASE_URL !== undefined) return {};
+  if (args.includes('--help') || args.includes('-h')) return {};
+  const cwd = opts.cwd ?? opts.configDir;
+  const at = args.indexOf('--data-dir');
+  const given = at >= 0 ? args[at + 1] : args.find((a) => a.startsWith('--data-dir='))?.slice('--data-dir='.length) ?? opts.env?.AGENTPAY_DATA_DIR;
+  const dataDir = resolve(cwd, given ?? '.agentpay');
+  return { AGENTPAY_DATABASE_URL: (await databaseOfDataDir(dataDir)).url };
+}
+
 export async function cli(args: string[], opts: CliOptions): Promise<CliResult> {
   const r = await execa(process.execPath, [BIN, ...args], {
-    env: cleanEnv(opts.configDir, opts.env),
+    env: cleanEnv(opts.configDir, { ...opts.env, ...(await backendEnv(args, opts)) }),
     extendEnv: false,
     cwd: opts.cwd ?? opts.configDir,
     reject: false,
@@ -82,7 +104,7 @@ export interface GatewayProcess {
 /** Starts `agentpay <args>` (dev or gateway start with --json) and waits for its ready line. */
 export async function startGatewayProcess(args: string[], opts: CliOptions): Promise<GatewayProcess> {
   const proc: ResultPromise = execa(process.execPath, [BIN, ...args], {
-    env: cleanEnv(opts.configDir, opts.env),
+    env: cleanEnv(opts.configDir, { ...opts.env, ...(await backendEnv(args, opts)) }),
     extendEnv: false,
     cwd: opts.cwd ?? opts.configDir,
     reject: false,

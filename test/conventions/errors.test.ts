@@ -11,8 +11,7 @@ import { ensurePlatform } from '../../src/domain/tenancy/tenants.js';
 import { buildApp } from '../../src/gateway/app.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { openTestStore, startTestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/matrix.js';
 
 const t = await startTestGateway();
@@ -46,7 +45,7 @@ describe('an unexpected error', () => {
         done();
       },
     });
-    const store = new SqliteStore({ path: ':memory:' });
+    const store = await openTestStore();
     const ctx = { store, clock: systemClock, ids: randomIds };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keys = new Map<string, string>();

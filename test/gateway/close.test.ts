@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway/server.js';
+import { backendOptions } from '../helpers/gateway.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,7 +18,7 @@ afterEach(() => {
 async function gateway(closeGraceMs: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-close-'));
   dirs.push(dataDir);
-  const gw = await startGateway({ dataDir, port: 0, httpPort: null, closeGraceMs });
+  const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, closeGraceMs });
   const ca = readFileSync(join(dataDir, 'tls', 'ca.pem'), 'utf8');
   const open = (): Promise<TLSSocket> => new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port: Number(new URL(gw.baseUrl).port), ca }, () => resolve(socket));

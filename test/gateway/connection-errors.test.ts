@@ -12,6 +12,7 @@ import { connect, type TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureDevCredentials } from '../../src/gateway/dev-credentials.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import { backendOptions } from '../helpers/gateway.js';
 import { until } from '../helpers/wait.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -29,7 +30,7 @@ async function gateway(opts: { level?: string; closeGraceMs?: number } = {}) {
       done();
     },
   });
-  const gw = await startGateway({ dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0, closeGraceMs: opts.closeGraceMs ?? 2000, logger: { level: opts.level ?? 'trace', stream } });
+  const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0, closeGraceMs: opts.closeGraceMs ?? 2000, logger: { level: opts.level ?? 'trace', stream } });
   let closed = false;
   cleanup.push(() => (closed ? undefined : gw.close()));
   const creds = await ensureDevCredentials(gw.services.ctx, dataDir);

@@ -12,12 +12,10 @@
  */
 import https from 'node:https';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displaySafe, ERROR_STATUS, httpStatusFor } from '../../src/core/errors.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { apiRoutes, bodyFor, fillPath, type RouteEntry } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
 import { purchaseReceipt } from '../payments/helpers.js';
@@ -26,7 +24,8 @@ const RUNS = Number(process.env.AGENTPAY_FUZZ_RUNS ?? 1200);
 const SEED = process.env.AGENTPAY_FUZZ_SEED ? Number(process.env.AGENTPAY_FUZZ_SEED) : undefined;
 
 let t: TestGateway;
-let db: Database.Database;
+/** the gateway's database, read beside it (SQLite's connection, or PostgreSQL's synchronous stand-in) */
+let db: ReturnType<typeof sqliteOf>;
 let routes: RouteEntry[];
 let agent: https.Agent;
 let realIds: string[];
@@ -34,8 +33,7 @@ let keys: string[];
 
 beforeAll(async () => {
   t = await startTestGateway();
-  db = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
-  db.defaultSafeIntegers(true);
+  db = sqliteOf(t.gw);
   routes = apiRoutes(t);
   agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: t.ca });
   // real records, so that generated requests also reach the services, not only the validators
@@ -48,13 +46,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   agent?.destroy();
-  db?.close();
   await t?.close();
 });
 
 /** What a refused request must leave alone: the ledger's entries and what they add up to. */
 function ledgerFingerprint(): string {
-  const row = db.prepare('SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(rowid), 0) AS last FROM ledger_entries').get() as Record<string, bigint>;
+  const row = db.prepare("SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(id), '') AS last FROM ledger_entries").get() as Record<string, bigint>;
   return `${row.n}/${row.amount}/${row.held}/${row.last}`;
 }
 

@@ -14,7 +14,7 @@ import { ensureDevCredentials, type DevCredentials } from '../../src/gateway/dev
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { createCapability } from '../payments/helpers.js';
-import { sqliteOf } from '../helpers/gateway.js';
+import { backendOptions, sqliteOf } from '../helpers/gateway.js';
 
 const lines: Record<string, unknown>[] = [];
 let gw: RunningGateway;
@@ -29,7 +29,7 @@ beforeAll(async () => {
       done();
     },
   });
-  gw = await startGateway({ dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0, logger: { level: 'info', stream } });
+  gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0, logger: { level: 'info', stream } });
   creds = await ensureDevCredentials(gw.services.ctx, dataDir);
 });
 afterAll(async () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway } from '../../src/gateway/server.js';
+import { backendOptions } from '../helpers/gateway.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -21,14 +22,14 @@ const newDir = () => {
 };
 const modeOf = (p: string) => statSync(p).mode & 0o777;
 
-function start(dataDir: string, lines: Record<string, unknown>[] = []) {
+async function start(dataDir: string, lines: Record<string, unknown>[] = []) {
   const stream = new Writable({
     write(c: Buffer, _e, done) {
       for (const l of c.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
       done();
     },
   });
-  return startGateway({ dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0, logger: { level: 'info', stream } });
+  return startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0, logger: { level: 'info', stream } });
 }
 
 describe('an existing DATA_DIR/keys open to other users', () => {

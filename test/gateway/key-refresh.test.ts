@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateEd25519, verifyObject } from '../../src/core/ed25519.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import { backendOptions } from '../helpers/gateway.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -22,10 +23,10 @@ afterEach(async () => {
 async function twoInstances(logLines: string[] = []): Promise<{ first: RunningGateway; second: RunningGateway; dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-key-refresh-'));
   cleanup.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const first = await startGateway({ dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0 });
+  const first = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 0 });
   cleanup.push(() => first.close());
   const logger = { level: 'error', stream: new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) }) };
-  const second = await startGateway({ dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 20, logger });
+  const second = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, signingKeyRefreshMs: 20, logger });
   cleanup.push(() => second.close());
   return { first, second, dataDir };
 }

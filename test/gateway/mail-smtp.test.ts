@@ -20,7 +20,7 @@ import { MailSpool, mailSpoolDir, retryDelay, type SpoolTimers } from '../../src
 import { SmtpTransport } from '../../src/gateway/mail/smtp.js';
 import { startGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { backendOptions, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { freePort, PASSWORD, startSmtp as startSmtpServer, USER } from '../helpers/smtp.js';
 
 async function startSmtp(port = 0, opts: { reject?: boolean } = {}) {
@@ -186,7 +186,7 @@ describe('the SMTP password', () => {
         done();
       },
     });
-    const gw = await startGateway({ dataDir, port: 0, httpPort: null, clock: new ManualClock(Date.now()), logger: { level: 'trace', stream }, config: { mail: { smtpUrl: smtpUrl(port), from: FROM } } });
+    const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, clock: new ManualClock(Date.now()), logger: { level: 'trace', stream }, config: { mail: { smtpUrl: smtpUrl(port), from: FROM } } });
     cleanups.push(() => gw.close());
     const client = new AgentpayClient({ gatewayUrl: gw.baseUrl, ca: gw.tls!.ca });
     await client.signup.start({ kind: 'workspace', name: 'Pw', email: 'pw@mail.test', password: 'correct horse battery staple 42' });

@@ -6,12 +6,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyFromSeed, signObject, verifyObject } from '../../src/core/ed25519.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
-import { startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
 
 const clock = new ManualClock(Date.UTC(2026, 4, 1, 12, 0, 0));
 let t: TestGateway;
@@ -121,9 +120,7 @@ describe.runIf(testBackend() === 'sqlite')('private signing keys', () => {
     const dir = join(t.dataDir, 'keys');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const files = readdirSync(dir).sort();
-    const db = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true });
-    const ids = (db.prepare('select id from signing_keys order by id').all() as Array<{ id: string }>).map((r) => r.id);
-    db.close();
+    const ids = (sqliteOf(t.gw).prepare('select id from signing_keys order by id').all() as Array<{ id: string }>).map((r) => r.id);
     expect(ids.length).toBeGreaterThanOrEqual(2);
     expect(files).toEqual(ids.map((id) => `${id}.pem`).sort());
     for (const id of ids) {
@@ -144,10 +141,13 @@ describe.runIf(testBackend() === 'sqlite')('private signing keys', () => {
       privateKeyFromSeed(seed); // it is the seed: this would throw otherwise
       return seed;
     });
-    const dbFiles = readdirSync(t.dataDir).filter((f) => f.startsWith('agentpay.db'));
-    expect(dbFiles).toContain('agentpay.db');
-    for (const f of dbFiles) {
-      const bytes = readFileSync(join(t.dataDir, f));
+    // SQLite: the database's files, byte for byte; PostgreSQL: every row of every table, as text
+    const stored: [string, Buffer][] = testBackend() === 'sqlite'
+      ? readdirSync(t.dataDir).filter((f) => f.startsWith('agentpay.db')).map((f) => [f, readFileSync(join(t.dataDir, f))])
+      : (sqliteOf(t.gw).prepare("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'").all() as { name: string }[])
+          .map(({ name }) => [name, Buffer.from(JSON.stringify(sqliteOf(t.gw).prepare(`SELECT * FROM "${name}"`).all(), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)))]);
+    expect(stored.map(([f]) => f)).toContain(testBackend() === 'sqlite' ? 'agentpay.db' : 'signing_keys');
+    for (const [f, bytes] of stored) {
       expect(bytes.includes('PRIVATE KEY'), f).toBe(false);
       for (const seed of seeds) {
         expect(bytes.includes(seed), `${f} holds a private seed`).toBe(false);

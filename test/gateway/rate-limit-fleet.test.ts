@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { startGateway } from '../../src/gateway/server.js';
 import { RedisUnreachableError } from '../../src/gateway/rate-counter.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { backendOptions, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { hashOf, newSeller } from '../payments/helpers.js';
 import { tempDirs } from '../helpers/temp-dirs.js';
 import { redisEnabled, TEST_REDIS_URL } from '../helpers/redis.js';
@@ -180,7 +180,7 @@ describe('a Redis that cannot be reached at start', () => {
     await closed.close();
     const dirs = tempDirs('agentpay-redis-');
     const dir = dirs.make();
-    const err = await startGateway({ dataDir: dir, port: 0, httpPort: 0, config: { redis: { url: `redis://agentpay:s3cret-pw@127.0.0.1:${closed.port}` } } }).then(
+    const err = await startGateway({ ...(await backendOptions(dir)), dataDir: dir, port: 0, httpPort: 0, config: { redis: { url: `redis://agentpay:s3cret-pw@127.0.0.1:${closed.port}` } } }).then(
       () => {
         throw new Error('the gateway started without its Redis');
       },

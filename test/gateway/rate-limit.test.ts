@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { backendOptions, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const WINDOW_MS = 1000;
 const rateLimit = { max: 5, windowMs: WINDOW_MS, signupMax: 10_000, signupWindowMs: 60_000 };
@@ -107,7 +107,7 @@ describe('the rate limit behind a trusted proxy', () => {
   let gw: RunningGateway;
   const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-ratelimit-'));
   beforeAll(async () => {
-    gw = await startGateway({ dataDir, tls: false, httpPort: null, port: 0, clock: new ManualClock(), config: { trustProxy: true, rateLimit } });
+    gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, tls: false, httpPort: null, port: 0, clock: new ManualClock(), config: { trustProxy: true, rateLimit } });
   });
   afterAll(async () => {
     await gw?.close();

@@ -14,8 +14,7 @@ import { ensurePlatform } from '../../src/domain/tenancy/tenants.js';
 import { buildApp } from '../../src/gateway/app.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { openTestStore, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
 
@@ -35,7 +34,8 @@ const port = (url: string) => Number(new URL(url).port);
 
 /** One raw request over TLS (or plain HTTP with `plain`), and its one answer with the body parsed. */
 async function raw(gw: TestGateway, head: string, opts: { plain?: boolean } = {}) {
-  const data = await rawExchange(port(opts.plain ? gw.httpUrl : gw.baseUrl), opts.plain ? null : gw.ca, head);
+  // not half-closed: each request here ends the connection itself (connection: close, HTTP/1.0)
+  const data = await rawExchange(port(opts.plain ? gw.httpUrl : gw.baseUrl), opts.plain ? null : gw.ca, head, 10_000, false);
   const [res, ...more] = parseResponses(data);
   expect(more).toEqual([]);
   return { status: res!.status, headers: res!.headers, body: JSON.parse(res!.body.toString('utf8')) as { error: { code: string; message: string; details: Record<string, unknown> } } };
@@ -118,7 +118,7 @@ describe('refused before a route runs', () => {
 describe("what fastify's router still refuses itself (frameworkErrors)", () => {
   it('is answered in the envelope, after the plain-HTTP check: a parameter longer than any URL node would read', async () => {
     // only app.inject() can send a URL past node's header limit: the fallback that no real request reaches
-    const store = new SqliteStore({ path: ':memory:' });
+    const store = await openTestStore();
     const ctx = { store, clock: systemClock, ids: randomIds };
     await store.tx((r) => ensurePlatform(r, ctx));
     const keys = new Map<string, string>();

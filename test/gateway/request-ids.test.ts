@@ -11,7 +11,8 @@ import { ensurePlatform } from '../../src/domain/tenancy/tenants.js';
 import { buildApp } from '../../src/gateway/app.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { buildServices } from '../../src/gateway/services.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import { openTestStore } from '../helpers/gateway.js';
 
 const REQ_ID = /^req_[0-9a-z]{20}$/;
 
@@ -25,10 +26,11 @@ describe("randomId('request')", () => {
 
 describe('the gateway app', () => {
   const lines: Record<string, unknown>[] = [];
-  const store = new SqliteStore({ path: ':memory:' });
+  let store: Store;
   let app: Awaited<ReturnType<typeof buildApp>>;
 
   beforeAll(async () => {
+    store = await openTestStore();
     const stream = new Writable({
       write(chunk: Buffer, _enc, done) {
         for (const l of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
@@ -47,7 +49,7 @@ describe('the gateway app', () => {
   });
   afterAll(async () => {
     await app?.close();
-    await store.close();
+    await store?.close();
   });
 
   it('logs every request under a new req_ id', async () => {

@@ -12,6 +12,7 @@ import { Writable } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import { backendOptions } from '../helpers/gateway.js';
 import { ensureTls } from '../../src/gateway/tls.js';
 
 const HOUR = 60 * 60 * 1000;
@@ -34,7 +35,7 @@ async function gatewayWithAgingCertificate(opts: { tlsCheckIntervalMs?: number; 
   const logger = opts.logLines
     ? { level: 'info', stream: new Writable({ write: (chunk, _enc, done) => (opts.logLines!.push(String(chunk)), done()) }) }
     : false;
-  const gw = await startGateway({ dataDir, port: 0, httpPort: null, logger, tlsCheckIntervalMs: opts.tlsCheckIntervalMs ?? 0, signingKeyRefreshMs: 0 });
+  const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: null, logger, tlsCheckIntervalMs: opts.tlsCheckIntervalMs ?? 0, signingKeyRefreshMs: 0 });
   cleanup.push(() => gw.close());
   expect(gw.tls!.cert).toBe(made.cert); // the start kept it
   return { gw, ca: made.ca, dataDir };

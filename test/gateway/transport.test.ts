@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { backendOptions, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const TLS_FILES = ['ca.pem', 'ca-key.pem', 'server.pem', 'server-key.pem'];
 const tempDirs: string[] = [];
@@ -145,7 +145,8 @@ describe('plain HTTP', () => {
 describe('behind a TLS-terminating proxy (plain listener)', () => {
   const gateways: RunningGateway[] = [];
   const start = async (trustProxy: boolean) => {
-    const gw = await startGateway({ dataDir: tempDir(), tls: false, httpPort: null, port: 0, config: { trustProxy } });
+    const dataDir = tempDir();
+    const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, tls: false, httpPort: null, port: 0, config: { trustProxy } });
     gateways.push(gw);
     return gw;
   };
@@ -172,7 +173,8 @@ describe('behind a TLS-terminating proxy (plain listener)', () => {
   });
 
   it('with trustProxy and TLS, the refuse-only plain listener still refuses a forged x-forwarded-proto: https', async () => {
-    const gw = await startGateway({ dataDir: tempDir(), port: 0, httpPort: 0, config: { trustProxy: true } });
+    const dataDir = tempDir();
+    const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: 0, config: { trustProxy: true } });
     gateways.push(gw);
     expect(await get(`${gw.httpUrl}/health`, { 'x-forwarded-proto': 'https' })).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
   });

@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import { backendOptions } from '../helpers/gateway.js';
 
 let gw: RunningGateway;
 const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-trust-proxy-'));
 beforeAll(async () => {
-  gw = await startGateway({ dataDir, tls: false, httpPort: null, port: 0, config: { trustProxy: true, rateLimit: { max: 1000, windowMs: 60_000, signupMax: 2, signupWindowMs: 60_000 } } });
+  gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, tls: false, httpPort: null, port: 0, config: { trustProxy: true, rateLimit: { max: 1000, windowMs: 60_000, signupMax: 2, signupWindowMs: 60_000 } } });
 });
 afterAll(async () => {
   await gw?.close();

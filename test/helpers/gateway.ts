@@ -15,8 +15,11 @@ import type { GatewayConfig } from '../../src/gateway/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { createTestDatabase, type TestDatabase } from './pg.js';
+import { PgStore } from '../../src/store/pg/pg-store.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, databaseOfDataDir, type TestDatabase } from './pg.js';
 import { SyncPg } from './db-sync.js';
+import { checkStoreReach } from './reach-check.js';
 
 export interface TestGateway {
   gw: RunningGateway;
@@ -57,6 +60,7 @@ export interface TestGatewayOptions {
 export const testBackend = (): 'sqlite' | 'postgres' => (process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite');
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  checkStoreReach('a test gateway');
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'agentpay-test-'));
   const config: Partial<GatewayConfig> = {
     // every answer is checked against its route's response schema (src/gateway/plugins/responses.ts)
@@ -173,3 +177,33 @@ async function dropAbandoned(): Promise<void> {
 }
 /** The PostgreSQL gateway serving a data dir (snapshotDb reads its database). */
 export const pgGatewayOfDataDir = new Map<string, RunningGateway>();
+
+/**
+ * For a test that starts the product's gateway itself (startGateway): on the `postgres` project
+ * (AGENTPAY_TEST_BACKEND=postgres) `{ database }`, a database of its own per data dir (the same
+ * one when the data dir is served again; a copy of the run's migrated template, dropped by the
+ * run's teardown; the binary gets the same one for that data dir, test/cli/helpers.ts), else nothing: SQLite in the data dir. Spread it into startGateway's options.
+ */
+export async function backendOptions(dataDir: string): Promise<{ database?: string }> {
+  checkStoreReach('a gateway');
+  if (testBackend() !== 'postgres') return {};
+  return { database: (await databaseOfDataDir(dataDir)).url };
+}
+
+/**
+ * A migrated store on the run's backend, for tests that build the app without a gateway
+ * (buildServices, buildApp, app.inject) or drive a domain part directly: SQLite in memory, or on the
+ * `postgres` project a PostgreSQL database of its own, dropped when the store is closed.
+ */
+export async function openTestStore(): Promise<Store> {
+  checkStoreReach('a store');
+  if (testBackend() !== 'postgres') return new SqliteStore({ path: ':memory:' });
+  const db = await createTestDatabase('agentpay_test', { migrated: true });
+  const store = await PgStore.open({ url: db.url });
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    await db.drop();
+  };
+  return store;
+}

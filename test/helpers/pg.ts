@@ -9,6 +9,7 @@
  * teardown drops whatever a test or a killed worker left behind.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { inject } from 'vitest';
 import { onAdmin, testDatabaseUrl } from './pg-admin.js';
 
@@ -72,3 +73,26 @@ async function makeDatabase(prefix: string, run: { id: string } | undefined, tem
     drop: () => onAdmin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
   };
 }
+
+/**
+ * The database that serves a data dir in this worker, for tests that start the product's gateway
+ * (test/helpers/gateway.ts backendOptions) or the binary (test/cli/helpers.ts) on the `postgres`
+ * project: one per data dir, the same each time that data dir is served again, by either. A copy
+ * of the run's migrated template, dropped once its data dir is gone (seen at a later call), or by the
+ * run's teardown.
+ */
+export function databaseOfDataDir(dataDir: string): Promise<TestDatabase> {
+  // one whose data dir was there and a test has removed since is dropped now (8 MB each: a file of
+  // binary runs makes dozens); one whose data dir is not made yet (a binary starting) is kept
+  for (const [dir, entry] of ofDataDir) {
+    if (existsSync(dir)) entry.seen = true;
+    else if (entry.seen && dir !== dataDir) {
+      ofDataDir.delete(dir);
+      void entry.db.then((d) => d.drop()).catch(() => undefined);
+    }
+  }
+  let entry = ofDataDir.get(dataDir);
+  if (!entry) ofDataDir.set(dataDir, (entry = { db: createTestDatabase('agentpay_test', { migrated: true }), seen: existsSync(dataDir) }));
+  return entry.db;
+}
+const ofDataDir = new Map<string, { db: Promise<TestDatabase>; seen: boolean }>();

@@ -10,13 +10,17 @@ import { connect } from 'node:tls';
  * Sends `request` on a new connection (TLS when a CA is given) and returns every byte received
  * until the server closes it. `safetyMs` only ends a test that would otherwise hang: a server
  * still holding the connection by then is reported by what was (or was not) received.
+ * `halfClose` (default true) ends the sending side right after the request; node's HTTP server
+ * then abandons a request it has not answered yet (httpAllowHalfOpen is false), so a test that
+ * needs the answer of a request the gateway answers after a store read (on PostgreSQL always a
+ * round trip later) passes false and sends `connection: close` or HTTP/1.0.
  */
-export function rawExchange(port: number, ca: string | null, request: Buffer | string, safetyMs = 10_000): Promise<Buffer> {
+export function rawExchange(port: number, ca: string | null, request: Buffer | string, safetyMs = 10_000, halfClose = true): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const onConnect = () => {
       socket.write(request);
-      socket.end();
+      if (halfClose) socket.end();
     };
     const socket = ca ? connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, onConnect) : net.connect({ host: '127.0.0.1', port }, onConnect);
     const timer = setTimeout(() => socket.destroy(), safetyMs);

@@ -6,14 +6,13 @@
  * read-only request still changes nothing in the database.
  */
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { iso, ManualClock } from '../../src/core/clock.js';
 import { issueKey, KEY_USE_INTERVAL_MS, KeyUseRecorder } from '../../src/domain/tenancy/api-keys.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { SequentialIds } from '../../src/core/ids.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { Store } from '../../src/store/store.js';
+import { openTestStore, sqliteOf, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call, changedTables, mintKey, snapshotDb } from '../helpers/matrix.js';
 
 describe('lastUsedAt through the gateway', () => {
@@ -72,14 +71,7 @@ describe('lastUsedAt through the gateway', () => {
 
   it('is the only thing a read-only request changes in the database (snapshotDb leaves that column out)', async () => {
     clock.advance(2 * KEY_USE_INTERVAL_MS);
-    const rawLastUsed = () => {
-      const db = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
-      try {
-        return (db.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck().get(ws.keyId) as number | null);
-      } finally {
-        db.close();
-      }
-    };
+    const rawLastUsed = () => (sqliteOf(t.gw).prepare('SELECT last_used_at AS v FROM api_keys WHERE id = ?').get(ws.keyId) as { v: number | bigint | null }).v;
     const before = snapshotDb(t.dataDir);
     const rawBefore = rawLastUsed();
     const res = await call(t, 'GET', '/v1/wallets', { apiKey: ws.apiKey });
@@ -102,7 +94,7 @@ describe('lastUsedAt through the gateway', () => {
 describe('KeyUseRecorder', () => {
   async function setup() {
     const clock = new ManualClock();
-    const store = new SqliteStore({ path: ':memory:' });
+    const store = await openTestStore();
     const ctx = { store, clock, ids: new SequentialIds() };
     const keyIds = await store.tx(async (r) => {
       const tenant = await createTenant(r, ctx, { kind: 'workspace', name: 'W' });
@@ -178,7 +170,7 @@ describe('KeyUseRecorder', () => {
   it('survives a store that throws instead of rejecting', async () => {
     const clock = new ManualClock();
     const errors: unknown[] = [];
-    const throwing = { tx: () => { throw new Error('store is broken'); } } as unknown as SqliteStore;
+    const throwing = { tx: () => { throw new Error('store is broken'); } } as unknown as Store;
     const recorder = new KeyUseRecorder({ store: throwing, clock }, (err) => errors.push(err));
     expect(() => recorder.used('key_x')).not.toThrow();
     await vi.waitFor(() => expect(errors).toEqual([new Error('store is broken')]));

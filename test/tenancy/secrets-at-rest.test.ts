@@ -1,9 +1,7 @@
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxPath } from '../../src/domain/platform/mailer.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { lastMail, signUp, uniqueEmail } from './helpers.js';
 
 let t: TestGateway;
@@ -14,17 +12,11 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Every row of a table as one string, read through a separate read-only connection. */
+/** Every row of a table as one string, read beside the gateway (SQLite's connection, or PostgreSQL's). */
 function tableText(table: string): string {
-  const db = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
-  try {
-    db.defaultSafeIntegers(true);
-    const rows = db.prepare(`SELECT * FROM ${table}`).all();
-    expect(rows.length).toBeGreaterThan(0);
-    return JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
-  } finally {
-    db.close();
-  }
+  const rows = sqliteOf(t.gw).prepare(`SELECT * FROM ${table}`).all();
+  expect(rows.length).toBeGreaterThan(0);
+  return JSON.stringify(rows, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
 }
 
 describe('secrets at rest', () => {

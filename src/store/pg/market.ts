@@ -55,8 +55,8 @@ export class PgCapabilityVersions implements CapabilityVersionRepo {
 /**
  * Full text with a tsvector (the FTS5 table's counterpart): name weighted A, tags and category
  * B, description C, English stemming; a query's words are prefix terms joined by OR, as
- * toFtsQuery builds them for SQLite. `rank` is the negated ts_rank, so lower is better as with
- * SQLite's bm25 (the domain flips it).
+ * toFtsQuery builds them for SQLite. `rank` is the negated sum of each word's ts_rank weighed by
+ * its rarity (BM25's idf), so lower is better as with SQLite's bm25 (the domain flips it).
  */
 export class PgCapabilitySearch implements CapabilitySearchRepo {
   constructor(private db: Db) {}
@@ -74,9 +74,21 @@ export class PgCapabilitySearch implements CapabilitySearchRepo {
     const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, 32);
     if (words.length === 0) return [];
     // each word is letters and digits only, so it can never be tsquery syntax
-    const expr = words.map((w) => `${w}:*`).join(' | ');
+    const terms = words.map((w) => `${w}:*`);
+    const expr = terms.join(' | ');
+    // ts_rank knows no document frequency; BM25 (SQLite's FTS5) weighs each word by its rarity. So
+    // each word's ts_rank is weighed by FTS5's idf, ln((N - n + 0.5) / (n + 0.5)) (at least 1e-6),
+    // N the indexed documents, n those holding the word: a match on a rare word outranks a match
+    // on a common one, on both backends.
     const rows = await this.db.execute<{ capability_id: string; rank: number }>(sql`
-      SELECT s.capability_id AS capability_id, -ts_rank('{0.2, 0.4, 0.4, 1.0}', s.doc, q) * 10 AS rank
+      WITH total AS (SELECT count(*)::float8 AS n FROM capability_search),
+      weighted AS (
+        SELECT t.tq, greatest(1e-6, ln((total.n - df.n + 0.5) / (df.n + 0.5))) AS idf
+        FROM (SELECT to_tsquery('english', term) AS tq FROM unnest(${sql.param(terms)}::text[]) AS term) t
+        CROSS JOIN total
+        CROSS JOIN LATERAL (SELECT count(*)::float8 AS n FROM capability_search d WHERE d.doc @@ t.tq) df)
+      SELECT s.capability_id AS capability_id,
+        -(SELECT coalesce(sum(weighted.idf * ts_rank('{0.2, 0.4, 0.4, 1.0}', s.doc, weighted.tq)), 0) FROM weighted) * 10 AS rank
       FROM capability_search s CROSS JOIN to_tsquery('english', ${expr}) q
       JOIN ${capabilities} ON ${capabilities.id} = s.capability_id
       JOIN ${tenants} ON ${tenants.id} = ${capabilities.providerId}

@@ -14,7 +14,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { describeError, EXIT } from '../../../src/cli/errors/index.js';
 import { writeFileAtomic } from '../../../src/core/files.js';
 import { startGateway } from '../../../src/gateway/server.js';
-import { BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir } from '../helpers.js';
+import { backendOptions } from '../../helpers/gateway.js';
+import { backendEnv, BIN, cli, json, removeTempDirs, startGatewayProcess, tempDir } from '../helpers.js';
 
 afterAll(removeTempDirs);
 
@@ -165,7 +166,7 @@ describe('agentpay dev on a data dir it cannot use', () => {
     for (const name of ['mode', join('rails', 'sandbox-webhook.secret')]) {
       // a data dir a sandbox gateway has run on, then the file replaced by a directory
       const dataDir = tempDir();
-      await (await startGateway({ dataDir, tls: false, httpPort: null, port: 0, config: { mode: 'sandbox' } })).close();
+      await (await startGateway({ ...(await backendOptions(dataDir)), dataDir, tls: false, httpPort: null, port: 0, config: { mode: 'sandbox' } })).close();
       rmSync(join(dataDir, name));
       mkdirSync(join(dataDir, name));
       expect(await devFails(dataDir, configDir), name).toMatchObject({ code: 'FILE_ERROR', message: `${join(dataDir, name)}: is a directory, expected a file` });
@@ -178,7 +179,8 @@ describe('agentpay dev on a data dir it cannot use', () => {
     expect(await devFails(dataDir, configDir)).toMatchObject({ code: 'FILE_ERROR', message: `${join(dataDir, 'tls')}: is a file, expected a directory` });
   });
 
-  it('names a garbage agentpay.db (DATABASE_ERROR, exit 1)', async () => {
+  // sqlite-only: the SQLite file of the data dir (a PostgreSQL gateway does not read it)
+  it.skipIf(process.env.AGENTPAY_TEST_BACKEND === 'postgres')('names a garbage agentpay.db (DATABASE_ERROR, exit 1)', async () => {
     const dataDir = tempDir();
     writeFileSync(join(dataDir, 'agentpay.db'), 'not a database '.repeat(500));
     expect(await devFails(dataDir, configDir)).toEqual({
@@ -204,7 +206,8 @@ describe('agentpay dev on a data dir it cannot use', () => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('AGENTPAY_')) env[k] = v;
     const r = await execa(process.execPath, [BIN, ...devArgs(dataDir)], {
-      env: { ...env, HOME: home, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: home },
+      // on the postgres project, the database the first run used (backendEnv: the data dir's)
+      env: { ...env, ...(await backendEnv(devArgs(dataDir), { configDir })), HOME: home, NODE_ENV: 'production', AGENTPAY_CONFIG_DIR: home },
       extendEnv: false,
       reject: false,
       stdin: 'ignore',

@@ -16,7 +16,7 @@ import { startGateway } from '../../../src/gateway/server.js';
 import { createBuyer } from '../../../packages/sdk/src/buyer/index.js';
 import type { Receipt } from '../../../packages/sdk/src/types.js';
 import { fetchTrusting, fundedAgent, publish, startFastifySeller, type RunningSeller } from '../../e2e/helpers.js';
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
+import { backendOptions, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { cli, gatewayProxy, json, removeTempDirs, tempDir, type CliResult } from '../helpers.js';
 
 let t: TestGateway;
@@ -134,7 +134,7 @@ describe('agentpay dev on a data dir with a damaged dev-credentials.json', () =>
   it('stops with DEV_CREDENTIALS_INVALID naming the file (exit 1), not a bug report', async () => {
     // a data dir a sandbox gateway has run on, then its credentials file damaged
     const dataDir = join(tempDir(), 'dev');
-    await (await startGateway({ dataDir, tls: false, httpPort: null, port: 0, config: { mode: 'sandbox' } })).close();
+    await (await startGateway({ ...(await backendOptions(dataDir)), dataDir, tls: false, httpPort: null, port: 0, config: { mode: 'sandbox' } })).close();
     writeFileSync(join(dataDir, 'dev-credentials.json'), '{"operatorKey": "ap_o_');
     const r = await cli(['dev', '--data-dir', dataDir, '--port', '0', '--http-port', '0', '--json'], { configDir: tempDir() });
     expect(r.exitCode, r.stdout + r.stderr).toBe(1);

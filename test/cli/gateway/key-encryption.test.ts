@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kekId } from '../../../src/domain/payments/key-sealing.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { PgStore } from '../../../src/store/pg/pg-store.js';
+import { databaseOfDataDir } from '../../helpers/pg.js';
+import { testBackend } from '../../helpers/gateway.js';
 import { cli, json, removeTempDirs, startGatewayProcess, tempDir } from '../helpers.js';
 
 afterAll(removeTempDirs);
@@ -47,7 +50,8 @@ describe('gateway start and the key-encryption key', () => {
     expect(stderr).toContain(kekId(Buffer.from(kek, 'hex')));
     expect(stderr).not.toContain(kek);
     expect(existsSync(join(dataDir, 'keys'))).toBe(false);
-    const store = new SqliteStore({ path: join(dataDir, 'agentpay.db') });
+    // the data dir's database: its SQLite file, or on the postgres project the database the binary was given (backendEnv)
+    const store = testBackend() === 'postgres' ? await PgStore.open({ url: (await databaseOfDataDir(dataDir)).url }) : new SqliteStore({ path: join(dataDir, 'agentpay.db') });
     try {
       const current = (await store.read((r) => r.signingKeys.current()))!;
       expect(await store.read((r) => r.signingKeys.privateKey(current.id))).toMatch(new RegExp(`^v1\\.${kekId(Buffer.from(kek, 'hex'))}\\.`));
