@@ -6,6 +6,7 @@
  * contract marks it multi-line. Run on SQLite and PostgreSQL, which must answer alike (PostgreSQL
  * cannot store a NUL; neither can store a lone surrogate as text).
  */
+import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.js';
@@ -142,6 +143,15 @@ describe('text in bodies', () => {
     expect(single).toBeGreaterThan(50);
     // a policy document, a description, a PEM key, a search query, notes
     expect(multi).toBeGreaterThanOrEqual(6);
+  });
+
+  it('docs/api/conventions.md § Text names every multi-line field', () => {
+    const multiline = new Set(withText.flatMap((r) => textFields(bodySchema(r)).filter((f) => f.kind === 'multiline').map((f) => String(f.at.at(-1)))));
+    expect([...multiline].sort()).toEqual(['description', 'document', 'note', 'publicKeyPem', 'query', 'reason']);
+    const doc = readFileSync(new URL('../../docs/api/conventions.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Text'), doc.indexOf('## Ids'));
+    for (const name of multiline) expect(section).toContain(`\`${name}\``);
+    expect(section).toContain(`at most ${MAX_NESTING} levels`);
   });
 });
 

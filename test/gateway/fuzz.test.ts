@@ -3,9 +3,11 @@
  * every method, ids and query strings with odd bytes (bad escapes, bidirectional overrides,
  * over-long), odd headers and content types, bodies valid, mutated, of the wrong type or not
  * JSON at all; then raw HTTP node itself may not parse (broken request lines, header names,
- * framing, no Host), over TLS. Whatever arrives, the gateway answers no 5xx, every error
+ * framing, no Host), over TLS. Strings carry NULs, other control characters and lone surrogates
+ * (docs/api/conventions.md § Text). Whatever arrives, the gateway answers no 5xx, every error
  * in the envelope with the status its code maps to and display-safe text, and a refused request
- * leaves the ledger as it was (entry count, sums of amounts and holds).
+ * leaves the ledger as it was (entry count, sums of amounts and holds). On the backend the run
+ * picks (AGENTPAY_TEST_BACKEND=postgres: a PostgreSQL gateway; else SQLite).
  *
  * AGENTPAY_FUZZ_RUNS sets the number of generated requests (default 1200; the raw HTTP
  * property runs a fifth of it). AGENTPAY_FUZZ_SEED replays a failing run.
@@ -17,8 +19,8 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displaySafe, ERROR_STATUS, httpStatusFor } from '../../src/core/errors.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { apiRoutes, bodyFor, fillPath, type RouteEntry } from '../helpers/matrix.js';
+import { sqliteOf, startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
+import { apiRoutes, bodyFor, bodySchema, type RouteEntry } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
 import { purchaseReceipt } from '../payments/helpers.js';
 
@@ -26,7 +28,8 @@ const RUNS = Number(process.env.AGENTPAY_FUZZ_RUNS ?? 1200);
 const SEED = process.env.AGENTPAY_FUZZ_SEED ? Number(process.env.AGENTPAY_FUZZ_SEED) : undefined;
 
 let t: TestGateway;
-let db: Database.Database;
+/** the ledger, read outside the gateway: a read-only SQLite connection, or PostgreSQL synchronously (sqliteOf) */
+let db: { prepare(sql: string): { get(): unknown } };
 let routes: RouteEntry[];
 let agent: https.Agent;
 let realIds: string[];
@@ -34,8 +37,12 @@ let keys: string[];
 
 beforeAll(async () => {
   t = await startTestGateway();
-  db = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
-  db.defaultSafeIntegers(true);
+  if (testBackend() === 'postgres') db = sqliteOf(t.gw);
+  else {
+    const file = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
+    file.defaultSafeIntegers(true);
+    db = file;
+  }
   routes = apiRoutes(t);
   agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: t.ca });
   // real records, so that generated requests also reach the services, not only the validators
@@ -48,13 +55,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   agent?.destroy();
-  db?.close();
+  if (db instanceof Database) db.close();
   await t?.close();
 });
 
 /** What a refused request must leave alone: the ledger's entries and what they add up to. */
 function ledgerFingerprint(): string {
-  const row = db.prepare('SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(rowid), 0) AS last FROM ledger_entries').get() as Record<string, bigint>;
+  // the ledger is append-only: the count and the greatest id show any row added
+  const row = db.prepare("SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(id), '') AS last FROM ledger_entries").get() as Record<string, bigint>;
   return `${row.n}/${row.amount}/${row.held}/${row.last}`;
 }
 
@@ -83,6 +91,18 @@ function checkAnswer(a: Answer, method: string, label: string): void {
 
 // ---- generated requests through an ordinary client (node's https) ----
 
+/**
+ * Text no field takes (docs/api/conventions.md § Text): NUL, other C0 and C1 controls, DEL, lone
+ * surrogates, mixed into ordinary text; and line breaks, which only multi-line fields take.
+ */
+const ODD_CHARS = ['\u0000', '\u0001', '\u001b', '\u007f', '\u0085', '\u009b', '\ud800', '\udfff', '\n', '\t', '\r', '\u2028', '\u202e', 'a', '_', '😀'];
+const oddTextArb = fc.oneof(
+  fc.constantFrom('\u0000', 'cap_\u0000', 'txn_x\u0000y', '\ud800', 'wal_\udc00', '\u001b[31m', 'a\nb'),
+  fc.string({ unit: fc.constantFrom(...ODD_CHARS), minLength: 1, maxLength: 12 }),
+);
+/** Percent-encoded UTF-8 of any text (a lone surrogate's bytes are U+FFFD's, as encoders write it). */
+const encodeText = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'] as const;
 
 /** A path parameter: a real id, printable or any text (percent-encoded), odd escapes, raw bytes over 0x7f, length limits. */
@@ -92,13 +112,14 @@ const paramArb = (): fc.Arbitrary<string> =>
     { weight: 2, arbitrary: fc.string({ maxLength: 30 }).map(encodeURIComponent) },
     { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }).map(encodeURIComponent) },
     { weight: 2, arbitrary: fc.constantFrom('%ff', '%', '%zz', '%e2%80%ae', '%00', '%2f', '%25', '..', '.', '%c0%af', '%ed%a0%80', 'a%', '%2') },
+    { weight: 2, arbitrary: fc.oneof(fc.constantFrom(...realIds).map((id) => `${id}%00`), oddTextArb.map(encodeText)) },
     { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 8 }).map((b) => Buffer.from(b.map((x) => 0x80 | x)).toString('latin1')) },
     { weight: 1, arbitrary: fc.integer({ min: 95, max: 300 }).map((n) => 'w'.repeat(n)) },
     { weight: 1, arbitrary: fc.constant('') },
   );
 
 const queryArb = fc.option(
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom('limit', 'cursor', 'q', 'status', 'category', 'maxPriceMinor', 'providerId', '%ff', 'a[b]', '__proto__'), fc.string({ maxLength: 8 }).map(encodeURIComponent)), fc.oneof(fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.constantFrom('%ff', '-1', '1e3', '999999999999999999999', '', 'true'))), { maxLength: 4 })
+  fc.array(fc.tuple(fc.oneof(fc.constantFrom('limit', 'cursor', 'q', 'status', 'category', 'maxPriceMinor', 'providerId', '%ff', 'a[b]', '__proto__'), fc.string({ maxLength: 8 }).map(encodeURIComponent)), fc.oneof(fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.constantFrom('%ff', '-1', '1e3', '999999999999999999999', '', 'true'), oddTextArb.map(encodeText))), { maxLength: 4 })
     .map((kv) => `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}`),
   { nil: '' },
 );
@@ -131,6 +152,15 @@ function requestArb(): fc.Arbitrary<Generated> {
           .map(([b, k, v]) => ({ ...(b as object), [k]: v })),
       },
       { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+      // a field of the route's body with text no field takes, the rest valid (reaches the services if the text rule misses it)
+      {
+        weight: 3,
+        arbitrary: fc
+          .tuple(fc.constant(route ? bodyFor(route, { providerId: t.creds.provider.id }) : {}), fc.constantFrom('name', ...Object.keys((route && (bodySchema(route)?.properties as object | undefined)) ?? {})), oddTextArb, fc.option(fc.constantFrom(...realIds), { nil: undefined }))
+          .map(([b, k, v, id]) => ({ ...(b as object), [k]: id === undefined ? v : `${id}${v}` })),
+      },
+      // odd text deep in free-form values, as a key and as a value
+      { weight: 1, arbitrary: fc.tuple(fc.constant(route ? bodyFor(route) : {}), oddTextArb).map(([b, v]) => ({ ...(b as object), schema: { type: 'object', properties: { [v]: { description: v } } }, payment: { [v]: [v] } })) },
     );
   return pathArb.chain(({ route, path }) =>
     fc.record({
