@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.js';
 import { apiRoutes, bodySchema, call, changedTables, fillPath, pathParams, minimalValue, querySchema, routeName, snapshotDb, type JsonSchema } from '../helpers/matrix.js';
 import { MAX_NESTING } from '../../src/gateway/plugins/request-text.js';
+import { encodeHeader } from '../../packages/sdk/src/contract/header.js';
 import { rightfulCall } from './fixtures.js';
 
 const t = await startTestGateway();
@@ -199,6 +200,32 @@ describe('text in query strings', () => {
       }
     });
   }
+});
+
+describe('text a request carries encoded: a payment proof in its header form', () => {
+  const authorize = routes.find((r) => routeName(r) === 'POST /v1/x402/authorize')!;
+  const proof = (extra: Record<string, unknown>) => encodeHeader({ version: 1, challenge: { id: 'chl_x' }, walletId: 'wal_x', signedAt: '2026-01-31T12:00:00.000Z', signature: 'x', ...extra });
+
+  it('is held to the same rule as a body: a NUL or a lone surrogate inside it is refused naming the field under payment', async () => {
+    const c = await rightfulCall(t, authorize);
+    for (const [extra, field, says] of [
+      [{ walletId: 'wal_\u0000' }, 'payment.walletId', /U\+0000/],
+      [{ memo: { note: 'a\ud800' } }, 'payment.memo.note', /lone surrogate/],
+      [{ 'k\u001b': 1 }, 'payment.k\\u001B', /a field name.*U\+001B/],
+    ] as const) {
+      const res = await call(t, 'POST', c.path, { apiKey: c.apiKey, body: { ...c.body, payment: proof(extra) } });
+      expectRefusal(res, field, 'body', says, JSON.stringify(extra));
+    }
+  });
+
+  it(`is nested at most ${MAX_NESTING} levels: a deeper proof in a header is refused, not signed-checked`, async () => {
+    const c = await rightfulCall(t, authorize);
+    let deep: unknown = 1;
+    for (let i = 0; i < 3000; i++) deep = [deep];
+    const res = await call(t, 'POST', c.path, { apiKey: c.apiKey, body: { ...c.body, payment: proof({ deep }) } });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(400);
+    expect(res.body.error?.message).toMatch(/^payment\.deep(\.0)+: is nested deeper than/);
+  });
 });
 
 describe('nesting', () => {
