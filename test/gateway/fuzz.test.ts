@@ -7,7 +7,9 @@
  * (docs/api/conventions.md § Text). Whatever arrives, the gateway answers no 5xx, every error
  * in the envelope with the status its code maps to and display-safe text, and a refused request
  * leaves the ledger as it was (entry count, sums of amounts and holds). On the backend the run
- * picks (AGENTPAY_TEST_BACKEND=postgres: a PostgreSQL gateway; else SQLite).
+ * picks (AGENTPAY_TEST_BACKEND=postgres: a PostgreSQL gateway; else SQLite). On PostgreSQL the
+ * generated requests are spread over a fleet of AGENTPAY_FUZZ_FLEET instances (default 3) on the
+ * one database and data directory, as a deployment runs them.
  *
  * AGENTPAY_FUZZ_RUNS sets the number of generated requests (default 1200; the raw HTTP
  * property runs a fifth of it). AGENTPAY_FUZZ_SEED replays a failing run.
@@ -20,12 +22,15 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displaySafe, ERROR_STATUS, httpStatusFor } from '../../src/core/errors.js';
 import { sqliteOf, startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import type { PgStore } from '../../src/store/pg/pg-store.js';
 import { apiRoutes, bodyFor, bodySchema, type RouteEntry } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
 import { purchaseReceipt } from '../payments/helpers.js';
 
 const RUNS = Number(process.env.AGENTPAY_FUZZ_RUNS ?? 1200);
 const SEED = process.env.AGENTPAY_FUZZ_SEED ? Number(process.env.AGENTPAY_FUZZ_SEED) : undefined;
+const FLEET = testBackend() === 'postgres' ? Math.max(1, Number(process.env.AGENTPAY_FUZZ_FLEET ?? 3)) : 1;
 
 let t: TestGateway;
 /** the ledger, read outside the gateway: a read-only SQLite connection, or PostgreSQL synchronously (sqliteOf) */
@@ -34,9 +39,23 @@ let routes: RouteEntry[];
 let agent: https.Agent;
 let realIds: string[];
 let keys: string[];
+/** the base URL of each instance the generated requests go to: the test gateway's, then the fleet's others */
+let instances: string[];
+const others: RunningGateway[] = [];
 
 beforeAll(async () => {
   t = await startTestGateway();
+  // the fleet's other instances: the same database and data directory (signing keys, TLS CA)
+  for (let i = 1; i < FLEET; i++) {
+    others.push(await startGateway({
+      dataDir: t.dataDir, database: (t.gw.store as PgStore).url, port: 0, httpPort: 0, logger: false,
+      config: {
+        validateResponses: true, webhooks: { deliveryIntervalMs: 0 }, alertMailIntervalMs: 0,
+        rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000 },
+      },
+    }));
+  }
+  instances = [t.baseUrl, ...others.map((g) => g.baseUrl)];
   if (testBackend() === 'postgres') db = sqliteOf(t.gw);
   else {
     const file = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
@@ -56,6 +75,7 @@ beforeAll(async () => {
 afterAll(async () => {
   agent?.destroy();
   if (db instanceof Database) db.close();
+  for (const g of others) await g.close();
   await t?.close();
 });
 
@@ -125,6 +145,8 @@ const queryArb = fc.option(
 );
 
 interface Generated {
+  /** which instance of the fleet is asked (0 without one) */
+  instance: number;
   method: string;
   path: string;
   headers: Record<string, string>;
@@ -170,8 +192,9 @@ function requestArb(): fc.Arbitrary<Generated> {
       contentType: fc.option(fc.oneof(fc.constantFrom(...JSON_TYPES), fc.constantFrom(...OTHER_TYPES), fc.string({ maxLength: 20 })), { nil: undefined }),
       body: bodyArb(route),
       rawBody: fc.option(fc.oneof(fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)), fc.constantFrom('{', '{"a":', '[]', 'null', '"x"', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', '\ufeff{}').map((s) => Buffer.from(s))), { freq: 4, nil: undefined }),
+      instance: fc.nat({ max: FLEET - 1 }),
       extra: fc.array(fc.tuple(fc.constantFrom('accept', 'accept-encoding', 'x-forwarded-for', 'x-forwarded-proto', 'content-encoding', 'x-request-id', 'idempotency-key', 'x-payment', 'authorization', 'origin'), fc.string({ maxLength: 30 })), { maxLength: 3 }),
-    }).map(({ method, path, key, contentType, body, rawBody, extra }) => {
+    }).map(({ instance, method, path, key, contentType, body, rawBody, extra }) => {
       const headers: Record<string, string> = {};
       for (const [k, v] of extra) headers[k] = v;
       if (key) headers['x-api-key'] = key;
@@ -186,13 +209,13 @@ function requestArb(): fc.Arbitrary<Generated> {
           delete headers[k]; // node's client would refuse to send it; raw HTTP below covers such bytes
         }
       }
-      return { method, path, headers, body: bytes };
+      return { instance, method, path, headers, body: bytes };
     }),
   );
 }
 
 function send(g: Generated): Promise<Answer> {
-  const u = new URL(t.baseUrl);
+  const u = new URL(instances[g.instance]!);
   return new Promise((resolve, reject) => {
     // a body is framed by its length: node's client sends a GET or HEAD body unframed otherwise
     const headers = g.body ? { ...g.headers, 'content-length': String(g.body.length) } : g.headers;
@@ -213,12 +236,14 @@ const sendable = (g: Generated) => !/[^\u0021-\u00ff]/.test(g.path);
 describe('generated requests over every route', () => {
   it(`${RUNS} requests: no 5xx, every error in the envelope, no ledger change from a refused one`, async () => {
     const seen = new Map<number, number>();
+    const asked = new Set<number>();
     await fc.assert(
       fc.asyncProperty(requestArb().filter(sendable), async (g) => {
         const before = ledgerFingerprint();
         const a = await send(g);
+        asked.add(g.instance);
         seen.set(a.status, (seen.get(a.status) ?? 0) + 1);
-        const label = `${g.method} ${g.path} ${JSON.stringify(g.headers)} ${g.body?.toString('latin1').slice(0, 200) ?? ''} -> ${a.status} ${a.body.toString('utf8').slice(0, 300)}`;
+        const label = `${FLEET > 1 ? `[instance ${g.instance}] ` : ''}${g.method} ${g.path} ${JSON.stringify(g.headers)} ${g.body?.toString('latin1').slice(0, 200) ?? ''} -> ${a.status} ${a.body.toString('utf8').slice(0, 300)}`;
         checkAnswer(a, g.method, label);
         if (a.status >= 400) expect(ledgerFingerprint(), label).toBe(before);
       }),
@@ -228,6 +253,8 @@ describe('generated requests over every route', () => {
     expect([...seen.keys()].some((s) => s < 300)).toBe(true);
     expect(seen.get(400)).toBeGreaterThan(0);
     expect(seen.get(404)).toBeGreaterThan(0);
+    // every instance of the fleet answered some
+    expect(asked.size).toBe(FLEET);
   }, 600_000);
 });
 
