@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CanonicalJsonError, canonicalize, signingPayload } from '../../packages/sdk/src/contract/canonical-json.js';
+import { CanonicalJsonError, canonicalize, MAX_CANONICAL_DEPTH, signingPayload } from '../../packages/sdk/src/contract/canonical-json.js';
 
 describe('canonicalize', () => {
   it('sorts keys by UTF-16 code units as RFC 8785 §3.2.3 does (emoji before U+FB33)', () => {
@@ -86,6 +86,32 @@ describe('canonicalize', () => {
     it('names where the bad value is', () => {
       expect(() => canonicalize({ a: [{ b: NaN }] })).toThrow('$.a[0].b');
     });
+  });
+});
+
+describe('the nesting of a signed value', () => {
+  const nest = (n: number, leaf: unknown = 1): unknown => {
+    let v = leaf;
+    for (let i = 0; i < n; i++) v = i % 2 ? [v] : { a: v };
+    return v;
+  };
+
+  it(`signs ${MAX_CANONICAL_DEPTH} levels of objects and arrays`, () => {
+    expect(canonicalize(nest(MAX_CANONICAL_DEPTH))).toBe(`${'[{"a":'.repeat(MAX_CANONICAL_DEPTH / 2)}1${'}]'.repeat(MAX_CANONICAL_DEPTH / 2)}`);
+  });
+
+  it('refuses one level more, naming where, and a hostile 100,000 levels the same way instead of overflowing the stack', () => {
+    expect(() => canonicalize(nest(MAX_CANONICAL_DEPTH + 1))).toThrow(CanonicalJsonError);
+    expect(() => canonicalize(nest(MAX_CANONICAL_DEPTH + 1))).toThrow(`nested deeper than ${MAX_CANONICAL_DEPTH} levels of objects and arrays`);
+    let message = '';
+    try {
+      canonicalize(nest(100_000));
+    } catch (e) {
+      expect(e).toBeInstanceOf(CanonicalJsonError);
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/^\$(\[0\]|\.a)+: nested deeper than/);
+    expect(() => signingPayload({ deep: nest(100_000) })).toThrow(CanonicalJsonError);
   });
 });
 

@@ -3,37 +3,65 @@
  * every method, ids and query strings with odd bytes (bad escapes, bidirectional overrides,
  * over-long), odd headers and content types, bodies valid, mutated, of the wrong type or not
  * JSON at all; then raw HTTP node itself may not parse (broken request lines, header names,
- * framing, no Host), over TLS. Whatever arrives, the gateway answers no 5xx, every error
+ * framing, no Host), over TLS. Strings carry NULs, other control characters and lone surrogates
+ * (docs/api/conventions.md § Text). Whatever arrives, the gateway answers no 5xx, every error
  * in the envelope with the status its code maps to and display-safe text, and a refused request
- * leaves the ledger as it was (entry count, sums of amounts and holds).
+ * leaves the ledger as it was (entry count, sums of amounts and holds). On the backend the run
+ * picks (AGENTPAY_TEST_BACKEND=postgres: a PostgreSQL gateway; else SQLite). On PostgreSQL the
+ * generated requests are spread over a fleet of AGENTPAY_FUZZ_FLEET instances (default 3) on the
+ * one database and data directory, as a deployment runs them.
  *
  * AGENTPAY_FUZZ_RUNS sets the number of generated requests (default 1200; the raw HTTP
  * property runs a fifth of it). AGENTPAY_FUZZ_SEED replays a failing run.
  */
 import https from 'node:https';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displaySafe, ERROR_STATUS, httpStatusFor } from '../../src/core/errors.js';
-import { sqliteOf, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { apiRoutes, bodyFor, fillPath, type RouteEntry } from '../helpers/matrix.js';
+import { sqliteOf, startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
+import { startGateway, type RunningGateway } from '../../src/gateway/server.js';
+import type { PgStore } from '../../src/store/pg/pg-store.js';
+import { apiRoutes, bodyFor, bodySchema, type RouteEntry } from '../helpers/matrix.js';
 import { parseResponses, rawExchange } from '../helpers/raw-http.js';
 import { purchaseReceipt } from '../payments/helpers.js';
 
 const RUNS = Number(process.env.AGENTPAY_FUZZ_RUNS ?? 1200);
 const SEED = process.env.AGENTPAY_FUZZ_SEED ? Number(process.env.AGENTPAY_FUZZ_SEED) : undefined;
+const FLEET = testBackend() === 'postgres' ? Math.max(1, Number(process.env.AGENTPAY_FUZZ_FLEET ?? 3)) : 1;
 
 let t: TestGateway;
-/** the gateway's database, read beside it (SQLite's connection, or PostgreSQL's synchronous stand-in) */
-let db: ReturnType<typeof sqliteOf>;
+/** the ledger, read outside the gateway: a read-only SQLite connection, or PostgreSQL synchronously (sqliteOf) */
+let db: { prepare(sql: string): { get(): unknown } };
 let routes: RouteEntry[];
 let agent: https.Agent;
 let realIds: string[];
 let keys: string[];
+/** the base URL of each instance the generated requests go to: the test gateway's, then the fleet's others */
+let instances: string[];
+const others: RunningGateway[] = [];
 
 beforeAll(async () => {
   t = await startTestGateway();
-  db = sqliteOf(t.gw);
+  // the fleet's other instances: the same database and data directory (signing keys, TLS CA)
+  for (let i = 1; i < FLEET; i++) {
+    others.push(await startGateway({
+      dataDir: t.dataDir, database: (t.gw.store as PgStore).url, port: 0, httpPort: 0, logger: false,
+      config: {
+        validateResponses: true, webhooks: { deliveryIntervalMs: 0 }, alertMailIntervalMs: 0,
+        rateLimit: { max: 100_000, windowMs: 1000, signupMax: 10_000, signupWindowMs: 60_000, paymentMax: 100_000, paymentWindowMs: 1000 },
+      },
+    }));
+  }
+  instances = [t.baseUrl, ...others.map((g) => g.baseUrl)];
+  if (testBackend() === 'postgres') db = sqliteOf(t.gw);
+  else {
+    const file = new Database(join(t.dataDir, 'agentpay.db'), { readonly: true, fileMustExist: true });
+    file.defaultSafeIntegers(true);
+    db = file;
+  }
   routes = apiRoutes(t);
   agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: t.ca });
   // real records, so that generated requests also reach the services, not only the validators
@@ -46,11 +74,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   agent?.destroy();
+  if (db instanceof Database) db.close();
+  for (const g of others) await g.close();
   await t?.close();
 });
 
 /** What a refused request must leave alone: the ledger's entries and what they add up to. */
 function ledgerFingerprint(): string {
+  // the ledger is append-only: the count and the greatest id show any row added
   const row = db.prepare("SELECT count(*) AS n, coalesce(sum(amount_minor), 0) AS amount, coalesce(sum(hold_minor), 0) AS held, coalesce(max(id), '') AS last FROM ledger_entries").get() as Record<string, bigint>;
   return `${row.n}/${row.amount}/${row.held}/${row.last}`;
 }
@@ -80,6 +111,18 @@ function checkAnswer(a: Answer, method: string, label: string): void {
 
 // ---- generated requests through an ordinary client (node's https) ----
 
+/**
+ * Text no field takes (docs/api/conventions.md § Text): NUL, other C0 and C1 controls, DEL, lone
+ * surrogates, mixed into ordinary text; and line breaks, which only multi-line fields take.
+ */
+const ODD_CHARS = ['\u0000', '\u0001', '\u001b', '\u007f', '\u0085', '\u009b', '\ud800', '\udfff', '\n', '\t', '\r', '\u2028', '\u202e', 'a', '_', '😀'];
+const oddTextArb = fc.oneof(
+  fc.constantFrom('\u0000', 'cap_\u0000', 'txn_x\u0000y', '\ud800', 'wal_\udc00', '\u001b[31m', 'a\nb'),
+  fc.string({ unit: fc.constantFrom(...ODD_CHARS), minLength: 1, maxLength: 12 }),
+);
+/** Percent-encoded UTF-8 of any text (a lone surrogate's bytes are U+FFFD's, as encoders write it). */
+const encodeText = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH'] as const;
 
 /** A path parameter: a real id, printable or any text (percent-encoded), odd escapes, raw bytes over 0x7f, length limits. */
@@ -89,18 +132,21 @@ const paramArb = (): fc.Arbitrary<string> =>
     { weight: 2, arbitrary: fc.string({ maxLength: 30 }).map(encodeURIComponent) },
     { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }).map(encodeURIComponent) },
     { weight: 2, arbitrary: fc.constantFrom('%ff', '%', '%zz', '%e2%80%ae', '%00', '%2f', '%25', '..', '.', '%c0%af', '%ed%a0%80', 'a%', '%2') },
+    { weight: 2, arbitrary: fc.oneof(fc.constantFrom(...realIds).map((id) => `${id}%00`), oddTextArb.map(encodeText)) },
     { weight: 1, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 8 }).map((b) => Buffer.from(b.map((x) => 0x80 | x)).toString('latin1')) },
     { weight: 1, arbitrary: fc.integer({ min: 95, max: 300 }).map((n) => 'w'.repeat(n)) },
     { weight: 1, arbitrary: fc.constant('') },
   );
 
 const queryArb = fc.option(
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom('limit', 'cursor', 'q', 'status', 'category', 'maxPriceMinor', 'providerId', '%ff', 'a[b]', '__proto__'), fc.string({ maxLength: 8 }).map(encodeURIComponent)), fc.oneof(fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.constantFrom('%ff', '-1', '1e3', '999999999999999999999', '', 'true'))), { maxLength: 4 })
+  fc.array(fc.tuple(fc.oneof(fc.constantFrom('limit', 'cursor', 'q', 'status', 'category', 'maxPriceMinor', 'providerId', '%ff', 'a[b]', '__proto__'), fc.string({ maxLength: 8 }).map(encodeURIComponent)), fc.oneof(fc.string({ maxLength: 12 }).map(encodeURIComponent), fc.constantFrom('%ff', '-1', '1e3', '999999999999999999999', '', 'true'), oddTextArb.map(encodeText))), { maxLength: 4 })
     .map((kv) => `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}`),
   { nil: '' },
 );
 
 interface Generated {
+  /** which instance of the fleet is asked (0 without one) */
+  instance: number;
   method: string;
   path: string;
   headers: Record<string, string>;
@@ -128,6 +174,15 @@ function requestArb(): fc.Arbitrary<Generated> {
           .map(([b, k, v]) => ({ ...(b as object), [k]: v })),
       },
       { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
+      // a field of the route's body with text no field takes, the rest valid (reaches the services if the text rule misses it)
+      {
+        weight: 3,
+        arbitrary: fc
+          .tuple(fc.constant(route ? bodyFor(route, { providerId: t.creds.provider.id }) : {}), fc.constantFrom('name', ...Object.keys((route && (bodySchema(route)?.properties as object | undefined)) ?? {})), oddTextArb, fc.option(fc.constantFrom(...realIds), { nil: undefined }))
+          .map(([b, k, v, id]) => ({ ...(b as object), [k]: id === undefined ? v : `${id}${v}` })),
+      },
+      // odd text deep in free-form values, as a key and as a value
+      { weight: 1, arbitrary: fc.tuple(fc.constant(route ? bodyFor(route) : {}), oddTextArb).map(([b, v]) => ({ ...(b as object), schema: { type: 'object', properties: { [v]: { description: v } } }, payment: { [v]: [v] } })) },
     );
   return pathArb.chain(({ route, path }) =>
     fc.record({
@@ -137,8 +192,9 @@ function requestArb(): fc.Arbitrary<Generated> {
       contentType: fc.option(fc.oneof(fc.constantFrom(...JSON_TYPES), fc.constantFrom(...OTHER_TYPES), fc.string({ maxLength: 20 })), { nil: undefined }),
       body: bodyArb(route),
       rawBody: fc.option(fc.oneof(fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)), fc.constantFrom('{', '{"a":', '[]', 'null', '"x"', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', '\ufeff{}').map((s) => Buffer.from(s))), { freq: 4, nil: undefined }),
+      instance: fc.nat({ max: FLEET - 1 }),
       extra: fc.array(fc.tuple(fc.constantFrom('accept', 'accept-encoding', 'x-forwarded-for', 'x-forwarded-proto', 'content-encoding', 'x-request-id', 'idempotency-key', 'x-payment', 'authorization', 'origin'), fc.string({ maxLength: 30 })), { maxLength: 3 }),
-    }).map(({ method, path, key, contentType, body, rawBody, extra }) => {
+    }).map(({ instance, method, path, key, contentType, body, rawBody, extra }) => {
       const headers: Record<string, string> = {};
       for (const [k, v] of extra) headers[k] = v;
       if (key) headers['x-api-key'] = key;
@@ -153,13 +209,13 @@ function requestArb(): fc.Arbitrary<Generated> {
           delete headers[k]; // node's client would refuse to send it; raw HTTP below covers such bytes
         }
       }
-      return { method, path, headers, body: bytes };
+      return { instance, method, path, headers, body: bytes };
     }),
   );
 }
 
 function send(g: Generated): Promise<Answer> {
-  const u = new URL(t.baseUrl);
+  const u = new URL(instances[g.instance]!);
   return new Promise((resolve, reject) => {
     // a body is framed by its length: node's client sends a GET or HEAD body unframed otherwise
     const headers = g.body ? { ...g.headers, 'content-length': String(g.body.length) } : g.headers;
@@ -180,12 +236,14 @@ const sendable = (g: Generated) => !/[^\u0021-\u00ff]/.test(g.path);
 describe('generated requests over every route', () => {
   it(`${RUNS} requests: no 5xx, every error in the envelope, no ledger change from a refused one`, async () => {
     const seen = new Map<number, number>();
+    const asked = new Set<number>();
     await fc.assert(
       fc.asyncProperty(requestArb().filter(sendable), async (g) => {
         const before = ledgerFingerprint();
         const a = await send(g);
+        asked.add(g.instance);
         seen.set(a.status, (seen.get(a.status) ?? 0) + 1);
-        const label = `${g.method} ${g.path} ${JSON.stringify(g.headers)} ${g.body?.toString('latin1').slice(0, 200) ?? ''} -> ${a.status} ${a.body.toString('utf8').slice(0, 300)}`;
+        const label = `${FLEET > 1 ? `[instance ${g.instance}] ` : ''}${g.method} ${g.path} ${JSON.stringify(g.headers)} ${g.body?.toString('latin1').slice(0, 200) ?? ''} -> ${a.status} ${a.body.toString('utf8').slice(0, 300)}`;
         checkAnswer(a, g.method, label);
         if (a.status >= 400) expect(ledgerFingerprint(), label).toBe(before);
       }),
@@ -195,6 +253,8 @@ describe('generated requests over every route', () => {
     expect([...seen.keys()].some((s) => s < 300)).toBe(true);
     expect(seen.get(400)).toBeGreaterThan(0);
     expect(seen.get(404)).toBeGreaterThan(0);
+    // every instance of the fleet answered some
+    expect(asked.size).toBe(FLEET);
   }, 600_000);
 });
 

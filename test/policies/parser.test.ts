@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { lintPolicyDocument, MAX_DOCUMENT_CHARS, parsePolicyDocument, PolicyParseError, type Condition, type ParsedSection } from '../../src/domain/policies/language/index.js';
+import { lintPolicyDocument, MAX_CONDITION_NESTING, MAX_DOCUMENT_CHARS, parsePolicyDocument, PolicyParseError, type Condition, type ParsedSection } from '../../src/domain/policies/language/index.js';
 import { FIXTURE_NAMES, policyFixture } from './helpers.js';
 
 /** The condition of the only rule of a one-section, one-rule deny document. */
@@ -242,5 +243,46 @@ describe('the size of a document', () => {
     expect(lintPolicyDocument('').errors.map((e) => e.message)).toEqual([
       'line 1, column 1: expected a section header such as "deny:", found an empty document. Write at least one section: a header such as deny "gambling": and a rule indented under it',
     ]);
+  });
+});
+
+describe('the nesting of a condition', () => {
+  const nested = (n: number, open = '(', close = ')') => `deny:\n  ${open.repeat(n)}price > 5${close.repeat(n)}\n`;
+
+  it(`accepts ${MAX_CONDITION_NESTING} levels of parentheses and "not" together`, () => {
+    const half = MAX_CONDITION_NESTING / 2;
+    const doc = parsePolicyDocument(`deny:\n  ${'not ('.repeat(half)}price > 5${')'.repeat(half)}\n`);
+    let c = (doc.sections[0]!.rules[0] as { condition: Condition }).condition;
+    let nots = 0;
+    while (c.kind === 'not') {
+      nots++;
+      c = c.operand;
+    }
+    expect(nots).toBe(half);
+    expect(lintPolicyDocument(nested(MAX_CONDITION_NESTING)).ok).toBe(true);
+  });
+
+  it('refuses one level more at the "(" or "not" that goes too deep, naming its line and column', () => {
+    const paren = rejection(nested(MAX_CONDITION_NESTING + 1));
+    expect(paren).toMatchObject({ line: 2, column: 3 + MAX_CONDITION_NESTING });
+    expect(paren.message).toBe(`line 2, column ${3 + MAX_CONDITION_NESTING}: expected a condition nested at most ${MAX_CONDITION_NESTING} levels deep (parentheses and "not" together), found "(" at level ${MAX_CONDITION_NESTING + 1}. Write it flatter: "a and b and c" needs no parentheses, and "not not x" is x`);
+    const not = rejection(`deny:\n  price > 1 or\n    ${'not '.repeat(MAX_CONDITION_NESTING + 1)}price > 5\n`);
+    expect(not).toMatchObject({ line: 3, column: 5 + 4 * MAX_CONDITION_NESTING });
+    expect(not.message).toContain(`found "not" at level ${MAX_CONDITION_NESTING + 1}`);
+  });
+
+  it('is the limit docs/policy-language.md states', () => {
+    const doc = readFileSync(new URL('../../docs/policy-language.md', import.meta.url), 'utf8');
+    expect(doc).toContain(`a condition nests at most ${MAX_CONDITION_NESTING} levels deep`);
+    expect(doc).toContain(rejection(nested(MAX_CONDITION_NESTING + 1)).message.replace(/^line \d+, column \d+: /, '').replace(/\. Write it.*$/, ''));
+  });
+
+  it('answers 8,000 nested parentheses (once a stack overflow) and 15,000 "not" with the same error, in lint too', () => {
+    for (const doc of [nested(8000), `deny:\n  ${'not '.repeat(15_000)}always\n`]) {
+      const e = rejection(doc);
+      expect(e.message).toMatch(new RegExp(`^line 2, column ${3 + (doc.includes('(') ? MAX_CONDITION_NESTING : 4 * MAX_CONDITION_NESTING)}: expected a condition nested at most`));
+      const lint = lintPolicyDocument(doc);
+      expect(lint.errors.map((x) => x.message)).toEqual([e.message]);
+    }
   });
 });

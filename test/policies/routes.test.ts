@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call, changedTables, snapshotDb } from '../helpers/matrix.js';
 import { heldApproval, policyFixture, refusal } from './helpers.js';
+import { MAX_CONDITION_NESTING } from '../../src/domain/policies/language/index.js';
 
 let t: TestGateway;
 beforeAll(async () => {
@@ -57,6 +58,16 @@ describe('POST /v1/policies', () => {
     expect(e.message).toBe('document: line 4, column 11: expected an integer amount in minor units, found "5.00". Amounts are integers in minor units: write 500 for 5.00');
     expect(changedTables(before, snapshotDb(t.dataDir))).toEqual([]);
     expect((await ws.client.policies.list()).policies).toEqual([]);
+  });
+
+  it('refuses 8,000 nested parentheses (once a stack overflow, 500) with 400 naming the line and column where the nesting goes too deep, and creates nothing', async () => {
+    const ws = await t.newWorkspace();
+    const before = snapshotDb(t.dataDir);
+    const e = await refusal(ws.client.policies.apply(`deny "deep":\n  price > 1\n  ${'('.repeat(8000)}price > 5${')'.repeat(8000)}\n`), 'VALIDATION_FAILED');
+    expect(e.status).toBe(400);
+    expect(e.details).toMatchObject({ field: 'document', line: 3, column: 3 + MAX_CONDITION_NESTING, location: 'body' });
+    expect(e.message).toMatch(new RegExp(`^document: line 3, column ${3 + MAX_CONDITION_NESTING}: expected a condition nested at most ${MAX_CONDITION_NESTING} levels deep`));
+    expect(changedTables(before, snapshotDb(t.dataDir))).toEqual([]);
   });
 
   it('refuses a document that is not a string, and a provider key (which lacks policies:write)', async () => {

@@ -6,6 +6,7 @@
  */
 import { validationError } from '../../core/errors.js';
 import { CURRENCIES, parseMinor } from '../../core/money.js';
+import { unsafeText } from '../../core/text.js';
 import { isoUtcMs, proofProblem, readHeader, type PaymentProof as ContractPaymentProof } from 'agentpay-sdk/contract';
 
 /** The wire shape, from the contract (agentpay-sdk/contract); a proof may carry more fields, all signed. */
@@ -23,7 +24,12 @@ const MAX_HEADER_LENGTH = 16_384;
 
 function decodeHeader(value: string): unknown {
   const r = readHeader(value, { maxLength: MAX_HEADER_LENGTH });
-  if (r.ok) return r.value;
+  if (r.ok) {
+    // what the header carries is text of the request as a body is (docs/api/conventions.md § Text)
+    const refused = unsafeText(r.value);
+    if (refused) throw validationError(`payment${refused.instancePath.split('/').map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~')).join('.')}`, refused.message);
+    return r.value;
+  }
   if (r.problem === 'too-long' || r.problem === 'not-base64url') {
     throw validationError('payment', 'must be a payment proof object or the x-payment header value (base64url of the proof JSON)');
   }

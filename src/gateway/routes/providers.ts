@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
+import { IgnoredTenantIds, MultilineString, OptionalBody, StringEnum } from '../schemas.js';
 import { Provider } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 
@@ -25,7 +25,7 @@ const ListQuery = Type.Object(
 
 const VerificationRequestBody = Type.Object(
   {
-    note: Type.Optional(Type.String({ maxLength: 2000 })),
+    note: Type.Optional(MultilineString({ maxLength: 2000 })),
     contact: Type.Optional(Type.String({ maxLength: 500 })),
     ...IgnoredTenantIds,
   },
@@ -35,7 +35,7 @@ const VerificationRequestBody = Type.Object(
 const DecisionBody = Type.Object(
   {
     decision: StringEnum(['approved', 'denied'] as const),
-    reason: Type.Optional(Type.String({ maxLength: 2000 })),
+    reason: Type.Optional(MultilineString({ maxLength: 2000 })),
     ...IgnoredTenantIds,
   },
   { additionalProperties: false },

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Amount, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
+import { Amount, IgnoredTenantIds, MultilineString, OptionalBody, StringEnum } from '../schemas.js';
 import { walletView } from '../../domain/wallets/wallets.js';
 import { Balance, DepositAddressAnswer, DepositAddressList, LedgerEntry, RailTransactionAnswer, TopUpAnswer, Wallet, WalletWithBalance } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
@@ -19,7 +19,7 @@ type WalletParams = Static<typeof WalletParams>;
 const CreateWallet = Type.Object({
   ownerType: StringEnum(['agent', 'workspace'] as const),
   ownerId: Type.String({ minLength: 1, maxLength: 200 }),
-  publicKeyPem: Type.Optional(Type.String({ maxLength: 2000 })),
+  publicKeyPem: Type.Optional(MultilineString({ maxLength: 2000 })),
   ...IgnoredTenantIds,
 }, { additionalProperties: false, examples: [{ ownerType: 'workspace', ownerId: 'team-budget' }] });
 

@@ -3,7 +3,8 @@
  * JavaScript's default string order (UTF-16 code units, as RFC 8785 orders them),
  * no whitespace, strings escaped as JSON.stringify does. Amounts are strings by the
  * time they get here; NaN, Infinity, lone surrogates, undefined values in arrays,
- * bigints and other non-JSON values are refused rather than silently changed.
+ * bigints and other non-JSON values are refused rather than silently changed, and so is a
+ * value nested deeper than MAX_CANONICAL_DEPTH (a hostile one would overflow the stack).
  */
 export class CanonicalJsonError extends Error {
   constructor(message: string) {
@@ -19,9 +20,15 @@ const wellFormed: (s: string) => boolean = typeof (String.prototype as { isWellF
   ? (s) => (s as string & { isWellFormed(): boolean }).isWellFormed()
   : (s) => !LONE_SURROGATE.test(s);
 
+/**
+ * How deeply objects and arrays of a signed value may nest: twice what the gateway takes in a
+ * request (64 levels), so that anything it accepted can be signed.
+ */
+export const MAX_CANONICAL_DEPTH = 128;
+
 export function canonicalize(value: unknown): string {
   try {
-    return write(value);
+    return write(value, 0);
   } catch (e) {
     if (e instanceof Refusal) throw new CanonicalJsonError(`$${e.path.reverse().join('')}: ${e.reason}`);
     throw e;
@@ -37,7 +44,7 @@ class Refusal {
   constructor(readonly reason: string) {}
 }
 
-function write(value: unknown): string {
+function write(value: unknown, depth: number): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
@@ -49,12 +56,13 @@ function write(value: unknown): string {
       if (!wellFormed(value)) throw new Refusal('lone surrogate in string');
       return JSON.stringify(value);
     case 'object': {
+      if (depth >= MAX_CANONICAL_DEPTH) throw new Refusal(`nested deeper than ${MAX_CANONICAL_DEPTH} levels of objects and arrays`);
       if (Array.isArray(value)) {
         // index by index: map() skips the holes of a sparse array and would write "[1,,3]"
         let out = '[';
         for (let i = 0; i < value.length; i++) {
           try {
-            out += (i === 0 ? '' : ',') + write(value[i]);
+            out += (i === 0 ? '' : ',') + write(value[i], depth + 1);
           } catch (e) {
             if (e instanceof Refusal) e.path.push(`[${i}]`);
             throw e;
@@ -71,7 +79,7 @@ function write(value: unknown): string {
         if (v === undefined) continue;
         if (!wellFormed(k)) throw new Refusal('lone surrogate in key');
         try {
-          out += (out.length === 1 ? '' : ',') + JSON.stringify(k) + ':' + write(v);
+          out += (out.length === 1 ? '' : ',') + JSON.stringify(k) + ':' + write(v, depth + 1);
         } catch (e) {
           if (e instanceof Refusal) e.path.push(`.${k}`);
           throw e;

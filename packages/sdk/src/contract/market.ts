@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CapabilityAddressSchema } from './address.js';
 import { Capability, CapabilityVersion, Provider } from './resources.js';
-import { Amount, Closed, IgnoredTenantIds, Open, StringEnum } from './schemas.js';
+import { Amount, Closed, IgnoredTenantIds, MultilineString, Open, StringEnum } from './schemas.js';
 
 /** The largest advertised median latency: an hour. */
 export const MAX_LATENCY_MS = 3_600_000;
@@ -26,7 +26,7 @@ const AddressBody = Open({ kind: StringEnum(['url', 'package'] as const) }, { de
 export const PublishCapabilityBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.String({ minLength: 1, maxLength: 5000 }),
+    description: MultilineString({ minLength: 1, maxLength: 5000 }),
     protocol: CapabilityProtocol,
     priceMinor: Amount(),
     category: Type.String({ minLength: 1, maxLength: 100 }),
@@ -99,7 +99,7 @@ export type CapabilityDetail = Static<typeof CapabilityDetail>;
 
 export const DiscoverySearchBody = Type.Object(
   {
-    query: Type.Optional(Type.String({ maxLength: 1000, description: 'natural language' })),
+    query: Type.Optional(MultilineString({ maxLength: 1000, description: 'natural language' })),
     category: Type.Optional(Type.String({ maxLength: 100, description: 'exact match' })),
     protocol: Type.Optional(CapabilityProtocol),
     maxPriceMinor: Type.Optional(Amount({ description: 'at most this price, integer minor units as a string' })),

@@ -3,7 +3,7 @@
  * what POST /v1/policies/evaluate takes and answers. The policy and approval resources are in resources.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Amount, Closed, Id, IgnoredTenantIds, StringEnum } from './schemas.js';
+import { Amount, Closed, Id, IgnoredTenantIds, MultilineString, StringEnum } from './schemas.js';
 
 export const PolicyType = StringEnum(['approval', 'deny', 'allow', 'budget'] as const);
 export type PolicyType = Static<typeof PolicyType>;
@@ -19,7 +19,7 @@ const EXAMPLE_DOCUMENT = 'deny "no gambling":\n  category == "gambling"\n';
 
 /** POST /v1/policies: a policy document (docs/policy-language.md) that replaces the workspace's policies. */
 export const PolicyApplyBody = Type.Object({
-  document: Type.String({
+  document: MultilineString({
     minLength: 1, maxLength: MAX_POLICY_DOCUMENT_CHARS, description: 'a policy document (docs/policy-language.md); every section becomes one policy',
     examples: [EXAMPLE_DOCUMENT],
   }),

@@ -5,7 +5,7 @@
  * it. Amounts are strings of integer minor units; `x-amount` marks them so a validation error
  * can say so plainly.
  */
-import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type StringOptions, type TObject, type TProperties, type TSchema } from '@sinclair/typebox';
 
 export const Amount = (opts: { description?: string } = {}) =>
   Type.String({ pattern: '^(0|[1-9][0-9]{0,15})$', 'x-amount': true, description: opts.description ?? 'integer minor units as a string, e.g. "100"' });
@@ -16,6 +16,14 @@ export const SignedAmount = (opts: { description?: string } = {}) =>
 
 export const StringEnum = <const T extends readonly string[]>(values: T, opts: { description?: string } = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...opts });
+
+/**
+ * Request text that may span lines: tabs, line feeds and carriage returns are accepted in it
+ * (a policy document, a PEM key, a description). Every other string a request carries is one
+ * line; control characters and lone surrogates are refused in all of them
+ * (docs/api/conventions.md § Text; the gateway applies the rule to every schema it compiles).
+ */
+export const MultilineString = (opts: StringOptions = {}) => Type.String({ ...opts, 'x-multiline': true });
 
 export const Id = (prefix: string) => Type.String({ minLength: 1, maxLength: 100, description: `${prefix}_…` });
 

@@ -5,13 +5,14 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiKeyView, TenantView } from './resources.js';
-import { Closed, Id, IgnoredTenantIds, Nullable, StringEnum, Timestamp } from './schemas.js';
+import { Closed, Id, IgnoredTenantIds, MultilineString, Nullable, StringEnum, Timestamp } from './schemas.js';
 
 /** The longest password accepted (hashing a longer one would only cost the gateway time). */
 export const MAX_PASSWORD_LENGTH = 1024;
 
 const Email = Type.String({ minLength: 1, maxLength: 254 });
-const Password = Type.String({ maxLength: MAX_PASSWORD_LENGTH });
+// a tab or line break in a password harms nothing (it is hashed, never stored or shown), and refusing one could lock out an account that has it
+const Password = MultilineString({ maxLength: MAX_PASSWORD_LENGTH });
 const SignupId = Type.String({ minLength: 1, maxLength: 100 });
 const OneTimeToken = Type.String({ minLength: 1, maxLength: 200 });
 

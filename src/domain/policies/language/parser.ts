@@ -31,6 +31,12 @@ const CONDITION_START = 'a condition: price, capability, provider, category, pro
 const KEYWORDS = ['price', 'tag', 'always', 'not', 'and', 'or', 'in', ...TEXT_FIELDS];
 const MAX_NAME = 100;
 
+/**
+ * How deeply a condition may nest: parentheses and "not" together. The parser descends once per
+ * level, so without a limit a document of a few thousand "(" would overflow the stack.
+ */
+export const MAX_CONDITION_NESTING = 32;
+
 /** The longest document the gateway accepts: the apply body's `maxLength` (agentpay-sdk/contract, policies.ts). */
 export const MAX_DOCUMENT_CHARS = MAX_POLICY_DOCUMENT_CHARS;
 
@@ -80,6 +86,7 @@ interface SectionDraft {
 /** Walks a rule's tokens; every failure names the place and what would have fitted there. */
 class Cursor {
   private i = 0;
+  private depth = 0;
   constructor(private tokens: Token[], private end: { line: number; column: number }, private endLabel = 'the end of the rule') {}
   peek(k = 0): Token | undefined {
     return this.tokens[this.i + k];
@@ -97,6 +104,19 @@ class Cursor {
   isSymbol(text: string, k = 0): boolean {
     const t = this.peek(k);
     return t?.type === 'symbol' && t.text === text;
+  }
+  /** Enters a nested condition at `t` (a "(" or "not"), refusing one past MAX_CONDITION_NESTING there. */
+  nest(t: Token): void {
+    if (++this.depth <= MAX_CONDITION_NESTING) return;
+    throw new PolicyParseError(
+      t,
+      `a condition nested at most ${MAX_CONDITION_NESTING} levels deep (parentheses and "not" together)`,
+      `${describeToken(t)} at level ${this.depth}`,
+      'write it flatter: "a and b and c" needs no parentheses, and "not not x" is x',
+    );
+  }
+  unnest(): void {
+    this.depth--;
   }
   fail(expected: string, hint?: string): never {
     const t = this.peek();
@@ -141,8 +161,10 @@ function parseAnd(c: Cursor): Condition {
 
 function parseUnary(c: Cursor): Condition {
   if (c.isWord('not')) {
-    c.next();
-    return { kind: 'not', operand: parseUnary(c) };
+    c.nest(c.next());
+    const operand = parseUnary(c);
+    c.unnest();
+    return { kind: 'not', operand };
   }
   return parsePrimary(c);
 }
@@ -150,10 +172,11 @@ function parseUnary(c: Cursor): Condition {
 function parsePrimary(c: Cursor): Condition {
   const t = c.peek();
   if (c.isSymbol('(')) {
-    c.next();
+    c.nest(c.next());
     const inner = parseOr(c);
     if (!c.isSymbol(')')) c.fail(`")" to close the "(" at line ${t!.line}, column ${t!.column}`, wordHint(c.peek(), ['and', 'or']));
     c.next();
+    c.unnest();
     return inner;
   }
   if (t?.type !== 'word') c.fail(CONDITION_START);
