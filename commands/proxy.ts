@@ -63,10 +63,12 @@ export default class PaywallProxy extends BaseCommand<typeof PaywallProxy> {
   }
 
   async run(): Promise<void> {
-    const conn = this.connection();
-    const gatewayUrl = requireBaseUrl(conn);
-    const apiKey = requireApiKey(conn);
-    const ca = conn.ca ? readCa(conn.ca, conn) : undefined;
-    await runPaywall(this.flags, { gatewayUrl, apiKey, ca }, { json: this.out.json, note: (line) => this.out.note(line) });
+    const gateway = () => {
+      const conn = this.connection();
+      const gatewayUrl = requireBaseUrl(conn);
+      const apiKey = requireApiKey(conn);
+      return { gatewayUrl, apiKey, ca: conn.ca ? readCa(conn.ca, conn) : undefined };
+    };
+    await runPaywall(this.flags, gateway, { json: this.out.json, note: (line) => this.out.note(line) });
   }
 }

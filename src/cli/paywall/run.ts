@@ -112,9 +112,19 @@ export interface RunOutput {
   note(line: string): void;
 }
 
-/** Starts the paywall, prints that it is ready, and serves until a signal. */
-export async function runPaywall(f: PaywallFlags, gateway: { gatewayUrl: string; apiKey: string; ca?: string | undefined }, out: RunOutput): Promise<void> {
+export interface GatewaySettings {
+  gatewayUrl: string;
+  apiKey: string;
+  ca?: string | undefined;
+}
+
+/**
+ * Starts the paywall, prints that it is ready, and serves until a signal. The flags are checked
+ * before `gatewayOf` resolves the gateway, so a usage error is told first.
+ */
+export async function runPaywall(f: PaywallFlags, gatewayOf: () => GatewaySettings, out: RunOutput): Promise<void> {
   const settings = paywallSettings(f);
+  const gateway = gatewayOf();
   const running: RunningPaywall = await startPaywall({
     upstream: settings.upstream,
     table: settings.table,
