@@ -325,6 +325,11 @@ describe('agentpay proxy in front of an unmodified API', () => {
     expect(seenAt('/echo').length).toBe(calls);
     expect(seenAt('/echo').at(-1)!.body.toString()).toBe('{"order":42}');
     expect(await balance(a.walletId)).toBe('900');
+    // the body is part of the request's fingerprint: the same key with another body is refused, nothing charged
+    const other = await buyer.fetch(`${proxy.url}/echo`, { ...init, body: '{"order":43}' }).catch((e: unknown) => e);
+    expect(other).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(seenAt('/echo').length).toBe(calls);
+    expect(await balance(a.walletId)).toBe('900');
   });
 
   it('logs one line per request: what was paid, refunded or answered 402', () => {
