@@ -10,7 +10,7 @@
  *     "unknownRoutes": "reject" }
  *
  * A route key is `METHOD /path` or `/path` (any method); in the path `:name` matches one segment and a
- * final `*` matches the rest (anything, slashes included). Its value is a capability id (the price
+ * final `*` matches the rest (anything, slashes included); a GET route also takes HEAD. Its value is a capability id (the price
  * is the capability's, set on the gateway) or "free" (forwarded as is). The first route that matches,
  * in the file's order, wins. A request no route matches is sold with `--capability` when given, else
  * answered 404 without reaching the upstream ("reject", the default), or forwarded free ("pass",
@@ -123,7 +123,8 @@ function route(key: string, value: string, file: string): Route {
     method: anyMethod ? undefined : method,
     pattern,
     target: value === FREE ? { kind: 'free' } : { kind: 'paid', capabilityId: value },
-    matches: (reqMethod, path) => (anyMethod || reqMethod.toUpperCase() === method) && matchPath(path),
+    // HEAD goes with GET (a sold GET route refuses it with 405; a free one forwards it)
+    matches: (reqMethod, path) => (anyMethod || reqMethod.toUpperCase() === method || (method === 'GET' && reqMethod.toUpperCase() === 'HEAD')) && matchPath(path),
   };
 }
 

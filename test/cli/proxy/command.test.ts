@@ -113,6 +113,10 @@ describe('agentpay proxy (the binary)', () => {
     expect(badRoute.exitCode).toBe(2);
     expect(badRoute.stderr).toContain(`${bad}: routes["GET /x"] is "forecast", not a capability id (cap_…) or "free"`);
 
+    const inUse = await run(['--upstream', upstream.url, '--capability', cap, '--listen', upstream.host]);
+    expect(inUse.exitCode).toBe(2);
+    expect(inUse.stderr).toContain(`error LISTEN_FAILED: --listen ${upstream.host} is in use`);
+
     const unknownCap = await run(['--upstream', upstream.url, '--capability', 'cap_nosuchthing', '--listen', '127.0.0.1:0']);
     expect(unknownCap.exitCode).toBe(1);
     expect(unknownCap.stderr).toContain('error CAPABILITY_NOT_FOUND: capability cap_nosuchthing (--capability) cannot be sold');

@@ -205,6 +205,11 @@ describe('agentpay proxy in front of an unmodified API', () => {
     expect(await res.text()).toBe('ok');
     expect(res.headers.get(RECEIPT_HEADER)).toBeNull();
     expect(seenAt('/health').length).toBeGreaterThan(0);
+    const head = await fetch(`${proxy.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(seenAt('/health').at(-1)!.method).toBe('HEAD');
+    // HEAD on a sold route: nothing to pay for, refused by the seller core
+    expect((await fetch(`${proxy.url}/forecast`, { method: 'HEAD' })).status).toBe(405);
   });
 
   it('answers 404 for a route the config does not list, without reaching the upstream; --pass-unknown forwards it free', async () => {

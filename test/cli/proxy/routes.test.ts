@@ -36,6 +36,10 @@ describe('proxy routes', () => {
     expect(lookup(t, 'POST', '/forecast').target).toEqual({ kind: 'paid', capabilityId: 'cap_d' });
     expect(lookup(t, 'DELETE', '/admin/users/1').target).toEqual({ kind: 'free' });
     expect(lookup(t, 'GET', '/health').target).toEqual({ kind: 'free' });
+    // HEAD goes with GET: the seller core refuses it on a sold route (405), a free one forwards it
+    expect(lookup(t, 'HEAD', '/health').target).toEqual({ kind: 'free' });
+    expect(lookup(table({ 'GET /a': 'cap_a' }), 'HEAD', '/a').target).toEqual({ kind: 'paid', capabilityId: 'cap_a' });
+    expect(lookup(table({ 'POST /a': 'cap_a' }), 'HEAD', '/a').target).toEqual({ kind: 'reject' });
   });
 
   it('matches :name as one segment and a final * as the rest, slashes included', () => {
