@@ -188,6 +188,8 @@ describe('agentpay proxy in front of an unmodified API', () => {
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('HANDLER_TIMEOUT');
     expect(res.receipt?.status).toBe('failed');
     expect(await balance(a.walletId)).toBe('1000');
+    // the request to the upstream is given up, not left open
+    await until(() => upstream.slowClosed() === 1, 'the proxy to close its request to /slow');
   });
 
   it('sells a pattern route with its own capability and price', async () => {

@@ -28,6 +28,8 @@ export interface Upstream {
   url: string;
   host: string;
   seen: Seen[];
+  /** how many /slow requests were given up by the proxy (their connection closed) */
+  slowClosed(): number;
   /** lets the /stream routes send their last chunks */
   release(): void;
   /** resolves with the first chunk of the next /upload request's body */
@@ -43,6 +45,7 @@ export async function startUpstream(): Promise<Upstream> {
   let release!: () => void;
   let released = new Promise<void>((r) => (release = r));
   let onFirst: ((b: Buffer) => void) | undefined;
+  let slowClosed = 0;
 
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
@@ -92,6 +95,7 @@ export async function startUpstream(): Promise<Upstream> {
         });
       } else if (path === '/slow') {
         // never answers
+        res.once('close', () => slowClosed++);
       } else {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end(`upstream ${path}`);
@@ -104,6 +108,7 @@ export async function startUpstream(): Promise<Upstream> {
     url: `http://127.0.0.1:${port}`,
     host: `127.0.0.1:${port}`,
     seen,
+    slowClosed: () => slowClosed,
     release() {
       release();
       released = new Promise<void>((r) => (release = r));
