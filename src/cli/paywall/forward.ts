@@ -19,6 +19,9 @@ const EXPECT = 'expect';
 /** The buyer's payment headers: the proxy's business, not the upstream's. */
 const PAYMENT_HEADERS = new Set(['x-payment', 'payment-signature', 'accept-payment']);
 
+/** Receipt headers are the seller core's to set on a paid answer: an upstream's own never pass for one. */
+const RECEIPT_HEADERS = new Set(['x-service-receipt', 'payment-response', 'payment-receipt']);
+
 /** `Authorization: Payment …` (the Payment scheme's credential); any other Authorization goes to the upstream. */
 const isPaymentAuthorization = (value: string) => /(^|,)\s*Payment\s+/i.test(value);
 
@@ -127,7 +130,7 @@ export function createForwarder(upstream: URL): Forwarder {
           res.statusCode = up.statusCode ?? 502;
           if (up.statusMessage) res.statusMessage = up.statusMessage;
           // on a paid route the adapter sets the length of the exact bytes it sends
-          const back = headersOf(up.rawHeaders, (name) => o.paid && name === 'content-length');
+          const back = headersOf(up.rawHeaders, (name) => o.paid && (name === 'content-length' || RECEIPT_HEADERS.has(name)));
           for (const [name, value] of Object.entries(back)) res.setHeader(name, value);
           up.on('end', () => {
             finished = true;
