@@ -141,10 +141,16 @@ describe("what fastify's router still refuses itself (frameworkErrors)", () => {
 
 describe('ids echoed in error messages', () => {
   it('reach the client escaped: a right-to-left override, an escape sequence and a newline arrive as \\uXXXX text', async () => {
-    const id = 'wal_\u202egnp.exe\u001b[31m\nx';
+    // bidirectional controls are text an id may hold (404, echoed escaped)
+    const id = 'wal_\u202egnp.exe\u2066x';
     const res = await call(t, 'GET', `/v1/wallets/${encodeURIComponent(id)}`, { apiKey: t.creds.workspace.apiKey });
     expect(res.status).toBe(404);
-    expect(res.body.error).toEqual({ code: 'WALLET_NOT_FOUND', message: 'wallet wal_\\u202Egnp.exe\\u001B[31m\\u000Ax not found', details: { id: 'wal_\\u202Egnp.exe\\u001B[31m\\u000Ax' } });
+    expect(res.body.error).toEqual({ code: 'WALLET_NOT_FOUND', message: 'wallet wal_\\u202Egnp.exe\\u2066x not found', details: { id: 'wal_\\u202Egnp.exe\\u2066x' } });
+    // control characters are refused before any route (docs/api/conventions.md § Text), and what is echoed is escaped too
+    const controlled = await call(t, 'GET', `/v1/wallets/${encodeURIComponent('wal_\u001b[31m\nx')}`, { apiKey: t.creds.workspace.apiKey });
+    expect(controlled.status).toBe(400);
+    expect(controlled.body.error?.code).toBe('VALIDATION_FAILED');
+    expect(`${controlled.body.error?.message} ${JSON.stringify(controlled.body.error?.details)}`).not.toMatch(/[\u001b\n]/);
     const unknownField = await call(t, 'POST', '/v1/wallets', { apiKey: t.creds.workspace.apiKey, body: { ownerType: 'agent', ownerId: 'a', ['x\u2066y']: 1 } });
     expect(unknownField.status).toBe(400);
     expect(unknownField.body.error?.message).toBe('x\\u2066y: is not a field of this request: remove it, or check its spelling');
