@@ -1,6 +1,7 @@
 /**
  * `agentpay dev`: a gateway on this machine, as fixed in DESIGN.md. Sandbox mode makes
- * (first start) or reuses an operator key, a workspace and a verified provider.
+ * (first start) or reuses an operator key, a workspace and a verified provider. GET /metrics is
+ * served to loopback clients without a token.
  */
 import { relative, resolve } from 'node:path';
 import { usageError } from './errors/index.js';
@@ -33,7 +34,8 @@ export async function startDev(opts: DevOptions): Promise<LocalGateway> {
     port: opts.port,
     httpPort: opts.httpPort,
     tls: true,
-    config: { mode: opts.mode, devEchoTokens: opts.devEchoTokens },
+    // GET /metrics without a token, to this machine only (docs/metrics.md § agentpay dev)
+    config: { mode: opts.mode, devEchoTokens: opts.devEchoTokens, metrics: { mode: 'loopback' } },
     devCredentials: true,
     logLevel: opts.quiet ? 'warn' : 'info',
     ...(opts.logFormat ? { logFormat: opts.logFormat } : {}),

@@ -46,6 +46,8 @@ afterAll(async () => {
 /** the routes the document describes: all but the dashboard's static files (schema.hide) */
 const documentedRoutes = () => apiRoutes(t).filter((r) => !(r.schema as { hide?: boolean } | undefined)?.hide);
 const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+/** the codes an operation documents for an error status: the envelope's `code`, narrowed by the allOf's second member */
+const codesOf = (op: Json, status: string): string[] => op.responses[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
 const operations = () =>
   Object.entries(doc.paths as Json).flatMap(([path, ops]) => Object.entries(ops as Json).map(([method, op]) => ({ path, method: method.toUpperCase(), op: op as Json })));
 
@@ -96,14 +98,35 @@ describe('GET /openapi.json', () => {
       // every route can be refused over plain HTTP, rate limited, and fail unexpectedly
       expect(errorStatuses, name).toEqual(expect.arrayContaining(['400', '403', '429', '500']));
       for (const s of errorStatuses) {
+        // the named envelope, its code narrowed to the codes of this status
         const schema = op.responses[s].content['application/json'].schema;
-        expect(schema.required, `${name} ${s}`).toEqual(['error']);
-        expect(schema.properties.error.required, `${name} ${s}`).toEqual(['code', 'message', 'details']);
-        expect(schema.properties.error.properties.code.enum.length, `${name} ${s}`).toBeGreaterThan(0);
+        expect(schema.allOf[0], `${name} ${s}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        expect(schema.allOf[1].required, `${name} ${s}`).toEqual(['error']);
+        expect(codesOf(op, s).length, `${name} ${s}`).toBeGreaterThan(0);
       }
-      expect(op.responses['403'].content['application/json'].schema.properties.error.properties.code.enum, name).toContain('INSECURE_TRANSPORT');
-      if (route.config.scope) expect(op.responses['401'].content['application/json'].schema.properties.error.properties.code.enum, name).toEqual(['UNAUTHORIZED']);
+      expect(codesOf(op, '403'), name).toContain('INSECURE_TRANSPORT');
+      if (route.config.scope) expect(codesOf(op, '401'), name).toEqual(['UNAUTHORIZED']);
     }
+  });
+
+  it('names the contract\'s shapes in components.schemas, and routes refer to them', () => {
+    const schemas = doc.components.schemas as Json;
+    for (const name of ['Wallet', 'Balance', 'LedgerEntry', 'Capability', 'Policy', 'Receipt', 'PriceChallenge', 'UnsignedPriceChallenge', 'PaymentProof', 'Authorization', 'Replay', 'ErrorEnvelope', 'ErrorObject']) {
+      expect(schemas[name]?.title, name).toBe(name);
+    }
+    expect(schemas.ErrorEnvelope.required).toEqual(['error']);
+    expect(schemas.ErrorEnvelope.properties.error).toEqual({ $ref: '#/components/schemas/ErrorObject' });
+    expect(schemas.ErrorObject.required).toEqual(['code', 'message', 'details']);
+    expect(schemas.PaymentProof.properties.challenge).toEqual({ $ref: '#/components/schemas/PriceChallenge' });
+    // every reference resolves, and the receipt and the wallet are referred to rather than inlined
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
+    for (const ref of new Set(refs)) expect(schemas[ref.replace('#/components/schemas/', '')], ref).toBeTypeOf('object');
+    expect(doc.paths['/v1/receipts/{id}'].get.responses['200'].content['application/json'].schema.properties.receipt).toEqual({ $ref: '#/components/schemas/Receipt' });
+    expect(refs.filter((r) => r.endsWith('/Receipt')).length).toBeGreaterThan(3);
+    const paths = JSON.stringify(doc.paths);
+    expect(paths).not.toContain(JSON.stringify(schemas.Receipt.required));
+    // 772 KB when every shape was inlined
+    expect(JSON.stringify(doc).length).toBeLessThan(550_000);
   });
 
   it('is what `agentpay openapi` prints (stdout and --output), without a gateway', () => {
@@ -170,7 +193,8 @@ describe('the documented examples, replayed against the live gateway', () => {
         expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
         const declared = op.responses[String(res.status)]?.content?.['application/json']?.schema;
         expect(declared, name).toBeTypeOf('object');
-        const validate = ajv.compile(declared);
+        // the schema with the document's components beside it, so that its $refs resolve
+        const validate = ajv.compile({ ...declared, components: doc.components });
         expect(validate(res.body), `${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
         replayed++;
       }

@@ -4,6 +4,7 @@
  * the codes it can answer (plugins/responses.ts), its scope as `x-scope` and security, and the
  * examples its schemas carry. Served without a key at `GET /openapi.json`; `agentpay openapi`
  * prints the same document without a running gateway (src/gateway/openapi-document.ts).
+ * The contract's shapes are named in `components.schemas` and referred to (openapi-components.ts).
  * Registered after responses.ts and before the routes (its onRoute hook collects them).
  */
 import { readFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import fp from 'fastify-plugin';
 import { packageRoot } from '../../paths.js';
 import { Open } from 'agentpay-sdk/contract';
 import { Type } from '@sinclair/typebox';
+import { nameSchemas } from '../openapi-components.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -41,6 +43,8 @@ export default fp(async function openapi(app: FastifyInstance) {
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'an agentpay API key (ap_w_…, ap_p_…, ap_o_…)' } } },
     },
+    // the contract's shapes named in components.schemas and referred to (openapi-components.ts)
+    transformObject: (d) => ('openapiObject' in d ? nameSchemas(d.openapiObject as Record<string, unknown>) : d.swaggerObject) as never,
     transform: ({ schema, url }) => {
       const s = (schema ?? {}) as Record<string, unknown>;
       return { schema: { ...s, tags: (s.tags as string[] | undefined) ?? [tagOf(url)] } as never, url };

@@ -1,9 +1,10 @@
 /**
  * `agentpay dev` as a real child process, as DESIGN.md fixes it: one JSON ready line,
  * HTTPS with its own CA, a plain-HTTP port that refuses, dev credentials kept in a
- * 0600 file, a graceful stop on SIGTERM, and a restart that keeps everything.
+ * 0600 file, GET /metrics for this machine only, a graceful stop on SIGTERM, and a restart that keeps everything.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentpayClient } from '../../../packages/sdk/src/client/index.js';
@@ -47,6 +48,26 @@ describe('agentpay dev --json', () => {
     const plain = await fetch(`${dev.ready.httpUrl}/health`);
     expect(plain.status).toBe(403);
     expect(((await plain.json()) as { error: { code: string } }).error.code).toBe('INSECURE_TRANSPORT');
+  });
+
+  it('serves GET /metrics to this machine without a token, and not to a client behind a proxy', async () => {
+    const ca = readFileSync(dev.ready.caCertPath!, 'utf8');
+    const scrape = (headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; type: string; body: string }>((done, fail) => {
+        const req = httpsRequest(`${dev.ready.baseUrl}/metrics`, { ca, headers }, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => done({ status: res.statusCode!, type: String(res.headers['content-type']), body }));
+        });
+        req.on('error', fail).end();
+      });
+    const metrics = await scrape();
+    expect(metrics.status, metrics.body).toBe(200);
+    expect(metrics.type).toContain('text/plain');
+    expect(metrics.body).toMatch(/^# HELP agentpay_/m);
+    // forwarded by a proxy on this machine: as if there were no such route
+    const proxied = await scrape({ 'x-forwarded-for': '203.0.113.7' });
+    expect(proxied.status).toBe(404);
+    expect(JSON.parse(proxied.body).error.code).toBe('NOT_FOUND');
   });
 
   it('keeps the dev credentials in a 0600 file and says where it listens in gateway.json', () => {
