@@ -37,11 +37,12 @@ export async function claimDataDirMode(dataDir: string, mode: GatewayConfig['mod
     const sandboxMoney = !devKeys && (await store.hasSandboxMoney());
     const found = devKeys || sandboxMoney ? 'sandbox' : mode;
     if (found !== mode) {
-      const where = store.database ? `the database ${store.database}` : `the database in ${dataDir}`;
       throw new AppError('CONFLICT', devKeys
         ? `${dataDir} holds dev keys (${credentialsPath(dataDir)}): it is a sandbox data directory and cannot be served in production mode; give production a new --data-dir, or start this one with --mode sandbox`
-        : `${where} holds simulated money (sandbox \`fund\` entries): it is a sandbox database and cannot be served in production mode (${dataDir} is new and not the conflict); start with --mode sandbox for a trial, or give production a database of its own`, {
-        dataDir, recordedMode: 'sandbox', mode, conflict: devKeys ? 'dataDir' : 'database', ...(store.database ? { database: store.database } : {}),
+        : store.database
+          ? `the database ${store.database} holds simulated money (sandbox \`fund\` entries): it is a sandbox database and cannot be served in production mode (the data directory ${dataDir} is not what conflicts); start with --mode sandbox for a trial, or give production a database of its own`
+          : `${dataDir} is a sandbox data directory (its database holds simulated money: sandbox \`fund\` entries) and cannot be served in production mode; give production a new --data-dir, or start this one with --mode sandbox`, {
+        dataDir, recordedMode: 'sandbox', mode, conflict: devKeys || !store.database ? 'dataDir' : 'database', ...(store.database ? { database: store.database } : {}),
       });
     }
     writeFileAtomic(path, `${found}\n`);

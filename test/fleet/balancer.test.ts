@@ -11,7 +11,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.
 import { until } from '../helpers/wait.js';
 import { hashOf, signProof, type Buyer } from '../payments/helpers.js';
 import { expectConsistent, sumOf } from '../wallets/ledger-checks.js';
-import { removeTempDirs, startGatewayProcess, tempDir, type GatewayProcess } from '../cli/helpers.js';
+import { cli, json, removeTempDirs, startGatewayProcess, tempDir, type GatewayProcess } from '../cli/helpers.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const CONFIG = new URL('docs/examples/haproxy.cfg', ROOT);
@@ -241,5 +241,17 @@ describe.skipIf(!pgEnabled() || onPostgresProject || (!HAPROXY && !inCi))('three
     expect(sumOf(sellerLedger)).toBe(90n * (PRICE - FEE));
     // what the killed instance served stays served: its receipts are read through the survivors
     for (const r of receipts.slice(0, 30)) expect((await client(workspace.apiKey).receipts.get(r.id)).id).toBe(r.id);
+  });
+
+  it('refuses a production start on the trial database, naming the database (not the new data directory) as the conflict', async () => {
+    const dataDir = join(work, 'production');
+    const r = await cli(['gateway', 'start', '--no-tls', '--trust-proxy', '--port', '0', '--data-dir', dataDir, '--database', db.url, '--json'], { configDir: tempDir() });
+    expect(r.exitCode, r.stderr).toBe(1);
+    const { error } = json(r);
+    expect(error).toMatchObject({ code: 'CONFLICT', details: { conflict: 'database', recordedMode: 'sandbox', mode: 'production', dataDir } });
+    expect(error.message).toMatch(/^the database postgres:\/\/.+ holds simulated money \(sandbox `fund` entries\): it is a sandbox database and cannot be served in production mode/);
+    expect(error.message).toContain('start with --mode sandbox for a trial, or give production a database of its own');
+    // the refused start recorded nothing: the directory serves production on a database of its own later
+    expect(existsSync(join(dataDir, 'mode'))).toBe(false);
   });
 });
