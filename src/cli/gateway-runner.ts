@@ -135,7 +135,7 @@ async function startLocked(dataDir: string, config: GatewayConfig, opts: RunGate
     await gateway.close();
     throw e;
   }
-  log.info({ baseUrl: ready.baseUrl, httpUrl: ready.httpUrl, mode: config.mode, dataDir, database: opts.database ? redactUrl(opts.database) : 'sqlite' }, 'gateway ready');
+  log.info({ baseUrl: ready.baseUrl, httpUrl: ready.httpUrl, instanceId: gateway.services.instanceId, mode: config.mode, dataDir, database: opts.database ? redactUrl(opts.database) : 'sqlite' }, 'gateway ready');
 
   let stopping: Promise<void> | undefined;
   return {

@@ -35,6 +35,8 @@ export const ID_PREFIX = {
   webhookEndpoint: 'whe',
   webhookDelivery: 'whd',
   alertMail: 'alm',
+  // a gateway process, from its start to its end (GET /health's instanceId)
+  instance: 'ins',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

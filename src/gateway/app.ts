@@ -52,6 +52,8 @@ export interface BuildAppOptions {
   metrics?: GatewayMetrics;
   /** where each request's line also goes (DATA_DIR/logs/requests.jsonl); the logger gets it anyway */
   requestLog?: RequestLogSink;
+  /** the health routes answer plain HTTP too (plugins/transport.ts): the gateway serves plain HTTP behind a proxy (--no-tls) */
+  healthOverPlainHttp?: boolean;
 }
 
 declare module 'fastify' {
@@ -128,7 +130,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(requestLog, { clock: services.ctx.clock, redactUrl, sink: opts.requestLog });
   await app.register(errors);
   await app.register(validation);
-  await app.register(transport);
+  await app.register(transport, { healthOverPlainHttp: opts.healthOverPlainHttp === true });
   await app.register(limits, {
     config: services.config,
     ...(opts.rateCounter ? { counter: opts.rateCounter } : {}),

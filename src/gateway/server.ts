@@ -22,6 +22,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { PgStore } from '../store/pg/pg-store.js';
 import { buildApp } from './app.js';
 import { plainClientErrorHandler } from './plugins/errors.js';
+import { redactUrl } from '../store/errors.js';
 import { GatewayMetrics, instrumentServices } from './metrics.js';
 import { openSharedCounter, redactRedisUrl, type RateCounter } from './rate-counter.js';
 import { claimDataDirMode } from './data-mode.js';
@@ -117,7 +118,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   }
   let mail: MailSpool | null = null;
   try {
-    await claimDataDirMode(dataDir, config.mode, () => store.hasSandboxMoney());
+    await claimDataDirMode(dataDir, config.mode, { hasSandboxMoney: () => store.hasSandboxMoney(), ...(opts.database ? { database: redactUrl(opts.database) } : {}) });
     const metrics = new GatewayMetrics({
       now: () => clock.now(),
       holdsOutstanding: () => store.holdsOutstanding(),
@@ -163,6 +164,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       ...(rateCounter ? { rateCounter } : {}),
       metrics,
       ...(requestLog ? { requestLog } : {}),
+      // behind a proxy over plain HTTP, a balancer's health check reaches the instance without x-forwarded-proto
+      healthOverPlainHttp: !tls,
       serverFactory: (handler) => {
         // a request without Host reaches the app, which refuses it in the envelope (plugins/errors.ts)
         const main = tls ? https.createServer({ ...serverTlsOptions(tls), requireHostHeader: false }, handler) : http.createServer({ requireHostHeader: false }, handler);

@@ -18,6 +18,7 @@ import { PolicyService } from '../domain/policies/policies.js';
 import { ApprovalService } from '../domain/policies/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
 import { randomBytes } from 'node:crypto';
+import { randomId } from '../core/ids.js';
 import { RetentionJob } from '../domain/platform/retention.js';
 import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender, EgressPolicy } from '../domain/platform/webhooks/index.js';
 import { accountLimitsOf, type GatewayConfig } from './config.js';
@@ -25,6 +26,8 @@ import { accountLimitsOf, type GatewayConfig } from './config.js';
 export interface Services {
   ctx: DomainContext;
   config: GatewayConfig;
+  /** this process's id (`ins_…`), new at each start: which instance of a fleet answered (GET /health) */
+  instanceId: string;
   signingKeys: SigningKeys;
   wallets: WalletService;
   mailer: Mailer;
@@ -64,6 +67,7 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
   return {
     ctx,
     config,
+    instanceId: randomId('instance'),
     signingKeys,
     wallets,
     mailer,

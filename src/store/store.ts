@@ -80,5 +80,10 @@ export interface Store {
    * holds each duty (an advisory lock) until it stops or dies, then another takes it.
    */
   claimDuty(name: string): Promise<boolean>;
+  /**
+   * Whether the database answers now: one cheap statement (`SELECT 1`), for the readiness check
+   * (`GET /health/ready`); throws when it does not.
+   */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -32,7 +32,7 @@ const challenge = { capabilityId: 'cap_1', providerId: 'prv_1', amountMinor: '10
 describe('GET /health', () => {
   it('answers without a key: status ok, the current signing key id as instance, the gateway time', async () => {
     const health = await t.client().platform.health();
-    expect(health).toEqual({ status: 'ok', instance: t.gw.services.signingKeys.currentKeyId, time: '2026-05-01T12:00:00.000Z' });
+    expect(health).toEqual({ status: 'ok', instance: t.gw.services.signingKeys.currentKeyId, instanceId: t.gw.services.instanceId, time: '2026-05-01T12:00:00.000Z' });
     expect(health.instance).toMatch(/^sk_/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * HTTPS with a local CA made on first start and reused after; plain HTTP refused with
  * 403 INSECURE_TRANSPORT; behind a TLS-terminating proxy, `trustProxy` honours
- * x-forwarded-proto and nothing else does.
+ * x-forwarded-proto and nothing else does, and the health routes alone answer a plain check.
  */
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -165,23 +165,38 @@ describe('behind a TLS-terminating proxy (plain listener)', () => {
     expect(served.status).toBe(200);
     expect(served.body).toMatchObject({ status: 'ok', instance: gw.services.signingKeys.currentKeyId });
 
-    expect(await get(`${gw.baseUrl}/health`)).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
-    expect(await get(`${gw.baseUrl}/health`, { 'x-forwarded-proto': 'http' })).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
+    const KEY = '/v1/platform/public-key';
+    expect(await get(`${gw.baseUrl}${KEY}`)).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
+    expect(await get(`${gw.baseUrl}${KEY}`, { 'x-forwarded-proto': 'http' })).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
     // several proxies: the last hop (the one in front of the gateway) decides
-    expect((await get(`${gw.baseUrl}/health`, { 'x-forwarded-proto': 'http, https' })).status).toBe(200);
-    expect((await get(`${gw.baseUrl}/health`, { 'x-forwarded-proto': 'https, http' })).status).toBe(403);
+    expect((await get(`${gw.baseUrl}${KEY}`, { 'x-forwarded-proto': 'http, https' })).status).toBe(200);
+    expect((await get(`${gw.baseUrl}${KEY}`, { 'x-forwarded-proto': 'https, http' })).status).toBe(403);
   });
 
-  it('with trustProxy and TLS, the refuse-only plain listener still refuses a forged x-forwarded-proto: https', async () => {
+  it('answers the health routes alone over plain HTTP without x-forwarded-proto: a balancer checks the instance directly', async () => {
+    const gw = await start(true);
+    for (const path of ['/health', '/health/live', '/health/ready']) {
+      const res = await get(`${gw.baseUrl}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.body.instanceId, path).toBe(gw.services.instanceId);
+    }
+    // nothing else: a public route, a route with a key, an unknown path and a path under /health
+    for (const path of ['/v1/platform/public-key', '/v1/wallets', '/openapi.json', '/nope', '/health/other']) {
+      expect(await get(`${gw.baseUrl}${path}`), path).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
+    }
+  });
+
+  it('with trustProxy and TLS, the refuse-only plain listener still refuses a forged x-forwarded-proto: https, and health too', async () => {
     const dataDir = tempDir();
     const gw = await startGateway({ ...(await backendOptions(dataDir)), dataDir, port: 0, httpPort: 0, config: { trustProxy: true } });
     gateways.push(gw);
     expect(await get(`${gw.httpUrl}/health`, { 'x-forwarded-proto': 'https' })).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
+    expect(await get(`${gw.httpUrl}/health/ready`)).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
   });
 
   it('without trustProxy, ignores x-forwarded-proto and refuses with 403 INSECURE_TRANSPORT', async () => {
     const gw = await start(false);
-    expect(await get(`${gw.baseUrl}/health`, { 'x-forwarded-proto': 'https' })).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
-    expect(await get(`${gw.baseUrl}/health`)).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
+    expect(await get(`${gw.baseUrl}/v1/platform/public-key`, { 'x-forwarded-proto': 'https' })).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
+    expect(await get(`${gw.baseUrl}/v1/platform/public-key`)).toMatchObject({ status: 403, body: { error: { code: 'INSECURE_TRANSPORT' } } });
   });
 });

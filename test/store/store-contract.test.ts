@@ -20,6 +20,7 @@ import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
 import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
 import type { Transaction } from '../../src/store/repos/payments.js';
+import { onAdmin } from '../helpers/pg-admin.js';
 import { storeBackends } from '../helpers/store-backends.js';
 import { until } from '../helpers/wait.js';
 
@@ -365,6 +366,24 @@ describe.each(backends)('Store contract on $name', (b) => {
         return false;
       }
     }, 'autocommit reads on a new connection after the server ended the old one');
+  });
+
+  it('answers a ping while the database answers (the readiness check); on PostgreSQL fails while the database refuses connections, and answers again after', async () => {
+    await store.ping();
+    if (b.name !== 'postgres') return;
+    const pool = (store as unknown as { pool: { query(sql: string): Promise<{ rows: { db: string }[] }> } }).pool;
+    const name = (await pool.query('SELECT current_database() AS db')).rows[0]!.db;
+    await onAdmin(async (c) => {
+      await c.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`);
+      await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+    });
+    try {
+      await until(async () => store.ping().then(() => false, () => true), 'a ping to fail while the database refuses connections');
+      await expect(store.ping()).rejects.toThrow();
+    } finally {
+      await onAdmin((c) => c.query(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS true`));
+    }
+    await until(async () => store.ping().then(() => true, () => false), 'a ping to answer once the database takes connections again');
   });
 
   it('reads without a common snapshot when asked (snapshot: false): the same answers, and on PostgreSQL no BEGIN or COMMIT', async () => {

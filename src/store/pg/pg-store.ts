@@ -383,6 +383,11 @@ export class PgStore implements Store {
     }
   }
 
+  /** The readiness check: `SELECT 1` on the connection the hot path's reads share (it reconnects when that one is gone). */
+  async ping(): Promise<void> {
+    await this.shared.run('agentpay_ping', 'SELECT 1', []);
+  }
+
   /** Whether the database holds simulated money (a `fund` entry): the data-directory mode check, once at start. */
   async hasSandboxMoney(): Promise<boolean> {
     return ((await this.pool.query("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1")).rowCount ?? 0) > 0;

@@ -212,6 +212,11 @@ export class SqliteStore implements Store {
     return value;
   }
 
+  /** The readiness check: `SELECT 1` on the database file's connection (throws once the store is closed). */
+  async ping(): Promise<void> {
+    await this.exclusive(async () => void this.raw.prepare('SELECT 1').get());
+  }
+
   /** Whether the database holds simulated money (a `fund` entry): the data-directory mode check, once at start. */
   async hasSandboxMoney(): Promise<boolean> {
     return this.raw.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;

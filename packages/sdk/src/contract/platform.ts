@@ -8,10 +8,20 @@ import { Receipt } from './resources.js';
 
 export const Health = Closed({
   status: Type.Literal('ok'),
-  instance: Type.String({ description: 'the signing key id this instance uses' }),
+  instance: Type.String({ description: 'the signing key id this instance uses (the same on every instance of a fleet; the contract fixes this field)' }),
+  instanceId: Type.String({ description: 'this gateway process, new at each start (`ins_…`): which instance of a fleet answered' }),
   time: Timestamp(),
 });
 export type Health = Static<typeof Health>;
+
+/** GET /health/ready: the instance can serve (its database answers); 503 SERVICE_UNAVAILABLE when not. */
+export const HealthReady = Closed({
+  status: Type.Literal('ready'),
+  instanceId: Type.String({ description: 'this gateway process (as in GET /health)' }),
+  database: Type.Literal('ok', { description: 'the database answered a SELECT 1' }),
+  time: Timestamp(),
+});
+export type HealthReady = Static<typeof HealthReady>;
 
 export const PlatformPublicKey = Closed({ publicKeyPem: Type.String(), signingKeyId: Type.String() });
 export type PlatformPublicKey = Static<typeof PlatformPublicKey>;
