@@ -4,7 +4,7 @@
  * `N passed, M failed` last; exits 1 if any failed.
  */
 import { parseArgs } from 'node:util';
-import { simBackend } from './store.js';
+import { simBackend, Stores } from './store.js';
 import { report, runSeed } from './runner.js';
 
 const USAGE = 'usage: npm run simulate -- [--seed N | --seeds K [--from S]] [--steps M] [--minutes T] [--no-shrink] [--verbose]';
@@ -50,17 +50,22 @@ async function main(): Promise<void> {
   const until = minutes === undefined ? Infinity : Date.now() + minutes * 60_000;
   console.log(`simulating ${seeds.length === 1 ? `seed ${seeds[0]}` : `seeds ${seeds[0]}..${seeds[seeds.length - 1]}`}, ${steps} steps each, on ${backend}${minutes ? `, for at most ${minutes} minutes` : ''}`);
   const tally = new Map<string, number>();
+  const stores = new Stores(backend);
   let passed = 0;
   let failed = 0;
-  for (const seed of seeds) {
-    if (Date.now() > until) {
-      console.log(`time budget spent after ${passed + failed} seeds`);
-      break;
+  try {
+    for (const seed of seeds) {
+      if (Date.now() > until) {
+        console.log(`time budget spent after ${passed + failed} seeds`);
+        break;
+      }
+      const v = await runSeed(seed, steps, { stores, ...(values.verbose ? { tally } : {}) }, { shrink: !values['no-shrink'] });
+      if (v.ok) passed++;
+      else failed++;
+      if (!v.ok || values.verbose) console.log(report(v, steps));
     }
-    const v = await runSeed(seed, steps, { backend, ...(values.verbose ? { tally } : {}) }, { shrink: !values['no-shrink'] });
-    if (v.ok) passed++;
-    else failed++;
-    if (!v.ok || values.verbose) console.log(report(v, steps));
+  } finally {
+    await stores.close();
   }
   if (values.verbose) {
     console.log('what the calls answered, over all runs (shrinking included):');

@@ -20,7 +20,7 @@ import { createTenant, ensurePlatform, PLATFORM_REVENUE_WALLET_ID } from '../../
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import { BREAKER_THRESHOLD, IDEMPOTENCY_WINDOW_MS } from '../../src/domain/payments/config.js';
 import type { Challenge } from '../../src/domain/payments/challenge.js';
-import { FaultyStore, InjectedFault, openStore, type Backend, type Plant } from './store.js';
+import { FaultyStore, InjectedFault, type Plant, type Stores } from './store.js';
 import { SELLERS, WALLETS, type Fault, type FailReason, type PaymentStep, type PayoutRail, type Step } from './steps.js';
 import { checkStore } from './checks.js';
 
@@ -99,7 +99,8 @@ interface Seller {
 }
 
 export interface RunOptions {
-  backend: Backend;
+  /** where each run's fresh store comes from (the backend's) */
+  stores: Stores;
   /** a bug planted between the domain and the store (tests of the simulation itself) */
   plant?: Plant;
   /** full checks (every ledger, transaction, payout) every this many steps, and after the last; touched ones after every step */
@@ -158,7 +159,7 @@ export class Simulation {
   }
 
   async start(): Promise<void> {
-    const opened = await openStore(this.opts.backend);
+    const opened = await this.opts.stores.open();
     this.dispose = opened.dispose;
     this.store = new FaultyStore(opened.store, this.opts.plant);
     await this.build();

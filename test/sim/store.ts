@@ -21,42 +21,86 @@ export function simBackend(env: NodeJS.ProcessEnv = process.env): Backend {
   return env.AGENTPAY_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 }
 
-/** A store the simulation opened, and how to throw it away. */
+/** A store a run uses, and how to let it go after the run. */
 export interface OpenedStore {
   store: Store;
   dispose(): Promise<void>;
 }
 
-export async function openStore(backend: Backend): Promise<OpenedStore> {
-  if (backend === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'agentpay-sim-'));
-    // durability 'sync': a commit is durable when tx resolves (no background WAL sync to wait for)
-    const store = new SqliteStore({ path: join(dir, 'sim.db') });
-    return {
-      store,
-      dispose: async () => {
-        await store.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
+/** A new PostgreSQL database for one run (default: an empty one on AGENTPAY_TEST_DATABASE_URL's server, migrated at open). */
+export type NewDatabase = () => Promise<{ url: string; drop(): Promise<void> }>;
+
+const newEmptyDatabase: NewDatabase = async () => {
   const name = `agentpay_sim_${randomBytes(6).toString('hex')}`;
   await onAdmin((c) => c.query(`CREATE DATABASE "${name}"`));
-  const drop = () => onAdmin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
-  let store: PgStore;
-  try {
-    store = await PgStore.open({ url: testDatabaseUrl(name), poolSize: 4 });
-  } catch (e) {
-    await drop();
-    throw e;
+  return { url: testDatabaseUrl(name), drop: () => onAdmin(async (c) => void (await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))) };
+};
+
+/**
+ * The stores of one process's runs. SQLite: a new file in a temp dir per run. PostgreSQL: one
+ * database (made on first use, dropped by `close`) and one open store, emptied before each run
+ * (every table truncated: the append-only ledger's TRUNCATE trigger is switched off for that
+ * statement alone); a new database and its migrations for each run would cost a second or more.
+ */
+export class Stores {
+  private pg?: { store: PgStore; drop(): Promise<void> };
+  private used = false;
+
+  constructor(readonly backend: Backend, private newDatabase: NewDatabase = newEmptyDatabase) {}
+
+  async open(): Promise<OpenedStore> {
+    if (this.backend === 'sqlite') {
+      const dir = mkdtempSync(join(tmpdir(), 'agentpay-sim-'));
+      const store = new SqliteStore({ path: join(dir, 'sim.db') });
+      return {
+        store,
+        dispose: async () => {
+          await store.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    if (!this.pg) {
+      const { url, drop } = await this.newDatabase();
+      try {
+        this.pg = { store: await PgStore.open({ url, poolSize: 4 }), drop };
+      } catch (e) {
+        await drop();
+        throw e;
+      }
+    } else if (this.used) {
+      await emptyDatabase(this.pg.store);
+    }
+    this.used = true;
+    // closed by `close`, not after each run
+    return { store: this.pg.store, dispose: async () => {} };
   }
-  return {
-    store,
-    dispose: async () => {
-      await store.close();
-      await drop();
-    },
-  };
+
+  async close(): Promise<void> {
+    if (!this.pg) return;
+    const { store, drop } = this.pg;
+    this.pg = undefined;
+    await store.close();
+    await drop();
+  }
+}
+
+async function emptyDatabase(store: PgStore): Promise<void> {
+  const { rows } = await store.pool.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+  const tables = rows.map((r) => `"${r.tablename}"`).join(', ');
+  const c = await store.pool.connect();
+  try {
+    await c.query('BEGIN');
+    await c.query('ALTER TABLE ledger_entries DISABLE TRIGGER ledger_entries_no_truncate');
+    await c.query(`TRUNCATE ${tables} RESTART IDENTITY CASCADE`);
+    await c.query('ALTER TABLE ledger_entries ENABLE TRIGGER ledger_entries_no_truncate');
+    await c.query('COMMIT');
+  } catch (e) {
+    await c.query('ROLLBACK');
+    throw e;
+  } finally {
+    c.release();
+  }
 }
 
 /** The error of an injected fault: the transaction died just before its commit (rolled back) or just after it (committed). */
