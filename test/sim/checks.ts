@@ -27,10 +27,11 @@ export async function checkStore(sim: Simulation, full: boolean): Promise<void> 
     await checkBalances(sim, r, out);
     await checkBreakers(sim, r, out);
     const txns = full ? sim.model.txns : sim.model.txns.filter((t) => sim.model.touched.has(t.id));
-    for (const t of txns) await checkTransaction(sim, r, t, out);
+    await Promise.all(txns.map((t) => checkTransaction(sim, r, t, out)));
     checkKeys(sim, out);
     if (full) {
-      for (const id of sim.walletIds()) checkLedger(id, await r.ledger.list(id), out);
+      const ledgers = await Promise.all(sim.walletIds().map((id) => r.ledger.list(id)));
+      sim.walletIds().forEach((id, i) => checkLedger(id, ledgers[i]!, out));
       await checkPayouts(sim, r, out);
     }
     return out;
@@ -40,8 +41,11 @@ export async function checkStore(sim: Simulation, full: boolean): Promise<void> 
 
 async function checkBalances(sim: Simulation, r: Repos, out: string[]): Promise<void> {
   let total = 0n;
-  for (const id of sim.walletIds()) {
-    const last = await r.ledger.last(id);
+  const ids = sim.walletIds();
+  // asked at once: one round trip on PostgreSQL
+  const lasts = await Promise.all(ids.map((id) => r.ledger.last(id)));
+  for (const [i, id] of ids.entries()) {
+    const last = lasts[i];
     const balance = last?.balanceAfter ?? 0n;
     const held = last?.heldAfter ?? 0n;
     total += balance;
@@ -54,14 +58,14 @@ async function checkBalances(sim: Simulation, r: Repos, out: string[]): Promise<
 }
 
 async function checkBreakers(sim: Simulation, r: Repos, out: string[]): Promise<void> {
-  for (let w = 0; w < WALLETS; w++) {
-    for (let s = 0; s < SELLERS; s++) {
-      const b = await r.breakers.get(sim.actorWallet(w), sim.sellerOf(s).id);
-      const m = sim.model.breakers.get(sim.breakerKey(w, s)) ?? { count: 0, paused: false };
-      const got = { count: b?.consecutiveFailures ?? 0, paused: b?.paused ?? false };
-      if (got.count !== m.count || got.paused !== m.paused) {
-        out.push(`breaker ${sim.breakerKey(w, s)} has ${got.count} failures in a row (paused ${got.paused}), the model ${m.count} (paused ${m.paused})`);
-      }
+  const pairs = Array.from({ length: WALLETS * SELLERS }, (_, i) => [Math.floor(i / SELLERS), i % SELLERS] as const);
+  const rows = await Promise.all(pairs.map(([w, s]) => r.breakers.get(sim.actorWallet(w), sim.sellerOf(s).id)));
+  for (const [i, [w, s]] of pairs.entries()) {
+    const b = rows[i];
+    const m = sim.model.breakers.get(sim.breakerKey(w, s)) ?? { count: 0, paused: false };
+    const got = { count: b?.consecutiveFailures ?? 0, paused: b?.paused ?? false };
+    if (got.count !== m.count || got.paused !== m.paused) {
+      out.push(`breaker ${sim.breakerKey(w, s)} has ${got.count} failures in a row (paused ${got.paused}), the model ${m.count} (paused ${m.paused})`);
     }
   }
 }
@@ -69,10 +73,9 @@ async function checkBreakers(sim: Simulation, r: Repos, out: string[]): Promise<
 const count = (es: LedgerEntry[], type: string) => es.filter((e) => e.type === type);
 
 async function checkTransaction(sim: Simulation, r: Repos, t: MTxn, out: string[]): Promise<void> {
-  const row = await r.transactions.get(t.id);
+  const [row, entries, receipts] = await Promise.all([r.transactions.get(t.id), r.ledger.byTransaction(t.id), r.receipts.byTransaction(t.id)]);
   if (!row) return void out.push(`transaction ${t.id} is missing`);
   if (row.status !== t.status) out.push(`transaction ${t.id} is ${row.status}, the model ${t.status}`);
-  const entries = await r.ledger.byTransaction(t.id);
   const buyer = sim.actorWallet(t.w);
   const holds = count(entries, 'hold');
   if (holds.length !== 1 || holds[0]!.walletId !== buyer || holds[0]!.holdMinor !== t.amount || holds[0]!.amountMinor !== 0n) {
@@ -83,7 +86,6 @@ async function checkTransaction(sim: Simulation, r: Repos, t: MTxn, out: string[
   const sales = count(entries, 'sale');
   const fees = count(entries, 'fee');
   const fee = feeFor(t.amount, DEFAULT_CONFIG.feeBps);
-  const receipts = await r.receipts.byTransaction(t.id);
   const resolutions = `${captures.length} captures, ${refunds.length} refunds, ${sales.length} sales, ${fees.length} fees`;
   if (row.status === 'authorized') {
     if (entries.length !== 1) out.push(`authorized transaction ${t.id} has ${resolutions}: resolved without its status saying so`);

@@ -530,14 +530,13 @@ export class Simulation {
   }
 
   /** Calls on distinct buyer wallets in flight at once (no faults: which call's transaction an armed fault hits would depend on timing). */
-  private async concurrent(calls: PaymentStep[]): Promise<void> {
+  private async concurrent(calls: { w: number; call: PaymentStep }[]): Promise<void> {
     const runs: (() => Promise<void>)[] = [];
     const used = new Set<number>();
-    for (const c of calls) {
-      const w = 'w' in c ? c.w : 0;
+    for (const { w, call } of calls) {
       if (used.has(w)) continue;
       used.add(w);
-      const run = await this.startPayment(c, w, undefined);
+      const run = await this.startPayment(call, w, undefined);
       if (run) runs.push(run);
     }
     const results = await Promise.allSettled(runs.map((r) => r()));

@@ -25,8 +25,8 @@ export type PaymentStep =
 
 export type Step =
   | PaymentStep
-  /** several payment calls in flight at once, each on another buyer wallet, started in this order */
-  | { op: 'concurrent'; calls: PaymentStep[] }
+  /** several payment calls in flight at once, each on another buyer wallet (its transactions and keys), started in this order; no faults */
+  | { op: 'concurrent'; calls: { w: number; call: PaymentStep }[] }
   /** a complete and a fail of the same open transaction race (reordered: `failFirst` starts the fail first) */
   | { op: 'race'; t: number; failFirst: boolean }
   | { op: 'sweep'; fault?: Fault }
@@ -83,11 +83,12 @@ export const WALLETS = 4;
 export const SELLERS = 2;
 const MINUTE = 60_000;
 
-function fault(g: Rng): Fault | undefined {
+function faultOf(g: Rng): Fault | undefined {
   return g.chance(0.1) ? g.pick(['before', 'after'] as const) : undefined;
 }
 
-function paymentStep(g: Rng, w = g.int(WALLETS)): PaymentStep {
+function paymentStep(g: Rng, w = g.int(WALLETS), faults = true): PaymentStep {
+  const fault = (x: Rng) => (faults ? faultOf(x) : undefined);
   const kind = g.weighted([[6, 'authorize'], [4, 'complete'], [3, 'fail'], [1, 'again'], [1, 'replayProof'], [1, 'retryKey']] as const);
   switch (kind) {
     case 'authorize': return { op: 'authorize', w, s: g.int(SELLERS), key: g.chance(0.4), ...opt(fault(g)) };
@@ -111,16 +112,16 @@ function step(g: Rng): Step {
     case 'concurrent': {
       // distinct buyer wallets: the calls' outcomes do not depend on the order they commit in
       const ws = [0, 1, 2, 3].sort(() => g.next() - 0.5).slice(0, g.between(2, 3));
-      return { op: 'concurrent', calls: ws.map((w) => paymentStep(g, w)) };
+      return { op: 'concurrent', calls: ws.map((w) => ({ w, call: paymentStep(g, w, false) })) };
     }
     case 'race': return { op: 'race', t: g.int(8), failFirst: g.chance(0.5) };
-    case 'sweep': return { op: 'sweep', ...opt(fault(g)) };
+    case 'sweep': return { op: 'sweep', ...opt(faultOf(g)) };
     case 'clock': return { op: 'clock', ms: g.weighted([[3, g.between(1, 4) * MINUTE], [3, 16 * MINUTE], [1, 25 * 60 * MINUTE], [1, 4 * 24 * 60 * MINUTE]] as const) };
     case 'resume': return { op: 'resume', w: g.int(WALLETS), s: g.int(SELLERS) };
-    case 'fund': return { op: 'fund', w: g.int(WALLETS), amount: g.between(1, 20_000), ...opt(fault(g)) };
+    case 'fund': return { op: 'fund', w: g.int(WALLETS), amount: g.between(1, 20_000), ...opt(faultOf(g)) };
     case 'topUp': return { op: 'topUp', w: g.int(WALLETS), amount: g.between(1, 30_000), outcome: g.chance(0.8) ? 'succeeded' : 'declined', duplicate: g.chance(0.3) };
     case 'deposit': return { op: 'deposit', w: g.int(WALLETS), units: g.between(1, 200_000_000) };
-    case 'payout': return { op: 'payout', s: g.int(SELLERS), amount: g.between(1, 2_000), rail: g.pick(['bank_transfer', 'ach', 'usdc_base'] as const), ...opt(fault(g)) };
+    case 'payout': return { op: 'payout', s: g.int(SELLERS), amount: g.between(1, 2_000), rail: g.pick(['bank_transfer', 'ach', 'usdc_base'] as const), ...opt(faultOf(g)) };
     case 'payoutAgain': return { op: 'payoutAgain', p: g.int(8) };
     case 'settlePayout': return { op: 'settlePayout', p: g.int(8), outcome: g.chance(0.5) ? 'returned' : 'confirmed' };
     case 'railJobs': return { op: 'railJobs' };

@@ -19,8 +19,9 @@ afterAll(() => stores.close());
 
 // PostgreSQL: fewer seeds (a run there costs about a second more: every commit is synced)
 const SEEDS = backend === 'postgres' ? [1, 2, 3, 4] : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
-/** candidate runs the shrinker may make for a planted bug */
-const SHRINK_RUNS = backend === 'postgres' ? 40 : 120;
+/** steps of a seed that looks for a planted bug, and the candidate runs the shrinker may make */
+const PLANTED_STEPS = 60;
+const SHRINK_RUNS = backend === 'postgres' ? 80 : 120;
 const STEPS = 150;
 
 /** `obj` with some methods replaced; the others still called on `obj` itself. */
@@ -71,7 +72,7 @@ describe(`the simulation of the money on ${backend}`, () => {
     const planted: RunOptions = { ...opts, plant };
     let found;
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-      const v = await runSeed(seed, 80, planted, { maxRuns: SHRINK_RUNS });
+      const v = await runSeed(seed, PLANTED_STEPS, planted, { maxRuns: SHRINK_RUNS });
       if (!v.ok) {
         found = v;
         break;
@@ -80,7 +81,7 @@ describe(`the simulation of the money on ${backend}`, () => {
     expect(found, 'no seed found the planted bug').toBeDefined();
     expect(found!.message).toMatch(message);
     const shrunk = found!.shrunk!;
-    expect(shrunk.length, report(found!, 80)).toBeLessThanOrEqual(8);
+    expect(shrunk.length, report(found!, PLANTED_STEPS)).toBeLessThanOrEqual(8);
     expect(shrunk.length).toBeLessThan(found!.failedAt! + 1);
     // the shrunk list alone fails on a fresh store, and passes without the bug
     expect((await runSteps(shrunk, planted)).ok).toBe(false);
