@@ -59,7 +59,15 @@ async function main(): Promise<void> {
         console.log(`time budget spent after ${passed + failed} seeds`);
         break;
       }
-      const v = await runSeed(seed, steps, { stores, ...(values.verbose ? { tally } : {}) }, { shrink: !values['no-shrink'] });
+      let v;
+      try {
+        v = await runSeed(seed, steps, { stores, ...(values.verbose ? { tally } : {}) }, { shrink: !values['no-shrink'] });
+      } catch (e) {
+        // the run could not start (a store that cannot be opened): counted, and the next seeds would fail alike
+        console.log(`seed ${seed}: could not run: ${e instanceof Error ? e.message : String(e)}`);
+        failed++;
+        break;
+      }
       if (v.ok) passed++;
       else failed++;
       if (!v.ok || values.verbose) console.log(report(v, steps));
