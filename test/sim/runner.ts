@@ -17,6 +17,8 @@ export interface SeedVerdict {
   /** the shortest failing list found, and its failure */
   shrunk?: Step[];
   shrunkMessage?: string;
+  /** whether the failure came back when its steps ran again (false: it depends on timing) */
+  reproduced?: boolean;
   ms: number;
   /** what the full list's calls answered (runSeed with `tally`) */
   tally?: Map<string, number>;
@@ -30,14 +32,16 @@ export interface ShrinkOptions {
 }
 
 /** The shortest failing list found below `steps` (which fails at `failedAt`). */
-export async function shrink(steps: Step[], failedAt: number, opts: RunOptions, s: ShrinkOptions = {}): Promise<{ steps: Step[]; result: RunResult }> {
+export async function shrink(steps: Step[], failedAt: number, opts: RunOptions, s: ShrinkOptions = {}): Promise<{ steps: Step[]; result: RunResult; reproduced: boolean }> {
   const maxRuns = s.maxRuns ?? 300;
   const deadline = Date.now() + (s.maxMs ?? 120_000);
   let runs = 0;
   let best = steps.slice(0, failedAt + 1);
-  let bestResult: RunResult = await runSteps(best, opts);
-  runs++;
-  if (bestResult.ok) return { steps, result: { ok: false, step: failedAt, message: 'the failure did not happen again on the same steps (timing-dependent)' } };
+  // concurrent calls may commit in another order on PostgreSQL: a failure that depends on it may
+  // take a few runs to come back
+  let bestResult: RunResult = { ok: true, steps: 0 };
+  for (let i = 0; i < 3 && bestResult.ok; i++, runs++) bestResult = await runSteps(best, opts);
+  if (bestResult.ok) return { steps, result: { ok: false, step: failedAt, message: 'the failure did not happen again on the same steps (timing-dependent)' }, reproduced: false };
   const fails = async (candidate: Step[]): Promise<RunResult | undefined> => {
     if (runs >= maxRuns || Date.now() > deadline) return undefined;
     runs++;
@@ -64,7 +68,7 @@ export async function shrink(steps: Step[], failedAt: number, opts: RunOptions, 
       chunk = Math.max(1, Math.floor(chunk / 2));
     }
   }
-  return { steps: best, result: bestResult };
+  return { steps: best, result: bestResult, reproduced: true };
 }
 
 export async function runSeed(seed: number, stepCount: number, opts: RunOptions, s: ShrinkOptions & { shrink?: boolean } = {}): Promise<SeedVerdict> {
@@ -77,6 +81,7 @@ export async function runSeed(seed: number, stepCount: number, opts: RunOptions,
     const shrunk = await shrink(steps, result.step, opts, s);
     verdict.shrunk = shrunk.steps;
     verdict.shrunkMessage = shrunk.result.ok ? undefined : shrunk.result.message;
+    verdict.reproduced = shrunk.reproduced;
   }
   verdict.ms = Date.now() - started;
   return verdict;

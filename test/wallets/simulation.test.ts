@@ -73,7 +73,8 @@ describe(`the simulation of the money on ${backend}`, () => {
     let found;
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const v = await runSeed(seed, PLANTED_STEPS, planted, { maxRuns: SHRINK_RUNS });
-      if (!v.ok) {
+      // a failure that depends on how concurrent calls interleave (PostgreSQL) may not come back: the next seed
+      if (!v.ok && v.reproduced) {
         found = v;
         break;
       }
