@@ -6,6 +6,8 @@
  * leaves neither event nor movement; `agentpay trigger` makes the payment events happen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Value } from '@sinclair/typebox/value';
+import { PaymentEventData } from '../../packages/sdk/src/contract/rails.js';
 import { EVENT_TYPES, recordEvent } from '../../src/domain/platform/events.js';
 import { NOT_YET, TRIGGERS, trigger } from '../../src/cli/webhooks.js';
 import { verifyWebhookSignature } from '../../packages/sdk/src/webhooks.js';
@@ -13,6 +15,7 @@ import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, hashOf, newBuyer, newSeller, paidCall, type Buyer } from '../payments/helpers.js';
 import { startReceiver, type Receiver } from './receiver.js';
+import { call } from '../helpers/matrix.js';
 
 const MINUTE = 60_000;
 const clock = new ManualClock(Date.now());
@@ -83,6 +86,7 @@ describe('payment events', () => {
       receipt: JSON.parse(JSON.stringify(receipt)),
     });
     expect(got.buyer[0]!.data).toEqual(data);
+    expect(Value.Check(PaymentEventData, data), 'the contract describes it').toBe(true);
     // the events the API lists are the ones delivered
     expect((await h.seller.client.rail.events({ type: 'payment.succeeded' })).events.map((e) => e.id)).toEqual([got.seller[0]!.id]);
     expect((await h.ws.client.rail.events({ type: 'payment.succeeded' })).events.map((e) => e.id)).toEqual([got.buyer[0]!.id]);
@@ -103,6 +107,7 @@ describe('payment events', () => {
       transactionId: auth.transactionId, receiptId: receipt.id, providerId: h.seller.id, workspaceId: h.ws.id, walletId: h.buyer.walletId,
       amountMinor: '100', refundedMinor: '100', reason: 'provider_error', statusCode: 502, receipt: { id: receipt.id, status: 'failed' },
     });
+    expect(Value.Check(PaymentEventData, got.seller[0]!.data)).toBe(true);
   });
 
   it('an expired call: payment.refunded when the sweeper refunds the hold', async () => {
@@ -148,6 +153,16 @@ describe('payment events', () => {
     const again = await delivered(h, marks());
     expect(again.seller.map((e) => e.type)).toEqual(['payment.succeeded']);
     expect((await h.seller.client.wallets.balance(h.seller.walletId)).balanceMinor).toBe('97');
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('names every event type in its webhooks section, the payment events with their data', async () => {
+    const res = await call(t, 'GET', '/openapi.json');
+    const hooks = (res.body as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: { data: { required?: string[] } } } }> } } }> }).webhooks;
+    expect(Object.keys(hooks).sort()).toEqual([...EVENT_TYPES].sort());
+    const data = hooks['payment.succeeded']!.post.requestBody.content['application/json']!.schema.properties.data;
+    expect(data.required).toEqual(expect.arrayContaining(['transactionId', 'receiptId', 'amountMinor', 'providerId', 'workspaceId', 'walletId', 'receipt']));
   });
 });
 

@@ -14,6 +14,7 @@ import fp from 'fastify-plugin';
 import { packageRoot } from '../../paths.js';
 import { Open } from 'agentpay-sdk/contract';
 import { Type } from '@sinclair/typebox';
+import { webhookEvents } from '../openapi-webhooks.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -40,7 +41,9 @@ export default fp(async function openapi(app: FastifyInstance) {
         license: { name: 'MIT', identifier: 'MIT' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'an agentpay API key (ap_w_…, ap_p_…, ap_o_…)' } } },
-    },
+      // the events POSTed to webhook endpoints (../openapi-webhooks.ts)
+      webhooks: webhookEvents(),
+    } as never,
     transform: ({ schema, url }) => {
       const s = (schema ?? {}) as Record<string, unknown>;
       return { schema: { ...s, tags: (s.tags as string[] | undefined) ?? [tagOf(url)] } as never, url };
