@@ -6,7 +6,7 @@
  * leaves neither event nor movement; `agentpay trigger` makes the payment events happen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Value } from '@sinclair/typebox/value';
+import Ajv from 'ajv';
 import { PaymentEventData } from '../../packages/sdk/src/contract/rails.js';
 import { EVENT_TYPES, recordEvent } from '../../src/domain/platform/events.js';
 import { NOT_YET, TRIGGERS, trigger } from '../../src/cli/webhooks.js';
@@ -60,6 +60,9 @@ async function delivered(h: Hooked, marks: [number, number]) {
   return { seller: await check(sellerRx, marks[0], h.sellerSecret), buyer: await check(buyerRx, marks[1], h.buyerSecret) };
 }
 
+/** the contract's PaymentEventData (a JSON schema) accepts it */
+const contractAccepts = (data: unknown): boolean => new Ajv.default({ strict: false }).validate(PaymentEventData, data) as boolean;
+
 const marks = (): [number, number] => [sellerRx.received.length, buyerRx.received.length];
 
 describe('payment events', () => {
@@ -86,7 +89,7 @@ describe('payment events', () => {
       receipt: JSON.parse(JSON.stringify(receipt)),
     });
     expect(got.buyer[0]!.data).toEqual(data);
-    expect(Value.Check(PaymentEventData, data), 'the contract describes it').toBe(true);
+    expect(contractAccepts(data), 'the contract describes it').toBe(true);
     // the events the API lists are the ones delivered
     expect((await h.seller.client.rail.events({ type: 'payment.succeeded' })).events.map((e) => e.id)).toEqual([got.seller[0]!.id]);
     expect((await h.ws.client.rail.events({ type: 'payment.succeeded' })).events.map((e) => e.id)).toEqual([got.buyer[0]!.id]);
@@ -107,7 +110,7 @@ describe('payment events', () => {
       transactionId: auth.transactionId, receiptId: receipt.id, providerId: h.seller.id, workspaceId: h.ws.id, walletId: h.buyer.walletId,
       amountMinor: '100', refundedMinor: '100', reason: 'provider_error', statusCode: 502, receipt: { id: receipt.id, status: 'failed' },
     });
-    expect(Value.Check(PaymentEventData, got.seller[0]!.data)).toBe(true);
+    expect(contractAccepts(got.seller[0]!.data)).toBe(true);
   });
 
   it('an expired call: payment.refunded when the sweeper refunds the hold', async () => {
