@@ -18,13 +18,15 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
     'agent wallet\'s three calls to that seller fail as provider errors (nothing charged), which pauses the seller for it.',
     'deposit.credited (a workspace or provider key): the sandbox chain sends --amount cents\' worth of test USDC to a',
     'deposit address of one of its wallets, credited at once while the sandbox USDC price is in band.',
+    'payment.succeeded and payment.failed (a workspace key): a fresh agent wallet buys a call of the seller\'s "agentpay',
+    'trigger (agentpay-trigger-sale)" capability, which the seller completes, or fails as client_error (the buyer refunded).',
     'Other types are not made yet; the error says how to',
     'cause them by hand. Needs a sandbox gateway.',
   ].join('\n');
   static override examples = ['<%= config.bin %> trigger payout.returned --as provider', '<%= config.bin %> trigger payout.returned --amount 250 --json'];
   static override args = { event: Args.string({ description: 'the event type', required: true }) };
   static override flags = {
-    amount: Flags.string({ description: 'minor units moved (payout.returned), deposited (deposit.credited, in USD cents) or the price of the held purchase (approval.requested)', default: '100' }),
+    amount: Flags.string({ description: 'minor units moved (payout.returned), deposited (deposit.credited, in USD cents) or the price of the purchase (approval.requested, payment.*)', default: '100' }),
     'seller-key': Flags.string({ description: "approval.requested: a verified provider's API key to buy from [default: the local dev gateway's provider]", env: 'AGENTPAY_SELLER_KEY' }),
   };
 

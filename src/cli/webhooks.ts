@@ -3,7 +3,7 @@
  * as a person sees them; following the caller's events and forwarding each, signed the way the
  * gateway signs deliveries, to a local URL (Stripe's `listen`); and making a sandbox event happen.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVENT_TYPES, type EventType } from '../domain/platform/events.js';
@@ -143,6 +143,8 @@ export interface TriggerOptions {
 const TRIGGER_CATEGORY = 'agentpay-trigger';
 /** apart from TRIGGER_CATEGORY, so that its approval policy does not hold these purchases */
 const BREAKER_CATEGORY = 'agentpay-trigger-breaker';
+/** the payment events' purchases, apart from both above */
+const SALE_CATEGORY = 'agentpay-trigger-sale';
 
 /** The workspace key check and the seller, for the triggers that buy something. */
 async function buyingSetup(client: AgentpayClient, o: TriggerOptions, type: string): Promise<AgentpayClient> {
@@ -233,6 +235,29 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
     }
     return steps;
   },
+  // a workspace: a fresh agent wallet buys the seller's sale capability and the seller completes the call
+  'payment.succeeded': async (client, o) => {
+    const seller = await buyingSetup(client, o, 'payment.succeeded');
+    const steps: string[] = [];
+    const capabilityId = await triggerCapability(seller, SALE_CATEGORY, o.amountMinor, steps);
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
+    const auth = await authorizeAs(seller, capabilityId, buyer);
+    const body = Buffer.from('{"agentpay":"trigger"}');
+    const { receipt } = await seller.payments.complete({ transactionId: auth.transactionId, responseHash: `sha256:${createHash('sha256').update(body).digest('hex')}` });
+    steps.push(`bought a call of ${capabilityId} (${auth.transactionId}); the seller completed it: receipt ${receipt.id}`);
+    return steps;
+  },
+  // a workspace: as payment.succeeded, but the seller reports the call failed (client_error: the breaker does not count it); the buyer is refunded
+  'payment.failed': async (client, o) => {
+    const seller = await buyingSetup(client, o, 'payment.failed');
+    const steps: string[] = [];
+    const capabilityId = await triggerCapability(seller, SALE_CATEGORY, o.amountMinor, steps);
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
+    const auth = await authorizeAs(seller, capabilityId, buyer);
+    const { receipt } = await seller.payments.fail({ transactionId: auth.transactionId, reason: 'client_error', statusCode: 400 });
+    steps.push(`bought a call of ${capabilityId} (${auth.transactionId}); the seller failed it (client_error, HTTP 400) and the buyer was refunded: receipt ${receipt.id}`);
+    return steps;
+  },
   // a provider: fund the settlement wallet, pay it out by bank transfer, and have the sandbox bank return it
   'payout.returned': async (client, o) => {
     const me = await client.auth.whoami();
@@ -283,6 +308,7 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
 };
 
 export const NOT_YET: Partial<Record<EventType, string>> = {
+  'payment.refunded': 'needs a paid call left without complete or fail until its in-flight time (15 minutes by default) runs out',
   'deposit.held': 'needs the operator to move the sandbox USDC price out of band (agentpay sandbox price) before a deposit',
   'payout_destination.changed': 'would start the payout cooldown of a changed destination; change it with agentpay payouts destination set',
   'payout.resolved': 'needs the operator to close a stuck payout (agentpay payouts resolve)',

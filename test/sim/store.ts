@@ -159,6 +159,10 @@ export class FaultyStore implements Store {
     return this.inner.claimDuty(name);
   }
 
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

@@ -17,6 +17,7 @@ import { placeAll, type Movement } from '../wallets/ledger.js';
 import { receiptView, writeReceipt, type ReceiptView } from './receipts.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../tenancy/tenants.js';
 import { recordSuccess } from './breaker.js';
+import { recordPaymentEvent } from './events.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { alreadyResolved, expireTransaction, isOverdue, ownTransaction } from './resolution.js';
 
@@ -116,6 +117,8 @@ async function succeed(
   if (sale > 0n) movements.push({ ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
   if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
   await placeAll(r, ctx, movements);
+  // the sale's event, for the seller and the buyer's workspace: written, nothing read (./events.ts)
+  await recordPaymentEvent(r, ctx, 'payment.succeeded', txn, receipt, { feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash });
   return receipt;
 }
 

@@ -42,6 +42,7 @@ export async function failTransaction(deps: PaymentDeps, p: Principal, input: Fa
       reason: input.reason,
       responseHash: input.responseHash ?? null,
       memo: `refund: the seller reported ${input.reason}${status}`,
+      ...(input.statusCode !== undefined ? { statusCode: input.statusCode } : {}),
     });
     if (input.reason === 'provider_error') await recordProviderFailure(r, ctx, txn.walletId, txn.providerId);
     return { receipt };

@@ -10,6 +10,7 @@ import type { Principal } from '../tenancy/api-keys.js';
 import { post } from '../wallets/ledger.js';
 import { writeReceipt, type ReceiptView } from './receipts.js';
 import type { PaymentDeps } from './deps.js';
+import { recordPaymentEvent } from './events.js';
 
 type ResolveDeps = Pick<PaymentDeps, 'ctx' | 'signingKeys'>;
 
@@ -33,7 +34,7 @@ export async function refundHold(
   r: Repos,
   deps: ResolveDeps,
   txn: Transaction,
-  outcome: { status: 'failed' | 'expired'; reason: string; responseHash: string | null; memo: string },
+  outcome: { status: 'failed' | 'expired'; reason: string; responseHash: string | null; memo: string; statusCode?: number },
 ): Promise<ReceiptView> {
   await post(r, deps.ctx, {
     walletId: txn.walletId,
@@ -49,7 +50,12 @@ export async function refundHold(
   await r.approvals.giveBack(txn.id);
   // nothing was bought: the buyer's idempotency key is free for another attempt
   await r.paymentIdempotency.removeByTransaction(txn.id);
-  return writeReceipt(r, deps, { ...txn, status: outcome.status }, 'failed', outcome.responseHash);
+  const receipt = await writeReceipt(r, deps, { ...txn, status: outcome.status }, 'failed', outcome.responseHash);
+  // payment.failed (the seller reported it) or payment.refunded (it expired), in this transaction
+  await recordPaymentEvent(r, deps.ctx, outcome.status === 'failed' ? 'payment.failed' : 'payment.refunded', txn, receipt, {
+    reason: outcome.reason, refundedMinor: txn.amountMinor.toString(), ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),
+  });
+  return receipt;
 }
 
 /** No complete or fail arrived in time: refunded, never counted toward the breaker. */

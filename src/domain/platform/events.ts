@@ -11,6 +11,9 @@
  *   reconciliation.recovered    (operator) covered again; payouts resumed
  *   approval.requested          (the workspace) a policy rule held a purchase for a person
  *   wallet_provider.paused      (the workspace) the breaker paused a seller for one of its wallets
+ *   payment.succeeded           (the seller and the buyer's workspace) a paid call completed: the receipt, the money moved
+ *   payment.failed              (the seller and the buyer's workspace) the seller reported the call failed: the buyer refunded
+ *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time: the hold expired and was refunded
  * Recorded in the same transaction as the change they announce, with a delivery queued for each
  * webhook endpoint of the tenant that wants the type (src/domain/platform/webhooks), and an alert mail for
  * the types a person should hear of (src/domain/platform/alert-mail.ts).
@@ -21,12 +24,12 @@ import type { Repos } from '../../store/store.js';
 import type { RailEvent } from '../../store/repos/rails.js';
 import type { DomainContext } from './context.js';
 import type { Principal } from '../tenancy/api-keys.js';
-import { enqueueDeliveries } from './webhooks/endpoints.js';
+import { enqueueDeliveries, MAX_PENDING_PER_ENDPOINT, QUEUE_FULL_ERROR } from './webhooks/endpoints.js';
 import { enqueueAlertMail } from './alert-mail.js';
 
 export const EVENT_TYPES = [
   'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'deposit.credited', 'reconciliation.shortfall', 'reconciliation.recovered',
-  'approval.requested', 'wallet_provider.paused',
+  'approval.requested', 'wallet_provider.paused', 'payment.succeeded', 'payment.failed', 'payment.refunded',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -38,6 +41,19 @@ export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | '
   await enqueueDeliveries(r, ctx, e);
   // and, for the types a person should hear of, an alert mail to the tenant's accounts (alert-mail.ts)
   await enqueueAlertMail(r, ctx, e);
+  return e;
+}
+
+/**
+ * An event recorded as recordEvent does, for the paths of money that read nothing they need not:
+ * the event and its deliveries are written by one statement the store sends without waiting
+ * (RailEventRepo.insertQueued), so on PostgreSQL it rides with the transaction's other writes and
+ * its COMMIT. For types that send no alert mail (the payment events).
+ */
+export async function recordPlacedEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids' | 'observer'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
+  const e: RailEvent = { id: ctx.ids.next('railEvent'), tenantId, type, data, createdAt: ctx.clock.now() };
+  await r.railEvents.insertQueued(e, { deliveryId: ctx.ids.next('webhookDelivery'), maxPending: MAX_PENDING_PER_ENDPOINT, fullError: QUEUE_FULL_ERROR });
+  ctx.observer?.event?.(type);
   return e;
 }
 

@@ -16,6 +16,7 @@ import { packageRoot } from '../../paths.js';
 import { Open } from 'agentpay-sdk/contract';
 import { Type } from '@sinclair/typebox';
 import { nameSchemas } from '../openapi-components.js';
+import { webhookEvents } from '../openapi-webhooks.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -42,7 +43,9 @@ export default fp(async function openapi(app: FastifyInstance) {
         license: { name: 'MIT', identifier: 'MIT' },
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'an agentpay API key (ap_w_…, ap_p_…, ap_o_…)' } } },
-    },
+      // the events POSTed to webhook endpoints (../openapi-webhooks.ts)
+      webhooks: webhookEvents(),
+    } as never,
     // the contract's shapes named in components.schemas and referred to (openapi-components.ts)
     transformObject: (d) => ('openapiObject' in d ? nameSchemas(d.openapiObject as Record<string, unknown>) : d.swaggerObject) as never,
     transform: ({ schema, url }) => {

@@ -134,7 +134,7 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     railTransactions: new PgRailTransactions(db),
     depositAddresses: new PgDepositAddresses(db),
     payoutDestinations: new PgPayoutDestinations(db),
-    railEvents: new PgRailEvents(db),
+    railEvents: new PgRailEvents(db, s),
     reconciliations: new PgReconciliations(db),
     sandboxObjects: new PgSandboxObjects(db, s),
     webhookEndpoints: new PgWebhookEndpoints(db),

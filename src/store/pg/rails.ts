@@ -5,7 +5,7 @@ import type {
   DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
   PayoutListQuery, RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
 } from '../repos/rails.js';
-import { forWrite, type Session } from './sql.js';
+import { forWrite, send, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
 
@@ -99,9 +99,33 @@ export class PgPayoutDestinations implements PayoutDestinationRepo {
   }
 }
 
+// the event, then a delivery for each endpoint of its tenant that wants its type (UPDATE … RETURNING
+// takes the endpoint's next seq and its row lock, as nextSeq does), failed at once when the endpoint's
+// queue is full (enqueueDeliveries in src/domain/platform/webhooks/endpoints.ts)
+const EVENT_QUEUED = `WITH ev AS (
+    INSERT INTO rail_events (id, tenant_id, type, data, created_at) VALUES ($1, $2, $3, $4, $5)
+  ), ep AS (
+    UPDATE webhook_endpoints SET last_seq = last_seq + 1
+    WHERE tenant_id = $2 AND (event_types IS NULL OR jsonb_exists(event_types::jsonb, $3::text))
+    RETURNING id, tenant_id, last_seq, created_at
+  ), q AS (
+    SELECT ep.id, ep.tenant_id, ep.last_seq, row_number() OVER (ORDER BY ep.created_at, ep.id) AS n,
+      (SELECT count(*) FROM webhook_deliveries d WHERE d.endpoint_id = ep.id AND d.state = 'pending') >= $7::bigint AS is_full
+    FROM ep
+  )
+  INSERT INTO webhook_deliveries (id, endpoint_id, tenant_id, event_id, event_type, seq, state, next_attempt_at, locked_until, attempts, replay_of, created_at, finished_at)
+  SELECT left($6::text, length($6::text) - 2) || lpad(to_hex(q.n - 1), 2, '0'), q.id, q.tenant_id, $1, $3, q.last_seq,
+    CASE WHEN q.is_full THEN 'failed' ELSE 'pending' END, $5, NULL,
+    CASE WHEN q.is_full THEN json_build_array(json_build_object('at', $5::bigint, 'durationMs', 0, 'error', $8::text))::text ELSE '[]' END,
+    NULL, $5, CASE WHEN q.is_full THEN $5::bigint END
+  FROM q`;
+
 export class PgRailEvents implements RailEventRepo {
-  constructor(private db: Db) {}
+  constructor(private db: Db, private s: Session) {}
   async insert(e: RailEvent) { await this.db.insert(railEvents).values(e); }
+  async insertQueued(e: RailEvent, q: { deliveryId: string; maxPending: number; fullError: string }) {
+    await send(this.s, 'event_queued', EVENT_QUEUED, [e.id, e.tenantId, e.type, JSON.stringify(e.data), e.createdAt, q.deliveryId, q.maxPending, q.fullError]);
+  }
   async get(id: string) { return (await this.db.select().from(railEvents).where(eq(railEvents.id, id)))[0]; }
   async list(tenantId: string, opts: { type?: string; before?: string; limit: number }) {
     const conds: SQL[] = [eq(railEvents.tenantId, tenantId)];

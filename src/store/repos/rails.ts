@@ -73,6 +73,14 @@ export interface PayoutDestinationRepo {
 
 export interface RailEventRepo {
   insert(e: RailEvent): Promise<void>;
+  /**
+   * Records the event and queues a delivery for each webhook endpoint of its tenant that wants its
+   * type, reading nothing first: on PostgreSQL one statement, sent and not waited for, so the
+   * payment paths that use it gain no round trip. Delivery ids are `q.deliveryId` with its last two
+   * characters replaced by the endpoint's place (00, 01, …, in the tenant's endpoint order); an
+   * endpoint with `q.maxPending` deliveries waiting gets its delivery failed with `q.fullError`.
+   */
+  insertQueued(e: RailEvent, q: { deliveryId: string; maxPending: number; fullError: string }): Promise<void>;
   /** a tenant's, newest first */
   list(tenantId: string, opts: { type?: string; before?: string; limit: number }): Promise<RailEvent[]>;
   get(id: string): Promise<RailEvent | undefined>;

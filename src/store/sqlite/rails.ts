@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects } from '../schema/index.js';
+import { railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects, webhookEndpoints, webhookDeliveries } from '../schema/index.js';
 import type {
   DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
   PayoutListQuery, RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
@@ -107,6 +107,26 @@ export class SqlitePayoutDestinations implements PayoutDestinationRepo {
 export class SqliteRailEvents implements RailEventRepo {
   constructor(private db: Db) {}
   async insert(e: RailEvent) { this.db.insert(railEvents).values(e).run(); }
+  async insertQueued(e: RailEvent, q: { deliveryId: string; maxPending: number; fullError: string }) {
+    this.db.insert(railEvents).values(e).run();
+    const endpoints = this.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.tenantId, e.tenantId))
+      .orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id)).all()
+      .filter((ep) => ep.eventTypes === null || ep.eventTypes.includes(e.type));
+    endpoints.forEach((ep, n) => {
+      const seq = this.db.update(webhookEndpoints).set({ lastSeq: sql`${webhookEndpoints.lastSeq} + 1` }).where(eq(webhookEndpoints.id, ep.id))
+        .returning({ seq: webhookEndpoints.lastSeq }).get()!.seq;
+      const pending = this.db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.endpointId, ep.id), eq(webhookDeliveries.state, 'pending'))).get()?.n ?? 0;
+      const full = pending >= q.maxPending;
+      this.db.insert(webhookDeliveries).values({
+        id: q.deliveryId.slice(0, -2) + n.toString(16).padStart(2, '0'),
+        endpointId: ep.id, tenantId: ep.tenantId, eventId: e.id, eventType: e.type, seq,
+        state: full ? 'failed' : 'pending', nextAttemptAt: e.createdAt, lockedUntil: null,
+        attempts: full ? [{ at: e.createdAt, durationMs: 0, error: q.fullError }] : [],
+        replayOf: null, createdAt: e.createdAt, finishedAt: full ? e.createdAt : null,
+      }).run();
+    });
+  }
   async get(id: string) { return this.db.select().from(railEvents).where(eq(railEvents.id, id)).get(); }
   async list(tenantId: string, opts: { type?: string; before?: string; limit: number }) {
     const conds: SQL[] = [eq(railEvents.tenantId, tenantId)];

@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { PAYOUT_STATUSES, RESOLVE_OUTCOMES } from './payout-states.js';
+import { Receipt } from './resources.js';
 import { Amount, Closed, Id, IgnoredTenantIds, Nullable, SignedAmount, StringEnum, Timestamp } from './schemas.js';
 
 export const RAIL_NAMES = ['bank_transfer', 'ach', 'usdc_base'] as const;
@@ -178,6 +179,32 @@ export const RailEvent = Closed({
   data: Type.Record(Type.String(), Type.Unknown(), { description: "the event's facts (ids, amounts as strings)" }),
 });
 export type RailEvent = Static<typeof RailEvent>;
+
+/**
+ * The `data` of the payment events (docs/api/webhooks.md § Payment events), recorded for the seller and
+ * for the buyer's workspace in the transaction that moves the money: `payment.succeeded` (a paid call
+ * completed), `payment.failed` (the seller reported a failure; the buyer refunded), `payment.refunded`
+ * (no complete or fail in time; the hold expired and was refunded).
+ */
+export const PAYMENT_EVENT_TYPES = ['payment.succeeded', 'payment.failed', 'payment.refunded'] as const;
+export const PaymentEventData = Closed({
+  transactionId: Id('txn'),
+  receiptId: Id('rcp'),
+  capabilityId: Id('cap'),
+  providerId: Type.String({ description: 'the seller' }),
+  workspaceId: Type.String({ description: "the buyer's workspace" }),
+  walletId: Type.String({ description: "the buyer's wallet (wal_…)" }),
+  amountMinor: Amount({ description: 'the price of the call' }),
+  currency: Type.String(),
+  feeMinor: Type.Optional(Amount({ description: 'payment.succeeded: the platform fee' })),
+  saleMinor: Type.Optional(Amount({ description: "payment.succeeded: what the seller's settlement wallet got, amountMinor less feeMinor" })),
+  responseHash: Type.Optional(Type.String({ description: 'payment.succeeded: the hash of the answer the receipt signs' })),
+  reason: Type.Optional(StringEnum(['client_error', 'provider_error', 'expired'] as const, { description: 'payment.failed (client_error, provider_error) and payment.refunded (expired)' })),
+  statusCode: Type.Optional(Type.Integer({ description: "payment.failed: the HTTP status the seller's handler answered, when the seller said" })),
+  refundedMinor: Type.Optional(Amount({ description: 'payment.failed and payment.refunded: what went back to the buyer' })),
+  receipt: Receipt,
+});
+export type PaymentEventData = Static<typeof PaymentEventData>;
 
 const Cursor = Type.Optional(Type.String({ description: 'pass as after= for the next page; only when the page came back full' }));
 export const RailTransactionPage = Closed({ transactions: Type.Array(RailTransaction), nextCursor: Cursor });

@@ -22,6 +22,8 @@ export const MAX_ENDPOINTS = 16;
  * receiver that is down for long, or never answers, cannot make the table grow without end.
  */
 export const MAX_PENDING_PER_ENDPOINT = 1000;
+/** the attempt recorded on a delivery not sent because its endpoint's queue was full */
+export const QUEUE_FULL_ERROR = `not sent: the endpoint already has ${MAX_PENDING_PER_ENDPOINT} deliveries waiting; replay it once they have gone out`;
 /** How many deliveries of one event one endpoint may have: the first and 49 replays. */
 export const MAX_DELIVERIES_PER_EVENT = 50;
 
@@ -99,7 +101,7 @@ async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'
     state: 'failed',
     nextAttemptAt: now,
     lockedUntil: null,
-    attempts: [{ at: now, durationMs: 0, error: `not sent: the endpoint already has ${MAX_PENDING_PER_ENDPOINT} deliveries waiting; replay it once they have gone out` }],
+    attempts: [{ at: now, durationMs: 0, error: QUEUE_FULL_ERROR }],
     replayOf,
     createdAt: now,
     finishedAt: now,
