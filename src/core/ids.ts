@@ -35,6 +35,8 @@ export const ID_PREFIX = {
   webhookEndpoint: 'whe',
   webhookDelivery: 'whd',
   alertMail: 'alm',
+  // x402 exact authorizations (src/domain/payments/x402-exact.ts)
+  x402Authorization: 'xau',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;
