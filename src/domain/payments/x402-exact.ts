@@ -150,10 +150,11 @@ export class X402ExactService {
     return 10n ** BigInt(Math.max(0, this.need().decimals - 2));
   }
 
-  /** What sellers offer (nothing configured twice: the seller reads it from here). */
-  offer(p: Principal): ExactOffer {
+  /** What sellers offer (nothing configured twice: the seller reads it from here); null: no chain, offer agentpay only. */
+  offer(p: Principal): ExactOffer | null {
     requireProvider(p);
-    const c = this.need();
+    const c = this.chain;
+    if (!c) return null;
     return { scheme: 'exact', network: c.network, asset: c.asset, payTo: c.payTo, decimals: c.decimals, currency: 'USD', unitsPerMinor: this.unitsPerMinor().toString(), extra: { ...c.eip712 } };
   }
 

@@ -47,7 +47,7 @@ export default async function x402ExactRoutes(app: FastifyInstance) {
   const exact = app.services.x402Exact;
   const config = { scope: 'payments:write' } as const;
 
-  app.get('/v1/x402/exact', { config: { ...config, errors: ['NOT_SUPPORTED'] }, schema: { summary: "What a seller's 402 offers for x402's `exact` scheme (the gateway's chain, token and receiving address)", response: { 200: Closed({ offer: Offer }) } } }, async (request) => ({
+  app.get('/v1/x402/exact', { config: { ...config, errors: [] }, schema: { summary: "What a seller's 402 offers for x402's `exact` scheme (the gateway's chain, token and receiving address); offer null: the gateway has no chain", response: { 200: Closed({ offer: Type.Union([Offer, Type.Null()]) }) } } }, async (request) => ({
     offer: exact.offer(principal(request)),
   }));
 

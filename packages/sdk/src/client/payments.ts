@@ -68,9 +68,9 @@ export class PaymentsApi {
   fail(input: { transactionId: string; reason: 'client_error' | 'provider_error'; responseHash?: string; statusCode?: number }): Promise<{ receipt: Receipt }> {
     return this.http.request('POST', '/v1/x402/fail', { body: input });
   }
-  /** What to offer for x402's `exact` scheme; throws NOT_SUPPORTED when the gateway has no chain. */
-  async exactOffer(): Promise<ExactOffer> {
-    return (await this.http.request<{ offer: ExactOffer }>('GET', '/v1/x402/exact')).offer;
+  /** What to offer for x402's `exact` scheme; null when the gateway has no chain (offer agentpay only). */
+  async exactOffer(): Promise<ExactOffer | null> {
+    return (await this.http.request<{ offer: ExactOffer | null }>('GET', '/v1/x402/exact')).offer;
   }
   /** Verifies and reserves an x402 `exact` PaymentPayload for one call (402 with x402's reason when refused). */
   exactVerify(input: { capabilityId: string; payload: Record<string, unknown> }): Promise<ExactVerified> {

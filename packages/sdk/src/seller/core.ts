@@ -496,8 +496,8 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
   let offer: Promise<X402ExactOffer | undefined> | undefined;
   const readOffer = (): Promise<X402ExactOffer | undefined> => {
     if (opts.offerExact === false) return Promise.resolve(undefined);
-    offer ??= client.payments.exactOffer().then((o) => o as X402ExactOffer, (e: unknown) => {
-      if (!(e instanceof AgentpayError && e.code === 'NOT_SUPPORTED')) offer = undefined;
+    offer ??= client.payments.exactOffer().then((o) => o ?? undefined, () => {
+      offer = undefined; // unreachable now: asked again on a later call
       return undefined;
     });
     return offer;
