@@ -17,6 +17,7 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentpaySeller } from '../../../packages/sdk/src/seller/fastify.js';
+import { paidHandler } from '../../../packages/sdk/src/seller/web.js';
 import { decodeHeader, RECEIPT_HEADER, type Receipt } from '../../../packages/sdk/src/protocol.js';
 import type { RailAdapters } from '../../../src/domain/rails/adapters.js';
 import { usdcBaseRails } from '../../../src/rails/usdc/adapter.js';
@@ -78,12 +79,12 @@ afterAll(async () => {
 });
 
 /** A stock x402 client: @x402/fetch with @x402/evm's exact scheme over a viem local account; records what it sends. */
-function stockBuyer(account: LocalAccount) {
+function stockBuyer(account: LocalAccount, inner: typeof fetch = fetch) {
   const sent: string[] = [];
   const recording: typeof fetch = async (input, init) => {
     const sig = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).get('payment-signature');
     if (sig) sent.push(sig);
-    return fetch(input, init);
+    return inner(input, init);
   };
   // on Base, USDC is one of x402's default assets; the local chain's token is allowed by name, as any other token would be
   const client = x402Client.fromConfig({
@@ -221,4 +222,23 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     const rows = await t.gw.store.read((r) => r.x402Authorizations.listByState(['released'], 10));
     expect(rows).toHaveLength(1);
   }, 30_000);
+
+  it('a web-standard seller (paidHandler: Next.js, Workers, Bun, Deno) is paid the same way', async () => {
+    const before = await books();
+    let ran = 0;
+    const handler = paidHandler({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, capabilityId }, async () => {
+      ran += 1;
+      return Response.json({ forecast: 'rain' });
+    });
+    const { pay } = stockBuyer(chain.payer, async (input, init) => handler(new Request(input as string, init)));
+    const res = await pay('https://seller.example/forecast', { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ forecast: 'rain' });
+    expect(ran).toBe(1);
+    expect(decodePaymentResponseHeader(res.headers.get('payment-response')!)).toMatchObject({ success: true, network: NETWORK });
+    const after = await books();
+    expect(after.seller - before.seller).toBe(97n);
+    expect(after.fee - before.fee).toBe(3n);
+    expect(after.holding).toBe(0n);
+  }, 60_000);
 });
