@@ -28,6 +28,7 @@ import { ManualClock, startTestGateway, type TestGateway } from '../../helpers/g
 import { publish } from '../../e2e/helpers.js';
 import { expectConsistent } from '../../wallets/ledger-checks.js';
 import { CHAIN_ID, CONFIRMATIONS, startChain, type Chain } from './chain.js';
+import { compileTestContracts } from './compile.js';
 
 const NETWORK = `eip155:${CHAIN_ID}`;
 const PRICE_UNITS = 1_000_000n; // 100 cents in USDC base units
@@ -46,12 +47,22 @@ async function seller(): Promise<{ app: FastifyInstance; url: string }> {
     handled.push('forecast');
     return { forecast: 'sunny' };
   });
+  app.post('/pauses', { config: { agentpay: { capabilityId } } }, async () => {
+    handled.push('pauses');
+    await pauseToken('pause'); // the token refuses every transfer from now: the settlement will revert
+    return { forecast: 'sunny' };
+  });
   app.post('/broken', { config: { agentpay: { capabilityId } } }, async (_req, reply) => {
     handled.push('broken');
     return reply.code(500).send({ error: 'down' });
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+async function pauseToken(functionName: 'pause' | 'unpause') {
+  const hash = await chain.wallet.writeContract({ address: chain.token, abi: compileTestContracts().TestUSDC.abi, functionName, args: [], account: chain.owner, chain: null, gas: 300_000n } as never);
+  await chain.pub.waitForTransactionReceipt({ hash, pollingInterval: 20 });
 }
 
 beforeAll(async () => {
@@ -240,5 +251,25 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(after.seller - before.seller).toBe(97n);
     expect(after.fee - before.fee).toBe(3n);
     expect(after.holding).toBe(0n);
+  }, 60_000);
+
+  it('a settlement the chain refuses after the handler ran is tried 3 times, then recorded failed; nothing is credited', async () => {
+    const before = { chain: await chainState(), books: await books() };
+    const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/pauses`);
+    try {
+      const res = await fetch(`${sellers[0]!.url}/pauses`, { method: 'POST', headers: { 'payment-signature': sig } });
+      // the seller delivered (its answer stands) but was not paid: no receipt, no PAYMENT-RESPONSE
+      expect(res.status).toBe(200);
+      expect(res.headers.get('payment-response')).toBeNull();
+      expect(res.headers.get(RECEIPT_HEADER)).toBeNull();
+    } finally {
+      await pauseToken('unpause');
+    }
+    const failed = await t.gw.store.read((r) => r.x402Authorizations.listByState(['failed'], 10));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ attempts: 3, txHash: null, transactionId: null });
+    expect(failed[0]!.lastError).toMatch(/revert|paused|EnforcedPause/i);
+    expect(await chainState()).toEqual(before.chain);
+    expect(await books()).toEqual(before.books);
   }, 60_000);
 });
