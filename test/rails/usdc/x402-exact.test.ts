@@ -6,7 +6,8 @@
  * ledger (100 cents in the platform's x402 holding, 97 to the seller, 3 fee) with a receipt
  * carrying the chain transaction, answered in PAYMENT-RESPONSE. The same authorization pays
  * once (sent again, or at once to two sellers); an expired or underfunded one is refused
- * before the handler; a failed handler settles nothing.
+ * before the handler; a failed handler settles nothing; a settlement the chain refuses after the
+ * handler ran is retried, then recorded failed. Sellers: fastify and web-standard (paidHandler).
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
