@@ -37,6 +37,8 @@ export const ID_PREFIX = {
   alertMail: 'alm',
   // a gateway process, from its start to its end (GET /health's instanceId)
   instance: 'ins',
+  // x402 exact authorizations (src/domain/payments/x402-exact.ts)
+  x402Authorization: 'xau',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -31,6 +31,7 @@ import signupRoutes from './routes/signup.js';
 import accountRoutes from './routes/accounts.js';
 import authRoutes from './routes/auth.js';
 import paymentRoutes from './routes/payments.js';
+import x402ExactRoutes from './routes/x402-exact.js';
 import receiptRoutes from './routes/receipts.js';
 import ratingRoutes from './routes/ratings.js';
 import breakerRoutes from './routes/breaker.js';
@@ -153,6 +154,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(accountRoutes);
   await app.register(authRoutes);
   await app.register(paymentRoutes);
+  await app.register(x402ExactRoutes);
   await app.register(receiptRoutes);
   await app.register(ratingRoutes);
   await app.register(breakerRoutes);

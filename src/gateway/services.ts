@@ -12,6 +12,7 @@ import { ProviderService } from '../domain/market/providers.js';
 import { DiscoveryService } from '../domain/market/discovery.js';
 import { paymentServices, type PaymentService, type ExpirySweeper, type BreakerService } from '../domain/payments/service.js';
 import type { ReceiptService } from '../domain/payments/receipts.js';
+import { X402ExactService } from '../domain/payments/x402-exact.js';
 import type { RatingService } from '../domain/market/ratings.js';
 import { PolicyEngine } from '../domain/policies/policy-engine.js';
 import { PolicyService } from '../domain/policies/policies.js';
@@ -38,6 +39,8 @@ export interface Services {
   providers: ProviderService;
   discovery: DiscoveryService;
   payments: PaymentService;
+  /** x402 `exact` payments verified and settled for sellers (none without a chain: rails.adapters.exact) */
+  x402Exact: X402ExactService;
   sweeper: ExpirySweeper;
   receipts: ReceiptService;
   ratings: RatingService;
@@ -78,6 +81,7 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     providers: new ProviderService(ctx),
     discovery: new DiscoveryService(ctx),
     ...paymentServices({ ctx, signingKeys, settings: config, policy: policyEngine }, wallets),
+    x402Exact: new X402ExactService({ ctx, signingKeys, settings: config, policy: policyEngine }, typeof config.rails?.adapters === 'object' ? config.rails.adapters.exact : undefined),
     policies: new PolicyService(ctx, policyEngine),
     approvals: new ApprovalService(ctx),
     rails: railServices(ctx, config, wallets),

@@ -23,6 +23,7 @@ import type { TransactionRepo, ReceiptRepo, BreakerRepo, PaymentIdempotencyRepo,
 import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
 import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
 import type { AlertMailRepo } from './repos/alerts.js';
+import type { X402AuthorizationRepo } from './repos/x402.js';
 import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
 
 export interface Repos {
@@ -58,6 +59,7 @@ export interface Repos {
   webhookEndpoints: WebhookEndpointRepo;
   webhookDeliveries: WebhookDeliveryRepo;
   alertMails: AlertMailRepo;
+  x402Authorizations: X402AuthorizationRepo;
 }
 
 export interface ReadOptions {

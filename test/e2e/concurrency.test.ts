@@ -85,8 +85,9 @@ describe("the seller's gateway calls under load", () => {
       const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, fetch: fetchTrusting(t.ca) });
       for (const s of sellers) for (let i = 0; i < 2; i++) expect((await buyer.fetch(`${s.url}/forecast`)).receipt?.status).toBe('success');
       const each = ['/v1/x402/challenge', '/v1/x402/authorize', '/v1/x402/complete'];
-      expect(idle.paths).toEqual([...each, ...each]);
-      expect(off.paths).toEqual([...each, ...each]);
+      // the x402 `exact` offer is read once per seller, before its first paid call
+      expect(idle.paths).toEqual(['/v1/x402/exact', ...each, ...each]);
+      expect(off.paths).toEqual(['/v1/x402/exact', ...each, ...each]);
       expect(await t.workspace.wallets.balance(a.walletId)).toEqual({ balanceMinor: '0', availableMinor: '0', currency: 'USD' });
       // batching off: not even 40 calls at once share a request
       const b = await fundedAgent(t, '4000');
@@ -94,7 +95,7 @@ describe("the seller's gateway calls under load", () => {
       const results = await Promise.all(Array.from({ length: 40 }, () => many.fetch(`${sellers[1]!.url}/forecast`)));
       for (const r of results) expect(r.receipt?.status).toBe('success');
       expect(off.batchSizes).toEqual([]);
-      expect(off.paths).toHaveLength(6 + 40 * 3);
+      expect(off.paths).toHaveLength(1 + 6 + 40 * 3);
       expect(await t.workspace.wallets.balance(b.walletId)).toEqual({ balanceMinor: '0', availableMinor: '0', currency: 'USD' });
     } finally {
       for (const s of sellers) await s.close();

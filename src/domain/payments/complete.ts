@@ -101,7 +101,7 @@ async function keepAnswer(r: Repos, key: PaymentIdempotency | undefined, respons
  * row), and every sale of a seller, and every fee, moves the same wallet; sent with the COMMIT,
  * the wallets are held for those statements alone.
  */
-async function succeed(
+export async function succeed(
   deps: PaymentDeps, r: Repos, txn: Transaction, payTo: string, key: PaymentIdempotency | undefined, response: KeptResponse, responseHash: string, now: number,
 ): Promise<ReceiptView> {
   const { ctx } = deps;

@@ -171,12 +171,16 @@ export interface PricingService {
 }
 
 /** What a gateway runs: its adapters, one screening service and one price feed. */
+import type { ExactChain } from '../payments/x402-exact.js';
+
 export interface RailAdapters {
   providers: RailAdapter[];
   screening: ScreeningService;
   pricing: PricingService;
   /** the sandbox's controls, present only with the sandbox adapters */
   sandbox?: SandboxWorld;
+  /** the chain x402 `exact` payments settle on (src/rails/usdc/exact.ts); none: sellers offer the agentpay scheme only */
+  exact?: ExactChain;
 }
 
 /** An adapter's service is down or refused the request; the domain answers 503 TREASURY_UNAVAILABLE. */

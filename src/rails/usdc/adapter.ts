@@ -366,6 +366,40 @@ export class UsdcBaseAdapter implements RailAdapter {
     return { externalRef: r.txHash, expectedBy: this.expectedBy() };
   }
 
+  /**
+   * Runs `f` as the treasury's one sender (this instance's queue, and the fleet's lease): the
+   * nonce `f` signs with is its alone. For the x402 `exact` settlements (./exact.ts).
+   */
+  asSender<T>(f: () => Promise<T>): Promise<T> {
+    const turn = this.sending.then(async () => {
+      await this.acquireLease();
+      try {
+        return await f();
+      } finally {
+        await this.releaseLease();
+      }
+    });
+    this.sending = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Signs a transaction with the treasury's key (which never leaves this object). */
+  signTreasuryTransaction(tx: Parameters<PrivateKeyAccount['signTransaction']>[0]): Promise<Hex> {
+    return this.account.signTransaction(tx);
+  }
+
+  get chainId(): number {
+    return this.o.chainId;
+  }
+
+  get confirmationsRequired(): bigint {
+    return this.confirmations;
+  }
+
+  get maxFeePerGasWei(): bigint | undefined {
+    return this.o.maxFeePerGasWei;
+  }
+
   private async acquireLease(): Promise<void> {
     const leaseMs = this.o.senderLeaseMs ?? 60_000;
     for (let i = 0; i < 50; i += 1) {

@@ -49,6 +49,7 @@ import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency, PgPurchas
 import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
 import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
 import { PgAlertMails } from './alerts.js';
+import { PgX402Authorizations } from './x402.js';
 import { resetSession, settle, type Session } from './sql.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
@@ -140,6 +141,7 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     webhookEndpoints: new PgWebhookEndpoints(db),
     webhookDeliveries: new PgWebhookDeliveries(db),
     alertMails: new PgAlertMails(db),
+    x402Authorizations: new PgX402Authorizations(db),
   };
   for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);
   return repos;

@@ -7,3 +7,4 @@ export * from './policies.js';
 export * from './rails.js';
 export * from './webhooks.js';
 export * from './alerts.js';
+export * from './x402.js';

@@ -13,6 +13,7 @@ import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempo
 import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
 import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
 import { SqliteAlertMails } from './alerts.js';
+import { SqliteX402Authorizations } from './x402.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
 import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
@@ -117,6 +118,7 @@ export class SqliteStore implements Store {
       webhookEndpoints: new SqliteWebhookEndpoints(this.db),
       webhookDeliveries: new SqliteWebhookDeliveries(this.db),
       alertMails: new SqliteAlertMails(this.db),
+      x402Authorizations: new SqliteX402Authorizations(this.db),
     };
     this.repos = { ...repos, purchaseFacts: new SqlitePurchaseFacts(repos) };
   }

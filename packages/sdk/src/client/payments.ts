@@ -28,6 +28,24 @@ export interface PaymentOperationResult {
   body: unknown;
 }
 
+/** What a seller offers for x402's `exact` scheme (GET /v1/x402/exact). */
+export interface ExactOffer {
+  scheme: 'exact';
+  /** CAIP-2, e.g. eip155:8453 */
+  network: string;
+  asset: string;
+  payTo: string;
+  decimals: number;
+  currency: 'USD';
+  /** token base units per minor unit of `currency` */
+  unitsPerMinor: string;
+  /** the token's EIP-712 domain name and version */
+  extra: { name: string; version: string };
+}
+
+export interface ExactVerified { authorizationId: string; capabilityId: string; payer: string; amountMinor: string; currency: string; network: string }
+export interface ExactSettled { authorizationId: string; receipt: Receipt; transaction: string; payer: string; network: string; amount: string }
+
 export class PaymentsApi {
   constructor(private http: HttpClient) {}
 
@@ -49,6 +67,22 @@ export class PaymentsApi {
   /** Refunds the buyer and returns the failed receipt; `provider_error` counts toward the breaker. */
   fail(input: { transactionId: string; reason: 'client_error' | 'provider_error'; responseHash?: string; statusCode?: number }): Promise<{ receipt: Receipt }> {
     return this.http.request('POST', '/v1/x402/fail', { body: input });
+  }
+  /** What to offer for x402's `exact` scheme; null when the gateway has no chain (offer agentpay only). */
+  async exactOffer(): Promise<ExactOffer | null> {
+    return (await this.http.request<{ offer: ExactOffer | null }>('GET', '/v1/x402/exact')).offer;
+  }
+  /** Verifies and reserves an x402 `exact` PaymentPayload for one call (402 with x402's reason when refused). */
+  exactVerify(input: { capabilityId: string; payload: Record<string, unknown> }): Promise<ExactVerified> {
+    return this.http.request('POST', '/v1/x402/exact/verify', { body: input });
+  }
+  /** Settles a verified authorization on chain and records the sale: the receipt and the chain transaction. */
+  exactSettle(input: { authorizationId: string; responseHash: string }): Promise<ExactSettled> {
+    return this.http.request('POST', '/v1/x402/exact/settle', { body: input });
+  }
+  /** The handler failed: the authorization is let go, nothing is settled. */
+  exactRelease(input: { authorizationId: string }): Promise<{ authorizationId: string; state: string }> {
+    return this.http.request('POST', '/v1/x402/exact/release', { body: input });
   }
   /**
    * Up to 100 independent operations in one request; the results come in the same order, each

@@ -10,7 +10,7 @@
  */
 import { paymentRequiredBody, type PriceChallenge, type Receipt } from '../protocol.js';
 import {
-  DEFAULT_AGENTPAY_NETWORK, dialectReceiptHeaders, paymentRequiredHeaders, problemDetails, PROBLEM_JSON, readPaymentCredential,
+  DEFAULT_AGENTPAY_NETWORK, dialectReceiptHeaders, type X402ExactOffer, paymentRequiredHeaders, problemDetails, PROBLEM_JSON, readPaymentCredential,
   wantsProblemJson, type Dialect, type PaymentCredentialRead,
 } from './wire.js';
 
@@ -22,6 +22,8 @@ export interface DialectOptions {
    * Payment realm come from it. Default: the request's Host header.
    */
   publicUrl?: string;
+  /** the gateway's x402 `exact` offer (GET /v1/x402/exact): the 402 offers it too, and `exact` payments are read */
+  exact?: X402ExactOffer | undefined;
 }
 
 /** What the dialect logic needs of a request, whatever the framework. */
@@ -44,8 +46,8 @@ export interface DialectAnswer {
 
 const utf8 = new TextEncoder();
 
-export function readRequestPayment(req: DialectRequest): PaymentCredentialRead {
-  return readPaymentCredential((n) => req.header(n));
+export function readRequestPayment(req: DialectRequest, acceptExact = false): PaymentCredentialRead {
+  return readPaymentCredential((n) => req.header(n), acceptExact);
 }
 
 function resourceOf(req: DialectRequest, o: DialectOptions): { url: string; realm: string } {
@@ -80,7 +82,7 @@ const json = (status: number, value: unknown, headers: Record<string, string>, p
  */
 export function unpaidAnswer(challenge: PriceChallenge, req: DialectRequest, o: DialectOptions = {}, invalid?: Extract<PaymentCredentialRead, { kind: 'invalid' }>): DialectAnswer {
   const { url, realm } = resourceOf(req, o);
-  const headers = paymentRequiredHeaders(challenge, { resourceUrl: url, realm, network: o.network ?? DEFAULT_AGENTPAY_NETWORK, ...(invalid ? { error: invalid.message } : {}) });
+  const headers = paymentRequiredHeaders(challenge, { resourceUrl: url, realm, network: o.network ?? DEFAULT_AGENTPAY_NETWORK, ...(invalid ? { error: invalid.message } : {}), ...(o.exact ? { exact: o.exact } : {}) });
   const problem = wantsProblemJson(req.header('accept'));
   const status = invalid?.status ?? 402;
   const code = invalid ? (invalid.problem === 'method-unsupported' ? 'NOT_SUPPORTED' : 'PAYMENT_INVALID') : 'PAYMENT_REQUIRED';

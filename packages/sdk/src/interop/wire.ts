@@ -133,7 +133,40 @@ export function x402Requirements(challenge: PriceChallenge, network: string = DE
   };
 }
 
+/** What the gateway says to offer for x402's `exact` scheme (client/payments.ts ExactOffer). */
+export interface X402ExactOffer {
+  scheme: 'exact';
+  network: string;
+  asset: string;
+  payTo: string;
+  currency: string;
+  unitsPerMinor: string;
+  extra: { name: string; version: string };
+}
+
+export const X402_EXACT_SCHEME = 'exact';
+
+/**
+ * The `exact` entry of a price's `accepts` (an EIP-3009 USDC authorization to the platform's
+ * receiving address, verified and settled by the gateway), or undefined when the price is in
+ * another currency than the offer's.
+ */
+export function x402ExactRequirements(challenge: PriceChallenge, offer: X402ExactOffer, now: number = Date.now()): X402PaymentRequirements | undefined {
+  if (challenge.currency !== offer.currency) return undefined;
+  return {
+    scheme: X402_EXACT_SCHEME,
+    network: offer.network,
+    amount: (BigInt(challenge.amountMinor) * BigInt(offer.unitsPerMinor)).toString(),
+    asset: offer.asset,
+    payTo: offer.payTo,
+    maxTimeoutSeconds: Math.max(60, Math.ceil((Date.parse(challenge.expiresAt) - now) / 1000)),
+    extra: { ...offer.extra },
+  };
+}
+
 export interface X402RequiredOptions {
+  /** the gateway's `exact` offer: added to `accepts` after the agentpay entry */
+  exact?: X402ExactOffer | undefined;
   /** absolute URL of the paid resource (non-empty: clients parse it) */
   resourceUrl: string;
   network?: string;
@@ -148,9 +181,19 @@ export function x402PaymentRequired(challenge: PriceChallenge, o: X402RequiredOp
     x402Version: 2,
     ...(o.error ? { error: o.error } : {}),
     resource: { url: o.resourceUrl || 'about:blank', ...(o.description ? { description: o.description } : {}), ...(o.mimeType ? { mimeType: o.mimeType } : {}) },
-    accepts: [x402Requirements(challenge, o.network, o.now)],
+    accepts: [x402Requirements(challenge, o.network, o.now), ...exactOf(challenge, o)],
     extensions: { 'payment-identifier': PAYMENT_IDENTIFIER_EXTENSION },
   };
+}
+
+function exactOf(challenge: PriceChallenge, o: X402RequiredOptions): X402PaymentRequirements[] {
+  const e = o.exact ? x402ExactRequirements(challenge, o.exact, o.now) : undefined;
+  return e ? [e] : [];
+}
+
+/** The `PAYMENT-RESPONSE` of an `exact` payment the gateway settled on chain: the chain transaction, and our receipt in `extra`. */
+export function x402ExactSettlementResponse(s: { receipt: Receipt; transaction: string; payer: string; network: string; amount: string }): X402SettlementResponse {
+  return { success: true, payer: s.payer, transaction: s.transaction, network: s.network, amount: s.amount, extra: { receipt: s.receipt } };
 }
 
 /** The `PAYMENT-RESPONSE` of a settled (or refunded: success false) agentpay call. */
@@ -316,8 +359,10 @@ export type PaymentCredentialRead =
   | { kind: 'none' }
   /** `payment`: what goes to the gateway's authorize (the x-payment string as received, or the proof object) */
   | { kind: 'payment'; dialect: Dialect; payment: string | PaymentProof; idempotencyKey?: string; challengeId?: string }
+  /** an x402 `exact` PaymentPayload: the gateway verifies it (POST /v1/x402/exact/verify) and settles it after the handler */
+  | { kind: 'exact'; dialect: 'x402'; payload: X402PaymentPayload }
   /** the credential is there but unusable: answer 402 (malformed) or 400 (unsupported) with a fresh challenge */
-  | { kind: 'invalid'; dialect: Dialect; problem: 'malformed-credential' | 'method-unsupported' | 'invalid-challenge'; status: 400 | 402; message: string };
+  | { kind: 'invalid'; dialect: Dialect; problem: 'malformed-credential' | 'method-unsupported' | 'invalid-challenge' | 'verification-failed'; status: 400 | 402; message: string };
 
 type HeaderGetter = (name: string) => string | undefined;
 
@@ -327,7 +372,7 @@ type HeaderGetter = (name: string) => string | undefined;
  * Each yields the same thing for the gateway: our signed proof. Also reads the idempotency key
  * (x402 payment-identifier, else the `Idempotency-Key` header).
  */
-export function readPaymentCredential(get: HeaderGetter): PaymentCredentialRead {
+export function readPaymentCredential(get: HeaderGetter, acceptExact = false): PaymentCredentialRead {
   const idemHeader = get(IDEMPOTENCY_KEY_HEADER)?.trim() || undefined;
   const withKey = <T extends object>(v: T, key: string | undefined) => (key ? { ...v, idempotencyKey: key } : v);
   const ours = get(PAYMENT_HEADER);
@@ -341,8 +386,9 @@ export function readPaymentCredential(get: HeaderGetter): PaymentCredentialRead 
     } catch {
       return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'PAYMENT-SIGNATURE is not base64 of a JSON PaymentPayload' };
     }
+    if (p.accepted?.scheme === X402_EXACT_SCHEME && p.x402Version === 2 && acceptExact) return { kind: 'exact', dialect: 'x402', payload: p };
     if (p.accepted?.scheme !== AGENTPAY_SCHEME) {
-      return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: `x402 scheme "${String(p.accepted?.scheme)}" is not accepted here; pay with scheme "agentpay" (an agentpay wallet)` };
+      return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: `x402 scheme "${String(p.accepted?.scheme)}" is not accepted here; pay with scheme "agentpay" (an agentpay wallet)${acceptExact ? ' or "exact"' : ''}` };
     }
     if (p.x402Version !== 2) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: `x402Version ${String(p.x402Version)} is not supported; send version 2` };
     const proof = p.payload?.proof;
@@ -382,13 +428,14 @@ export function dialectReceiptHeaders(dialect: Dialect, receipt: Receipt, o: { n
 }
 
 /** Headers of an unpaid answer in the other dialects, beside our own body. */
-export function paymentRequiredHeaders(challenge: PriceChallenge, o: { resourceUrl: string; realm: string; network?: string; error?: string; description?: string }): Record<string, string> {
+export function paymentRequiredHeaders(challenge: PriceChallenge, o: { resourceUrl: string; realm: string; network?: string; error?: string; description?: string; exact?: X402ExactOffer | undefined }): Record<string, string> {
   return {
     [X402_PAYMENT_REQUIRED_HEADER]: encodeX402Header(x402PaymentRequired(challenge, {
       resourceUrl: o.resourceUrl,
       ...(o.network ? { network: o.network } : {}),
       ...(o.error ? { error: o.error } : {}),
       ...(o.description ? { description: o.description } : {}),
+      ...(o.exact ? { exact: o.exact } : {}),
     })),
     [WWW_AUTHENTICATE_HEADER]: paymentChallengeHeader(challenge, o.realm),
     'cache-control': 'no-store',

@@ -31,6 +31,8 @@ import type { Authorization, Challenge, Replay } from '../types.js';
 import { GatewayBatcher, type BatchOptions } from './batcher.js';
 import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
 import { idempotencyKeyOf, keptResponse, replayAnswer, requestFingerprint, type IdempotentRequest } from './idempotency.js';
+import { encodeX402Header, X402_PAYMENT_RESPONSE_HEADER, x402ExactSettlementResponse, type X402ExactOffer } from '../interop/wire.js';
+import type { ExactSettled } from '../client/payments.js';
 import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
 
 export interface SellerOptions extends DialectOptions {
@@ -61,6 +63,12 @@ export interface SellerOptions extends DialectOptions {
    * an idle seller sends each at once on its own route. `false`: every call on its own route.
    */
   batch?: BatchOptions | false;
+  /**
+   * Offer x402's `exact` scheme (USDC by EIP-3009 on the gateway's chain) beside ours when the
+   * gateway has a chain configured (GET /v1/x402/exact, read once); the gateway verifies the
+   * authorization before the handler and settles it after. Default true; false: agentpay only.
+   */
+  offerExact?: boolean;
 }
 
 /** A call whose payment the gateway authorized: a hold is placed, the handler may run. */
@@ -72,6 +80,8 @@ export interface PaidCall {
   currency: string;
   /** authorized with an idempotency key: complete sends the answer for the gateway to keep */
   idempotent?: boolean;
+  /** an x402 `exact` payment the gateway verified (transactionId is then the authorization's id) */
+  exact?: { authorizationId: string; payer: string };
 }
 
 // ---- decisions ----
@@ -192,6 +202,8 @@ export interface PaidAnswer extends Answer {
 
 export interface Settlement {
   receipt: Receipt | null;
+  /** an x402 `exact` payment settled on chain: the chain transaction beside the receipt */
+  exact?: ExactSettled;
 }
 
 /**
@@ -223,6 +235,10 @@ export interface SellerPayments {
   admit(capabilityId: string, payment: string | Record<string, unknown> | undefined, idempotent?: IdempotentRequest): Promise<Admission>;
   /** Completes or fails an authorized call with the hash of the exact bytes sent. */
   settle(call: PaidCall, outcome: SettleOutcome): Promise<Settlement>;
+  /** The gateway's x402 `exact` offer, read once; undefined when it has no chain (or `exact: false`). */
+  exactOffer?(): Promise<X402ExactOffer | undefined>;
+  /** The gateway's word on an x402 `exact` PaymentPayload: verified and reserved, or refused. */
+  admitExact?(capabilityId: string, payload: Record<string, unknown>): Promise<Admission>;
 }
 
 const utf8 = new TextEncoder();
@@ -327,10 +343,29 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
   // one endpoint, three dialects: x-payment (ours), PAYMENT-SIGNATURE (x402 v2), Authorization: Payment
   const http = request.http;
   const idempotencyKey = http?.header('idempotency-key')?.trim() || undefined;
+  const exact = http && seller.exactOffer ? await seller.exactOffer() : undefined;
   const read: PaymentCredentialRead = request.payment !== undefined && request.payment !== ''
     ? { kind: 'payment', dialect: 'agentpay', payment: request.payment as string, ...(idempotencyKey ? { idempotencyKey } : {}) }
-    : http ? readRequestPayment(http) : { kind: 'none' };
-  const options = seller.dialects ?? {};
+    : http ? readRequestPayment(http, exact !== undefined) : { kind: 'none' };
+  const options: DialectOptions = { ...(seller.dialects ?? {}), ...(exact ? { exact } : {}) };
+  if (read.kind === 'exact' && http && seller.admitExact) {
+    const admission = await seller.admitExact(capabilityId, read.payload as unknown as Record<string, unknown>);
+    if (admission.kind === 'admitted') return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context, dialect: { name: 'x402' } };
+    if (admission.kind === 'refusal' && admission.status === 402) {
+      // x402's way: a fresh PAYMENT-REQUIRED whose error is the facilitator's reason
+      const fresh = await seller.admit(capabilityId, undefined);
+      if (fresh.kind === 'challenge') {
+        const reason = refusalReason(admission);
+        const answer = unpaidAnswer(fresh.challenge, http, options, { kind: 'invalid', dialect: 'x402', problem: 'verification-failed', status: 402, message: reason });
+        return { kind: 'refusal', code: 'PAYMENT_REQUIRED', ...answer, headers: answerHeaders(context, answer.headers) };
+      }
+    }
+    if (admission.kind === 'refusal') {
+      const answer = refusalAnswer(admission, http);
+      return { ...admission, ...answer, headers: answerHeaders(context, answer.headers) };
+    }
+    return unavailableDecision(context);
+  }
   // the buyer's key (x402 payment-identifier, else Idempotency-Key) and the request's fingerprint go to authorize
   const idempotent = read.kind === 'payment' && http ? await idempotentRequestOf(request, http, read.idempotencyKey) : undefined;
   // a credential that cannot be used is answered as an unpaid call: a fresh challenge (402), or 400 for another scheme
@@ -353,6 +388,21 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     ? unpaidAnswer(admission.challenge, http, options, read.kind === 'invalid' ? read : undefined)
     : refusalAnswer(admission, http);
   return { ...admission, ...answer, headers: answerHeaders(context, answer.headers) };
+}
+
+function unavailableDecision(context: AnswerContext): RefusalDecision {
+  const u = unavailable('authorize');
+  return { ...u, headers: answerHeaders(context, u.headers) };
+}
+
+/** x402's error reason of a gateway refusal of an `exact` payment (details.reason), else its message. */
+function refusalReason(answer: Answer): string {
+  try {
+    const e = JSON.parse(new TextDecoder().decode(answer.body)) as { error?: { message?: string; details?: { reason?: string } } };
+    return e.error?.details?.reason ?? e.error?.message ?? 'payment refused';
+  } catch {
+    return 'payment refused';
+  }
 }
 
 /** The key (when usable) and the request's fingerprint; undefined when the buyer sent no key. */
@@ -408,8 +458,10 @@ export async function runWithinDeadline<T>(admitted: AdmittedDecision, invoke: (
 export async function finish(seller: SellerPayments, admitted: AdmittedDecision, outcome: HandlerOutcome): Promise<PaidAnswer> {
   const bodyless = bodylessStatus(outcome.status);
   const body = bodyless ? new Uint8Array(0) : outcome.body;
-  const { receipt } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) });
-  const own = admitted.dialect ? receiptHeaders(admitted.dialect.name, receipt ?? null, { ...seller.dialects, challengeId: admitted.dialect.challengeId, statusCode: outcome.status }) : {};
+  const { receipt, exact } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) });
+  const own = exact ? { [X402_PAYMENT_RESPONSE_HEADER]: encodeX402Header(x402ExactSettlementResponse(exact)) }
+    : admitted.call.exact ? {}
+    : admitted.dialect ? receiptHeaders(admitted.dialect.name, receipt ?? null, { ...seller.dialects, challengeId: admitted.dialect.challengeId, statusCode: outcome.status }) : {};
   return { status: outcome.status, body, bodyless, receipt: receipt ?? null, headers: answerHeaders(admitted.context, own, receipt) };
 }
 
@@ -440,8 +492,30 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
     }
   }
 
+  // the gateway's exact offer: read once; a failed read is tried again on a later call
+  let offer: Promise<X402ExactOffer | undefined> | undefined;
+  const readOffer = (): Promise<X402ExactOffer | undefined> => {
+    if (opts.offerExact === false) return Promise.resolve(undefined);
+    offer ??= client.payments.exactOffer().then((o) => o ?? undefined, () => {
+      offer = undefined; // unreachable now: asked again on a later call
+      return undefined;
+    });
+    return offer;
+  };
+
   return {
     client,
+    exactOffer: readOffer,
+    async admitExact(capabilityId, payload): Promise<Admission> {
+      try {
+        const v = await client.payments.exactVerify({ capabilityId, payload });
+        return { kind: 'admitted', call: { transactionId: v.authorizationId, capabilityId, walletId: v.payer, amountMinor: v.amountMinor, currency: v.currency, exact: { authorizationId: v.authorizationId, payer: v.payer } } };
+      } catch (e) {
+        if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return gatewayRefusal(e);
+        report(e, { stage: 'authorize' });
+        return unavailable('authorize');
+      }
+    },
     handlerTimeoutMs: opts.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
     dialects: { ...(opts.network ? { network: opts.network } : {}), ...(opts.publicUrl ? { publicUrl: opts.publicUrl } : {}) },
 
@@ -477,6 +551,21 @@ export function createSellerPayments(opts: SellerOptions): SellerPayments {
       const status = outcome.statusCode ?? 200;
       const providerError = outcome.threw === true || outcome.isError === true || status >= 500;
       const ok = !providerError && status < 400;
+      if (call.exact) {
+        const authorizationId = call.exact.authorizationId;
+        try {
+          if (!ok) {
+            // the handler failed: nothing is settled, the buyer keeps its money
+            await withRetry(() => client.payments.exactRelease({ authorizationId }));
+            return { receipt: null };
+          }
+          const settled = await withRetry(() => client.payments.exactSettle({ authorizationId, responseHash: hash }));
+          return { receipt: settled.receipt, exact: settled };
+        } catch (e) {
+          report(e, { stage: ok ? 'complete' : 'fail', transactionId: authorizationId });
+          return { receipt: null };
+        }
+      }
       const stage = ok ? 'complete' : 'fail';
       const kept = ok && call.idempotent ? keptResponse(status, outcome.contentType, outcome.body) : undefined;
       try {

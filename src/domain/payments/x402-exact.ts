@@ -1,0 +1,290 @@
+/**
+ * x402's `exact` scheme on EVM, with the gateway as the facilitator of its sellers: a stock x402
+ * client signs an EIP-3009 `transferWithAuthorization` of USDC to the platform's receiving
+ * address; the seller asks the gateway to verify it before its handler runs (`verify`), and to
+ * settle it once the handler succeeded (`settle`) or to let it go when it failed (`release`).
+ *
+ *   verify   the checks of x402's facilitator (network, recipient, value, validity window with a
+ *            margin for settlement, signature, nonce unused on chain, payer's balance), then the
+ *            authorization is reserved: a row unique by (network, token, nonce), so the same
+ *            authorization pays once whichever gateway instance sees it
+ *   settle   transferWithAuthorization on chain (the chain port waits the confirmations), then in
+ *            ONE database transaction: the on-chain amount credited to the platform's x402
+ *            holding wallet, and the sale completed exactly as any other (completeTransaction's
+ *            `succeed`: the seller's share, the platform fee, the platform-signed receipt)
+ *   release  the handler failed: nothing is submitted and the buyer keeps its money
+ *
+ * A settlement the chain refuses after the handler ran is tried `settleAttempts` times, then the
+ * authorization is recorded `failed` (with the error): the seller delivered and was not paid, the
+ * risk x402's own `exact` flow leaves with the seller too (docs/protocol.md).
+ *
+ * Refusals are `402 PAYMENT_REQUIRED` whose details.reason is x402's error reason
+ * (invalid_exact_evm_signature, invalid_exact_evm_insufficient_balance, …).
+ */
+import { AppError, notFound, validationError } from '../../core/errors.js';
+import type { Repos } from '../../store/store.js';
+import type { Transaction } from '../../store/repos/payments.js';
+import type { X402Authorization } from '../../store/repos/x402.js';
+import { isUniqueViolation, storeError } from '../../store/errors.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import { OPERATOR_TENANT_ID } from '../tenancy/tenants.js';
+import { newWalletRow } from '../wallets/wallets.js';
+import { post } from '../wallets/ledger.js';
+import { requireProvider, type PaymentDeps } from './deps.js';
+import { succeed } from './complete.js';
+import { receiptView, type ReceiptView } from './receipts.js';
+
+/** The platform wallet that holds what x402 `exact` payments bring in on chain, before the sale moves it on. */
+export const PLATFORM_X402_WALLET_ID = 'wal_platform_x402';
+
+/** EIP-3009's authorization as x402's `exact` payload carries it (decimal strings, 0x hex). */
+export interface ExactAuthorization {
+  from: string;
+  to: string;
+  value: string;
+  validAfter: string;
+  validBefore: string;
+  nonce: string;
+}
+
+/** The chain side (src/rails/usdc/exact.ts implements it with viem). */
+export interface ExactChain {
+  /** CAIP-2, eip155:<chain id> */
+  readonly network: string;
+  /** the token (USDC) */
+  readonly asset: string;
+  readonly decimals: number;
+  /** the platform's receiving address (the treasury's) */
+  readonly payTo: string;
+  /** the token's EIP-712 domain name and version (USDC: "USD Coin", "2") */
+  readonly eip712: { name: string; version: string };
+  /** whether `signature` is `from`'s EIP-712 signature of the authorization */
+  verifySignature(a: ExactAuthorization, signature: string): Promise<boolean>;
+  /** the latest block's timestamp, seconds (what the token checks validAfter/validBefore against) */
+  chainTime(): Promise<number>;
+  authorizationUsed(from: string, nonce: string): Promise<boolean>;
+  balanceOf(owner: string): Promise<bigint>;
+  /** submits transferWithAuthorization and waits the confirmations; throws if it reverted or could not be sent */
+  settle(a: ExactAuthorization, signature: string): Promise<{ txHash: string }>;
+}
+
+export interface ExactSettings {
+  /** validBefore must be at least this far ahead of the chain's time (seconds), to leave time to settle */
+  validityMarginSeconds?: number;
+  /** tries of a settlement before it is recorded failed */
+  settleAttempts?: number;
+}
+
+/** What a seller puts in its 402's `accepts` (GET /v1/x402/exact). */
+export interface ExactOffer {
+  scheme: 'exact';
+  network: string;
+  asset: string;
+  payTo: string;
+  decimals: number;
+  /** the price currency whose minor units convert to the token's base units */
+  currency: 'USD';
+  /** token base units per minor unit of `currency` (USDC's 6 decimals, cents: 10000) */
+  unitsPerMinor: string;
+  extra: { name: string; version: string };
+}
+
+export interface ExactVerified {
+  authorizationId: string;
+  capabilityId: string;
+  payer: string;
+  amountMinor: string;
+  currency: string;
+  network: string;
+}
+
+export interface ExactSettled {
+  authorizationId: string;
+  receipt: ReceiptView;
+  transaction: string;
+  payer: string;
+  network: string;
+  amount: string;
+}
+
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const UINT = /^\d{1,78}$/;
+const SIGNATURE = /^0x[0-9a-fA-F]{130,}$/;
+
+/** A refusal x402 clients read: 402 with x402's error reason. */
+function refusal(reason: string, message: string, details: Record<string, unknown> = {}): AppError {
+  return new AppError('PAYMENT_REQUIRED', message, { reason, ...details });
+}
+
+/** The authorization and signature of an x402 `exact` PaymentPayload, checked for shape. */
+export function parseExactPayload(payload: unknown): { network: string; authorization: ExactAuthorization; signature: string } {
+  const p = payload as { x402Version?: unknown; accepted?: { scheme?: unknown; network?: unknown }; payload?: { authorization?: Record<string, unknown>; signature?: unknown } } | null;
+  if (!p || typeof p !== 'object') throw validationError('payload', 'must be the x402 PaymentPayload object');
+  if (p.accepted?.scheme !== 'exact') throw refusal('invalid_exact_evm_scheme', `payload.accepted.scheme is ${String(p.accepted?.scheme)}; this route settles the x402 "exact" scheme`);
+  const a = p.payload?.authorization;
+  if (!a || typeof a !== 'object') throw validationError('payload.payload.authorization', 'is missing: an EIP-3009 authorization {from, to, value, validAfter, validBefore, nonce}');
+  for (const [k, re] of [['from', ADDRESS], ['to', ADDRESS], ['value', UINT], ['validAfter', UINT], ['validBefore', UINT], ['nonce', HEX32]] as const) {
+    if (typeof a[k] !== 'string' || !re.test(a[k] as string)) throw validationError(`payload.payload.authorization.${k}`, `is not a valid ${k === 'nonce' ? '32-byte hex nonce' : re === ADDRESS ? 'address' : 'decimal integer string'}`);
+  }
+  const signature = p.payload?.signature;
+  if (typeof signature !== 'string' || !SIGNATURE.test(signature)) throw refusal('invalid_exact_evm_failed_to_parse_signature', 'payload.payload.signature is not a hex signature');
+  return { network: String(p.accepted?.network ?? ''), authorization: a as unknown as ExactAuthorization, signature };
+}
+
+export class X402ExactService {
+  private readonly margin: number;
+  private readonly attempts: number;
+
+  constructor(private deps: PaymentDeps, private chain: ExactChain | undefined, settings: ExactSettings = {}) {
+    this.margin = settings.validityMarginSeconds ?? 30;
+    this.attempts = Math.max(1, settings.settleAttempts ?? 3);
+  }
+
+  private need(): ExactChain {
+    if (!this.chain) throw new AppError('NOT_SUPPORTED', 'this gateway has no chain configured for x402 "exact" payments (rails.adapters.exact); offer the "agentpay" scheme only');
+    return this.chain;
+  }
+
+  private unitsPerMinor(): bigint {
+    return 10n ** BigInt(Math.max(0, this.need().decimals - 2));
+  }
+
+  /** What sellers offer (nothing configured twice: the seller reads it from here); null: no chain, offer agentpay only. */
+  offer(p: Principal): ExactOffer | null {
+    requireProvider(p);
+    const c = this.chain;
+    if (!c) return null;
+    return { scheme: 'exact', network: c.network, asset: c.asset, payTo: c.payTo, decimals: c.decimals, currency: 'USD', unitsPerMinor: this.unitsPerMinor().toString(), extra: { ...c.eip712 } };
+  }
+
+  /** Verifies and reserves an authorization for one call of the capability; refusals are 402 with x402's reason. */
+  async verify(p: Principal, input: { capabilityId: string; payload: unknown }): Promise<ExactVerified> {
+    requireProvider(p);
+    const c = this.need();
+    const { network, authorization: a, signature } = parseExactPayload(input.payload);
+    const { ctx } = this.deps;
+    const capability = await ctx.store.read((r) => r.capabilities.get(input.capabilityId), { snapshot: false });
+    if (!capability || capability.providerId !== p.tenantId) throw notFound('CAPABILITY_NOT_FOUND', 'capability', input.capabilityId);
+    if (capability.status !== 'active') throw new AppError('CONFLICT', `capability ${capability.id} is ${capability.status} and cannot be sold`, { capabilityId: capability.id });
+    if (capability.currency !== 'USD') throw new AppError('NOT_SUPPORTED', `capability ${capability.id} is priced in ${capability.currency}; x402 "exact" pays USD prices in USDC only`);
+    if (network !== c.network) throw refusal('invalid_exact_evm_network_mismatch', `the payment is on ${network}, this gateway settles on ${c.network}`, { network: c.network });
+    if (a.to.toLowerCase() !== c.payTo.toLowerCase()) throw refusal('invalid_exact_evm_recipient_mismatch', `the authorization pays ${a.to}, not the platform's receiving address ${c.payTo}`, { payTo: c.payTo });
+    const price = capability.priceMinor * this.unitsPerMinor();
+    if (BigInt(a.value) < price) throw refusal('invalid_exact_evm_authorization_value', `the authorization's value ${a.value} is below the price ${price} (base units)`, { required: price.toString() });
+    const now = await c.chainTime();
+    if (BigInt(a.validAfter) >= BigInt(now)) throw refusal('invalid_exact_evm_payload_authorization_valid_after', `the authorization is not valid before ${a.validAfter} (chain time ${now})`);
+    if (BigInt(a.validBefore) < BigInt(now + this.margin)) {
+      throw refusal('invalid_exact_evm_payload_authorization_valid_before', `the authorization expires at ${a.validBefore}, less than ${this.margin} s after the chain's time ${now}: too late to settle; sign a new one`);
+    }
+    if (!(await c.verifySignature(a, signature))) throw refusal('invalid_exact_evm_signature', `the signature is not ${a.from}'s EIP-712 signature of this authorization`);
+    const [used, balance] = await Promise.all([c.authorizationUsed(a.from, a.nonce), c.balanceOf(a.from)]);
+    if (used) throw refusal('invalid_exact_evm_nonce_already_used', `the authorization's nonce ${a.nonce} was already used on chain`);
+    if (balance < BigInt(a.value)) throw refusal('invalid_exact_evm_insufficient_balance', `${a.from} holds ${balance} base units, less than the ${a.value} authorized`);
+
+    const t = ctx.clock.now();
+    const row: X402Authorization = {
+      id: ctx.ids.next('x402Authorization'), network: c.network, asset: c.asset.toLowerCase(), nonce: a.nonce.toLowerCase(), payer: a.from.toLowerCase(), payTo: a.to.toLowerCase(),
+      value: BigInt(a.value).toString(), validAfter: Number(a.validAfter), validBefore: Math.min(Number(a.validBefore), Number.MAX_SAFE_INTEGER), signature,
+      capabilityId: capability.id, providerId: p.tenantId, amountMinor: capability.priceMinor, currency: capability.currency, state: 'reserved',
+      txHash: null, transactionId: null, attempts: 0, lastError: null, createdAt: t, updatedAt: t, settledAt: null,
+    };
+    try {
+      await ctx.store.tx((r) => r.x402Authorizations.insert(row));
+    } catch (e) {
+      if (isUniqueViolation(storeError(e))) throw refusal('invalid_exact_evm_nonce_already_used', `the authorization's nonce ${a.nonce} already paid a call here; sign a new one`);
+      throw e;
+    }
+    return { authorizationId: row.id, capabilityId: row.capabilityId, payer: a.from, amountMinor: row.amountMinor.toString(), currency: row.currency, network: row.network };
+  }
+
+  private async own(p: Principal, id: string): Promise<X402Authorization> {
+    requireProvider(p);
+    const row = await this.deps.ctx.store.read((r) => r.x402Authorizations.get(id));
+    if (!row || row.providerId !== p.tenantId) throw notFound('NOT_FOUND', 'x402 authorization', id);
+    return row;
+  }
+
+  /** The handler failed: the reservation is released and nothing is submitted. */
+  async release(p: Principal, input: { authorizationId: string }): Promise<{ authorizationId: string; state: string }> {
+    const row = await this.own(p, input.authorizationId);
+    const ok = await this.deps.ctx.store.tx((r) => r.x402Authorizations.transition(row.id, ['reserved'], { state: 'released', updatedAt: this.deps.ctx.clock.now() }));
+    const now = ok ? 'released' : (await this.deps.ctx.store.read((r) => r.x402Authorizations.get(row.id)))!.state;
+    if (now !== 'released') throw new AppError('CONFLICT', `x402 authorization ${row.id} is ${now}; only a reserved one is released`, { state: now });
+    return { authorizationId: row.id, state: now };
+  }
+
+  /** Settles on chain, then records the sale (once); a repeated call answers the same receipt. */
+  async settle(p: Principal, input: { authorizationId: string; responseHash: string }): Promise<ExactSettled> {
+    const c = this.need();
+    const { ctx } = this.deps;
+    const row = await this.own(p, input.authorizationId);
+    if (row.state === 'settled') return this.settledView(row);
+    if (row.state !== 'reserved') throw new AppError('CONFLICT', `x402 authorization ${row.id} is ${row.state}; only a reserved one settles`, { state: row.state });
+    const claimed = await ctx.store.tx((r) => r.x402Authorizations.transition(row.id, ['reserved'], { state: 'settling', updatedAt: ctx.clock.now() }));
+    if (!claimed) {
+      const again = (await ctx.store.read((r) => r.x402Authorizations.get(row.id)))!;
+      if (again.state === 'settled') return this.settledView(again);
+      throw new AppError('CONFLICT', `x402 authorization ${row.id} is ${again.state}`, { state: again.state });
+    }
+    const auth: ExactAuthorization = { from: row.payer, to: row.payTo, value: row.value, validAfter: String(row.validAfter), validBefore: String(row.validBefore), nonce: row.nonce };
+    let txHash: string | undefined;
+    let lastError = '';
+    for (let i = 1; i <= this.attempts && txHash === undefined; i++) {
+      try {
+        ({ txHash } = await c.settle(auth, row.signature));
+      } catch (e) {
+        lastError = e instanceof Error ? e.message.slice(0, 500) : String(e);
+        await ctx.store.tx((r) => r.x402Authorizations.update(row.id, { attempts: i, lastError, updatedAt: ctx.clock.now() }));
+      }
+    }
+    if (txHash === undefined) {
+      await ctx.store.tx((r) => r.x402Authorizations.update(row.id, { state: 'failed', updatedAt: ctx.clock.now() }));
+      ctx.observer?.event?.('x402.settlement_failed' as never);
+      throw new AppError('TREASURY_UNAVAILABLE', `the x402 payment could not be settled on ${c.network} after ${this.attempts} tries: ${lastError}`, { authorizationId: row.id, reason: 'invalid_exact_evm_transaction_failed' });
+    }
+    await this.ensureHoldingWallet();
+    const settled = await ctx.store.tx((r) => this.recordSale(r, row, txHash!, input.responseHash));
+    return this.settledView(settled);
+  }
+
+  /** One database transaction: the chain's amount into the platform's holding, the sale as any other. */
+  private async recordSale(r: Repos, row: X402Authorization, txHash: string, responseHash: string): Promise<X402Authorization> {
+    const { ctx } = this.deps;
+    const now = ctx.clock.now();
+    const txn: Transaction = {
+      id: ctx.ids.next('transaction'), nonce: `x402:${row.network}:${row.asset}:${row.nonce}`, capabilityId: row.capabilityId, providerId: row.providerId,
+      walletId: PLATFORM_X402_WALLET_ID, workspaceId: OPERATOR_TENANT_ID, amountMinor: row.amountMinor, feeMinor: null, currency: row.currency,
+      status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + this.deps.settings.releaseUnsettledAfterMs, resolvedAt: null,
+    };
+    await r.transactions.insert(txn);
+    // the on-chain amount, in cents (sub-cent dust stays with the treasury uncredited), held for the sale
+    const credited = BigInt(row.value) / this.unitsPerMinor();
+    await post(r, ctx, {
+      walletId: PLATFORM_X402_WALLET_ID, type: 'deposit', amountMinor: credited, holdMinor: row.amountMinor, currency: row.currency,
+      transactionId: txn.id, reference: `x402:${txHash}`, memo: `x402 exact: ${row.value} base units from ${row.payer} in ${txHash}`,
+    });
+    const tenant = await r.tenants.get(row.providerId);
+    if (!tenant?.settlementWalletId) throw new AppError('INTERNAL', `provider ${row.providerId} has no settlement wallet`);
+    await succeed(this.deps, r, txn, tenant.settlementWalletId, undefined, null, responseHash, now);
+    const patch = { state: 'settled' as const, txHash, transactionId: txn.id, updatedAt: now, settledAt: now };
+    await r.x402Authorizations.update(row.id, patch);
+    return { ...row, ...patch };
+  }
+
+  private async ensureHoldingWallet(): Promise<void> {
+    const { ctx } = this.deps;
+    if (await ctx.store.read((r) => r.wallets.get(PLATFORM_X402_WALLET_ID))) return;
+    try {
+      await ctx.store.tx((r) => r.wallets.insert(newWalletRow({ id: PLATFORM_X402_WALLET_ID, tenantId: OPERATOR_TENANT_ID, ownerType: 'platform', ownerId: 'platform-x402', publicKeyPem: null }, ctx.clock.now())));
+    } catch (e) {
+      if (!isUniqueViolation(storeError(e))) throw e; // another instance made it
+    }
+  }
+
+  private async settledView(row: X402Authorization): Promise<ExactSettled> {
+    const receipt = await this.deps.ctx.store.read(async (r) => (await r.receipts.byTransaction(row.transactionId!)).find((x) => x.status === 'success'));
+    if (!receipt) throw new AppError('INTERNAL', `x402 authorization ${row.id} is settled without a receipt`);
+    return { authorizationId: row.id, receipt: receiptView(receipt), transaction: row.txHash!, payer: row.payer, network: row.network, amount: row.value };
+  }
+}
