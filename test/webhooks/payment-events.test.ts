@@ -162,9 +162,13 @@ describe('payment events', () => {
 describe('the OpenAPI document', () => {
   it('names every event type in its webhooks section, the payment events with their data', async () => {
     const res = await call(t, 'GET', '/openapi.json');
-    const hooks = (res.body as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: { data: { required?: string[] } } } }> } } }> }).webhooks;
+    type Schema = { $ref?: string; properties?: Record<string, Schema>; required?: string[] };
+    const doc = res.body as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: Schema }> } } }>; components: { schemas: Record<string, Schema> } };
+    // the contract's shapes are named in components.schemas and referred to (src/gateway/openapi-components.ts)
+    const deref = (x: Schema): Schema => (x.$ref ? deref(doc.components.schemas[x.$ref.replace('#/components/schemas/', '')]!) : x);
+    const hooks = doc.webhooks;
     expect(Object.keys(hooks).sort()).toEqual([...EVENT_TYPES].sort());
-    const data = hooks['payment.succeeded']!.post.requestBody.content['application/json']!.schema.properties.data;
+    const data = deref(deref(hooks['payment.succeeded']!.post.requestBody.content['application/json']!.schema).properties!.data!);
     expect(data.required).toEqual(expect.arrayContaining(['transactionId', 'receiptId', 'amountMinor', 'providerId', 'workspaceId', 'walletId', 'receipt']));
   });
 });

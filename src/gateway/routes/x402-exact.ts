@@ -32,7 +32,7 @@ const Verified = Closed({
 
 const SettleBody = Type.Object({
   authorizationId: Id('xau'),
-  responseHash: Type.String({ pattern: '^sha256:[0-9a-f]{64}$', description: '"sha256:" and the lowercase hex SHA-256 of the exact response body bytes' }),
+  responseHash: Type.String({ pattern: '^sha256:[0-9a-f]{64}$', examples: ['sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'], description: '"sha256:" and the lowercase hex SHA-256 of the exact response body bytes' }),
   ...IgnoredTenantIds,
 }, { additionalProperties: false });
 
