@@ -75,10 +75,12 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   };
   // a data dir served again (a restart) keeps its database: the one kept when its gateway closed
   const backend = opts.backend ?? testBackend();
-  const kept = backend === 'postgres' ? keptDatabases.get(dataDir) : undefined;
-  keptDatabases.delete(dataDir);
+  // and a data dir another running gateway serves shares that gateway's database (two instances of one deployment)
+  const live = backend === 'postgres' ? liveDatabases.get(dataDir) : undefined;
+  const kept = backend === 'postgres' && !live ? keptDatabases.get(dataDir) : undefined;
+  if (!live) keptDatabases.delete(dataDir);
   await dropAbandoned();
-  const pgDb = kept ?? (backend === 'postgres' ? await createTestDatabase('agentpay_test', { migrated: true }) : undefined);
+  const pgDb = live?.db ?? kept ?? (backend === 'postgres' ? await createTestDatabase('agentpay_test', { migrated: true }) : undefined);
   let gw: RunningGateway;
   try {
     gw = await startGateway({
@@ -86,10 +88,14 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       ...(opts.clock ? { clock: opts.clock } : {}), ...(pgDb ? { database: pgDb.url } : {}),
     });
   } catch (e) {
-    await pgDb?.drop();
+    if (!live) await pgDb?.drop();
     throw e;
   }
-  if (pgDb) pgGatewayOfDataDir.set(dataDir, gw);
+  if (pgDb) {
+    pgGatewayOfDataDir.set(dataDir, gw);
+    if (live) live.users++;
+    else liveDatabases.set(dataDir, { db: pgDb, users: 1 });
+  }
   const ctx = gw.services.ctx;
   const creds = await ensureDevCredentials(ctx, dataDir);
   const ca = gw.tls!.ca;
@@ -131,6 +137,10 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
       await gw.close();
       await syncByStore.get(gw.store)?.close();
       pgGatewayOfDataDir.delete(dataDir);
+      // the database stays while another gateway of the same data dir runs on it
+      const users = liveDatabases.get(dataDir);
+      if (users && --users.users > 0) return;
+      liveDatabases.delete(dataDir);
       // a data dir that outlives its gateway may be served again: its database stays with it
       const dirKept = Boolean(opts.keepDataDir || opts.dataDir);
       if (pgDb && dirKept) keepDatabase(dataDir, pgDb);
@@ -163,6 +173,8 @@ const syncByStore = new WeakMap<object, SyncPg>();
  * run's teardown, test/pg-setup.ts, drops any left at the end).
  */
 const keptDatabases = new Map<string, TestDatabase>();
+/** Databases of running gateways, by data dir, and how many gateways serve each. */
+const liveDatabases = new Map<string, { db: TestDatabase; users: number }>();
 function keepDatabase(dataDir: string, db: TestDatabase): void {
   // without the run's teardown (a run with no globalSetup), at least a process that ends by itself drops them
   if (keptDatabases.size === 0) process.once('beforeExit', () => void Promise.all([...keptDatabases.values()].map((d) => d.drop().catch(() => undefined))));
