@@ -220,6 +220,10 @@ export class PgStore implements Store {
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, connectionTimeoutMillis: 10_000, pipeline: true } as pg.PoolConfig);
     // an idle connection the server closed: the pool drops it; nothing to do here
     this.pool.on('error', () => undefined);
+    // and one the server ends while it is checked out (a failover, an administrator's termination): the
+    // pool removes its own listener from a checked-out client, and an 'error' with no listener would end
+    // the process; the statement in flight fails on its own and the pool discards the client on release
+    this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
     this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.shared, writable: false, touched: undefined, locked: new Set(), pending: [], failed: undefined });
   }
