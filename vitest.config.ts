@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import { postgresTestFiles } from './test/store-reach.js';
+import { postgresProject } from './test/store-reach.js';
 
 /**
  * The SDK is a workspace package (packages/sdk): the gateway and CLI import it by name. Tests run
@@ -29,8 +29,10 @@ const FRESH_PROCESS = ['test/cli/policies/approvals-screen-width.test.ts'];
 
 /**
  * With AGENTPAY_TEST_DATABASE_URL set (.ci/run sets it), every test file that reaches the store runs a
- * second time, on PostgreSQL: the `postgres` project, AGENTPAY_TEST_BACKEND=postgres. No list of
- * folders: test/store-reach.ts reads each file's value imports (through test helpers and src/) and
+ * second time, on PostgreSQL: the `postgres` project, AGENTPAY_TEST_BACKEND=postgres. Its include is
+ * one glob per folder of POSTGRES_FOLDERS below (test/core and test/packaging hold no file that
+ * reaches a store; test/store's files run both backends themselves, in the `suite` project). Its
+ * exclude is computed: test/store-reach.ts reads each file's value imports (through test helpers and src/) and
  * takes every file that starts a test gateway (test/helpers/gateway.ts), the product's gateway
  * (src/gateway/server.ts) or a SQLite store, or runs the binary with `dev`, `demo` or `gateway`
  * (test/cli/helpers.ts then gives the child a PostgreSQL database of its own). Left out: files that
@@ -45,15 +47,19 @@ const FRESH_PROCESS = ['test/cli/policies/approvals-screen-width.test.ts'];
  * without waiting (the run's teardown drops what is left). A test gateway's start and close on
  * PostgreSQL takes 0.12-0.3 s on this 2-core machine (SQLite: 0.06-0.14 s).
  * Measured (2 workers, on a 2-core machine shared with other suites: load 11 to 14), the project's
- * 152 files folder by folder: test/cli 590 s (the binary spawned some 300 times), gateway and
+ * then 152 files folder by folder: test/cli 590 s (the binary spawned some 300 times), gateway and
  * conventions 144 s, payments, wallets, policies and rails 155 s, e2e, mcp, interop, dashboard, sdk
  * and templates 117 s, market, mail, webhooks and tenancy 87 s: 1,093 s of wall time in all, about
  * 18 minutes at that load (each run's build and template besides). Not measured whole on an
- * unshared machine (the full project was not run at once here): the project is 152 of the suite's
+ * unshared machine (the full project was not run at once here): the project was then 152 of the suite's
  * 206 files, the same tests on a slower gateway start, so it should add about what the suite
  * takes (CI was about 8 minutes in all before), keeping `npm test` with both backends within 25.
  */
-const ON_POSTGRES = postgresTestFiles();
+const POSTGRES_FOLDERS = [
+  'cli', 'conventions', 'dashboard', 'e2e', 'fleet', 'gateway', 'interop', 'mail', 'market', 'mcp',
+  'payments', 'policies', 'rails', 'sdk', 'templates', 'tenancy', 'wallets', 'webhooks',
+];
+const ON_POSTGRES = postgresProject(POSTGRES_FOLDERS);
 
 /** Whether this run uses PostgreSQL: then test/pg-setup.ts makes the run's template database first. */
 const PG_SETUP = process.env.AGENTPAY_TEST_DATABASE_URL || process.env.AGENTPAY_TEST_BACKEND === 'postgres' ? ['test/pg-setup.ts'] : [];
@@ -82,7 +88,7 @@ export default defineConfig({
       },
       { extends: true, test: { name: 'fresh-process', include: FRESH_PROCESS } },
       ...(process.env.AGENTPAY_TEST_DATABASE_URL
-        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts', ...PG_SETUP] } }]
+        ? [{ extends: true as const, test: { name: 'postgres', include: ON_POSTGRES.include, exclude: ON_POSTGRES.exclude, env: { AGENTPAY_TEST_BACKEND: 'postgres' }, globalSetup: ['test/global-setup.ts', ...PG_SETUP] } }]
         : []),
     ],
   },

@@ -150,6 +150,27 @@ export function storeReach(file: string): StoreReach {
 }
 
 /**
+ * The `postgres` project's files as vitest takes them, for the folders vitest.config.ts names (written
+ * out there, so a reader sees what runs on PostgreSQL): `include`, one glob per folder, and `exclude`,
+ * the files of those folders that never reach a store (pure functions, help texts) or stay on SQLite
+ * (SQLITE_ONLY). Together they select exactly postgresTestFiles(). A reaching file outside the
+ * folders throws, naming it, so a new folder cannot be left off PostgreSQL silently; so does a
+ * folder that holds no reaching file.
+ */
+export function postgresProject(folders: readonly string[]): { include: string[]; exclude: string[] } {
+  const on = new Set(postgresTestFiles());
+  const inFolder = (f: string) => folders.some((d) => f.startsWith(`test/${d}/`));
+  const outside = [...on].filter((f) => !inFolder(f));
+  if (outside.length) throw new Error(`vitest.config.ts: ${outside.join(', ')} reach(es) the store, but POSTGRES_FOLDERS does not name its folder: add it`);
+  const idle = folders.filter((d) => ![...on].some((f) => f.startsWith(`test/${d}/`)));
+  if (idle.length) throw new Error(`vitest.config.ts: POSTGRES_FOLDERS names ${idle.join(', ')}, where no test file reaches the store: take it out`);
+  return {
+    include: folders.map((d) => `test/${d}/**/*.test.ts`),
+    exclude: testFiles().filter((f) => inFolder(f) && !on.has(f)),
+  };
+}
+
+/**
  * The files of the `postgres` project: every test file that reaches a BACKEND_STARTER (or runs the
  * binary's store), but the SQLITE_ONLY ones.
  */

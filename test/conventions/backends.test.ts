@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BACKEND_STARTERS, importClosure, postgresTestFiles, ROOT, SELF_CHOOSING, SELF_CHOSEN, SQLITE_ONLY, storeReach, testFiles, valueImportsOf } from '../store-reach.js';
+import { BACKEND_STARTERS, importClosure, postgresProject, postgresTestFiles, ROOT, SELF_CHOOSING, SELF_CHOSEN, SQLITE_ONLY, storeReach, testFiles, valueImportsOf } from '../store-reach.js';
 
 const text = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 const code = (f: string) => text(f).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
@@ -62,6 +62,16 @@ describe('every test file that reaches the store runs on PostgreSQL (test/store-
       expect(onPostgres.has(f), f).toBe(true);
     }
     expect(onPostgres.has('test/core/ids.test.ts')).toBe(false);
+  });
+
+  it("vitest.config.ts's folders select exactly these files, and a folder left off or named idly fails the config", async () => {
+    const config = text('vitest.config.ts');
+    const folders = [...config.match(/const POSTGRES_FOLDERS = \[([^\]]*)\]/)![1]!.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+    const { include, exclude } = postgresProject(folders);
+    const selected = files.filter((f) => include.some((g) => f.startsWith(g.replace('**/*.test.ts', ''))) && !exclude.includes(f));
+    expect(selected).toEqual([...onPostgres].sort());
+    expect(() => postgresProject(folders.filter((d) => d !== 'payments'))).toThrow(/test\/payments\/.*POSTGRES_FOLDERS does not name its folder/);
+    expect(() => postgresProject([...folders, 'core'])).toThrow(/names core, where no test file reaches the store/);
   });
 
   it('SQLITE_ONLY names existing test files that reach a store, each with its reason', () => {
