@@ -91,34 +91,21 @@ export async function enqueueDeliveries(r: Repos, ctx: Pick<DomainContext, 'cloc
 async function insertDelivery(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids'>, e: WebhookEndpoint, event: Pick<RailEvent, 'id' | 'type'>, replayOf: string | null, queueFull = false, takenSeq?: number): Promise<WebhookDelivery> {
   const now = ctx.clock.now();
   const seq = takenSeq ?? await r.webhookEndpoints.nextSeq(e.id);
-  const d: WebhookDelivery = queueFull ? {
+  // a full queue records the delivery as failed at once, with the reason, so the event is never lost from the log
+  const d: WebhookDelivery = {
     id: ctx.ids.next('webhookDelivery'),
     endpointId: e.id,
     tenantId: e.tenantId,
     eventId: event.id,
     eventType: event.type,
     seq,
-    state: 'failed',
+    state: queueFull ? 'failed' : 'pending',
     nextAttemptAt: now,
     lockedUntil: null,
-    attempts: [{ at: now, durationMs: 0, error: QUEUE_FULL_ERROR }],
+    attempts: queueFull ? [{ at: now, durationMs: 0, error: QUEUE_FULL_ERROR }] : [],
     replayOf,
     createdAt: now,
-    finishedAt: now,
-  } : {
-    id: ctx.ids.next('webhookDelivery'),
-    endpointId: e.id,
-    tenantId: e.tenantId,
-    eventId: event.id,
-    eventType: event.type,
-    seq,
-    state: 'pending',
-    nextAttemptAt: now,
-    lockedUntil: null,
-    attempts: [],
-    replayOf,
-    createdAt: now,
-    finishedAt: null,
+    finishedAt: queueFull ? now : null,
   };
   await r.webhookDeliveries.insert(d);
   return d;
