@@ -17,19 +17,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentpayClient, type Receipt } from '../../packages/sdk/src/client/index.js';
-import { systemClock } from '../../src/core/clock.js';
 import { feeFor } from '../../src/core/money.js';
 import { DEFAULT_PAYMENTS } from '../../src/domain/payments/config.js';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import { randomIds } from '../../src/core/ids.js';
-import { issueKey } from '../../src/domain/tenancy/api-keys.js';
-import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import { ensureTls } from '../../src/gateway/tls.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { until } from '../helpers/wait.js';
 import { hashOf, signProof, type Buyer } from '../payments/helpers.js';
 import { expectConsistent, sumOf } from '../wallets/ledger-checks.js';
+import { newCapability as capabilityOf, newTenant as tenantOf } from './helpers.js';
 import { cli, json, removeTempDirs, startGatewayProcess, tempDir, type GatewayProcess } from '../cli/helpers.js';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -138,28 +135,8 @@ describe.skipIf(!pgEnabled() || onPostgresProject || (!HAPROXY && !inCi))('three
   /** the instance id each process answers with, asked directly over plain HTTP (as the balancer's check does) */
   const idOf = async (port: number) => ((await (await fetch(`http://127.0.0.1:${port}/health/ready`)).json()) as { instanceId: string }).instanceId;
 
-  async function newTenant(kind: 'provider' | 'workspace', name: string) {
-    const ctx = { store, clock: systemClock, ids: randomIds };
-    return store.tx(async (r) => {
-      const t = await createTenant(r, ctx, { kind, name });
-      if (kind === 'provider') await r.tenants.update(t.id, { status: 'active', verified: true, updatedAt: Date.now() });
-      return { id: t.id, walletId: t.settlementWalletId ?? null, apiKey: (await issueKey(r, ctx, t)).key };
-    });
-  }
-
-  async function newCapability(providerId: string): Promise<string> {
-    return store.tx(async (r) => {
-      const capId = randomIds.next('capability');
-      const versionId = randomIds.next('capabilityVersion');
-      const now = Date.now();
-      await r.capabilities.insert({
-        id: capId, providerId, name: 'balanced capability', description: 'behind HAProxy', protocol: 'rest', priceMinor: PRICE, currency: 'USD', category: 'test',
-        tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
-      });
-      await r.capabilityVersions.insert({ id: versionId, capabilityId: capId, version: '1', endpoint: 'https://seller.example/x', address: { kind: 'url', url: 'https://seller.example/x' }, schema: null, hash: 'sha256:test', createdAt: now });
-      return capId;
-    });
-  }
+  const newTenant = (kind: 'provider' | 'workspace', name: string) => tenantOf(store, kind, name);
+  const newCapability = (providerId: string) => capabilityOf(store, providerId, PRICE, 'balanced capability');
 
   it('routes paid calls to all three, then around the one killed with kill -9; every call succeeds and the ledgers add up', async () => {
     const ids = await Promise.all(instances.map((i) => idOf(i.port)));

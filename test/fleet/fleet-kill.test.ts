@@ -7,28 +7,23 @@
  * instances authorized but never completed is refunded by the sweeper of a surviving one.
  * Runs when AGENTPAY_TEST_DATABASE_URL is set.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../../src/cli/receipts-verify.js';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import { systemClock } from '../../src/core/clock.js';
-import { randomIds } from '../../src/core/ids.js';
-import { issueKey } from '../../src/domain/tenancy/api-keys.js';
-import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient, type Receipt } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { until } from '../helpers/wait.js';
+import { newCapability as capabilityOf, newTenant, startInstance } from './helpers.js';
 import { hashOf, signProof, type Buyer } from '../payments/helpers.js';
 import { DEFAULT_PAYMENTS } from '../../src/domain/payments/config.js';
 
-const INSTANCE = join(dirname(fileURLToPath(import.meta.url)), 'instance.mjs');
 const TICK_MS = 150;
 const ROUNDS = 3;
 
@@ -49,15 +44,9 @@ const instances: Instance[] = [];
 /** sweeper runs seen: pids, in order */
 const sweeps: number[] = [];
 
-function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials; caCertPath: string }> {
-  const child = fork(INSTANCE, [dataDir, db.url, String(TICK_MS), withCreds ? '1' : '0'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.on('message', (m: { type: string; duty?: string; pid?: number; baseUrl?: string; caCertPath?: string; creds?: DevCredentials }) => {
-      if (m.type === 'duty' && m.duty === 'sweeper') sweeps.push(m.pid!);
-      if (m.type === 'ready') resolve({ child, baseUrl: m.baseUrl!, pid: child.pid!, alive: true, caCertPath: m.caCertPath!, ...(m.creds ? { creds: m.creds } : {}) });
-    });
-    child.once('exit', (code) => reject(new Error(`instance exited with ${code} before it was ready`)));
-  });
+async function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials; caCertPath: string }> {
+  const i = await startInstance({ dataDir, database: db.url, tickMs: TICK_MS, withCreds, onDuty: (duty, pid) => { if (duty === 'sweeper') sweeps.push(pid); } });
+  return { ...i, alive: true };
 }
 
 const live = () => instances.filter((i) => i.alive);
@@ -72,28 +61,11 @@ async function kill(victim: Instance): Promise<void> {
   await exited;
 }
 
-async function newProvider(name: string) {
-  const ctx = { store, clock: systemClock, ids: randomIds };
-  return store.tx(async (r) => {
-    const t = await createTenant(r, ctx, { kind: 'provider', name });
-    await r.tenants.update(t.id, { status: 'active', verified: true, updatedAt: Date.now() });
-    return { id: t.id, walletId: t.settlementWalletId!, apiKey: (await issueKey(r, ctx, t)).key };
-  });
-}
-
-async function newCapability(providerId: string, price: bigint): Promise<string> {
-  return store.tx(async (r) => {
-    const capId = randomIds.next('capability');
-    const versionId = randomIds.next('capabilityVersion');
-    const now = Date.now();
-    await r.capabilities.insert({
-      id: capId, providerId, name: 'fleet capability', description: 'for fleet tests', protocol: 'rest', priceMinor: price, currency: 'USD', category: 'test',
-      tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
-    });
-    await r.capabilityVersions.insert({ id: versionId, capabilityId: capId, version: '1', endpoint: 'https://seller.example/x', address: { kind: 'url', url: 'https://seller.example/x' }, schema: null, hash: 'sha256:test', createdAt: now });
-    return capId;
-  });
-}
+const newProvider = async (name: string) => {
+  const p = await newTenant(store, 'provider', name);
+  return { ...p, walletId: p.walletId! };
+};
+const newCapability = (providerId: string, price: bigint) => capabilityOf(store, providerId, price);
 
 async function newBuyer(fundMinor: string): Promise<Buyer> {
   const pair = generateEd25519();
@@ -146,7 +118,7 @@ describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL datab
     store = await PgStore.open({ url: db.url });
     sql = new pg.Client({ connectionString: db.url });
     await sql.connect();
-  }, 120_000);
+  }, 240_000); // three processes start under whatever load the machine has
 
   afterAll(async () => {
     await sql?.end();
@@ -283,7 +255,8 @@ describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL datab
       expect(verdict.valid, `${receipt.id}: ${JSON.stringify(verdict.problems)}`).toBe(true);
       expect(await at(from, seller.apiKey).receipts.get(receipt.id)).toEqual(receipt);
     }
-  }, 120_000);
+    // the work is fixed (3 kills, 30 paid calls each), its time is not: 117 s once in CI on a loaded 2-core machine
+  }, 300_000);
 
   it('an idempotent payout made on one instance and retried on the two others at once is one payout, one debit, one answer', async () => {
     const p = await newProvider('Fleet Payee');

@@ -5,25 +5,20 @@
  * run the sweeper or the rail job on two instances at once; and that a killed instance's
  * duties are taken over by another.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519 } from '../../src/core/ed25519.js';
-import { systemClock } from '../../src/core/clock.js';
-import { randomIds } from '../../src/core/ids.js';
-import { issueKey } from '../../src/domain/tenancy/api-keys.js';
-import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { until } from '../helpers/wait.js';
+import { newCapability, newTenant, startInstance } from './helpers.js';
 import { signProof, type Buyer } from '../payments/helpers.js';
 
-const INSTANCE = join(dirname(fileURLToPath(import.meta.url)), 'instance.mjs');
 const TICK_MS = 150;
 
 interface Instance {
@@ -42,40 +37,14 @@ const instances: Instance[] = [];
 const dutyRuns: Array<[string, number]> = [];
 
 function start(withCreds: boolean): Promise<Instance & { creds?: DevCredentials; caCertPath: string }> {
-  const child = fork(INSTANCE, [dataDir, db.url, String(TICK_MS), withCreds ? '1' : '0'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.on('message', (m: { type: string; duty?: string; pid?: number; baseUrl?: string; caCertPath?: string; creds?: DevCredentials }) => {
-      if (m.type === 'duty') dutyRuns.push([m.duty!, m.pid!]);
-      if (m.type === 'ready') resolve({ child, baseUrl: m.baseUrl!, pid: child.pid!, caCertPath: m.caCertPath!, ...(m.creds ? { creds: m.creds } : {}) });
-    });
-    child.once('exit', (code) => reject(new Error(`instance exited with ${code} before it was ready`)));
-  });
+  return startInstance({ dataDir, database: db.url, tickMs: TICK_MS, withCreds, onDuty: (duty, pid) => dutyRuns.push([duty, pid]) });
 }
 
 const client = (i: number, apiKey: string) => new AgentpayClient({ gatewayUrl: instances[i % instances.length]!.baseUrl, ca, apiKey });
 
 async function newSeller(): Promise<{ id: string; apiKey: string; capabilityId: (price: bigint) => Promise<string> }> {
-  const ctx = { store, clock: systemClock, ids: randomIds };
-  const { id, key } = await store.tx(async (r) => {
-    const t = await createTenant(r, ctx, { kind: 'provider', name: 'Fleet Seller' });
-    await r.tenants.update(t.id, { status: 'active', verified: true, updatedAt: Date.now() });
-    return { id: t.id, key: (await issueKey(r, ctx, t)).key };
-  });
-  return {
-    id,
-    apiKey: key,
-    capabilityId: (price) => store.tx(async (r) => {
-      const capId = randomIds.next('capability');
-      const versionId = randomIds.next('capabilityVersion');
-      const now = Date.now();
-      await r.capabilities.insert({
-        id: capId, providerId: id, name: 'fleet capability', description: 'for fleet tests', protocol: 'rest', priceMinor: price, currency: 'USD', category: 'test',
-        tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
-      });
-      await r.capabilityVersions.insert({ id: versionId, capabilityId: capId, version: '1', endpoint: 'https://seller.example/x', address: { kind: 'url', url: 'https://seller.example/x' }, schema: null, hash: 'sha256:test', createdAt: now });
-      return capId;
-    }),
-  };
+  const { id, apiKey } = await newTenant(store, 'provider', 'Fleet Seller');
+  return { id, apiKey, capabilityId: (price) => newCapability(store, id, price) };
 }
 
 async function newBuyer(fundMinor: string): Promise<Buyer> {
@@ -111,7 +80,7 @@ describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL datab
     ca = readFileSync(first.caCertPath, 'utf8');
     instances.push(first, ...(await Promise.all([start(false), start(false)])));
     store = await PgStore.open({ url: db.url });
-  }, 120_000);
+  }, 240_000); // three processes start under whatever load the machine has
 
   afterAll(async () => {
     await store?.close();

@@ -7,26 +7,21 @@
  * once there is again exactly one current key, which each instance loads from the database and
  * signs with. Runs when AGENTPAY_TEST_DATABASE_URL is set.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateEd25519, verifyObject } from '../../src/core/ed25519.js';
-import { systemClock } from '../../src/core/clock.js';
-import { randomIds } from '../../src/core/ids.js';
 import { kekId } from '../../src/domain/payments/key-sealing.js';
-import { issueKey } from '../../src/domain/tenancy/api-keys.js';
-import { createTenant } from '../../src/domain/tenancy/tenants.js';
 import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
 import { createTestDatabase, pgEnabled, type TestDatabase } from '../helpers/pg.js';
 import { signProof, type Buyer } from '../payments/helpers.js';
+import { newCapability, newTenant, startInstance } from './helpers.js';
 
-const INSTANCE = join(dirname(fileURLToPath(import.meta.url)), 'instance.mjs');
 const REPLICAS = 5;
 
 interface Instance {
@@ -43,20 +38,13 @@ const kek = randomBytes(32).toString('base64');
 const instances: Instance[] = [];
 const dirs: string[] = [];
 
-function start(withCreds: boolean): Promise<Instance> {
+async function start(withCreds: boolean): Promise<Instance> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agentpay-fleet-keys-'));
   dirs.push(dataDir);
   // a long tick: the duties are not what this file is about
-  const child = fork(INSTANCE, [dataDir, db.url, '60000', withCreds ? '1' : '0'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, AGENTPAY_KEY_ENCRYPTION_KEY: kek, AGENTPAY_KEY_ENCRYPTION_KEY_PREVIOUS: '', AGENTPAY_KEY_ENCRYPTION_KEY_FILE: '' },
-  });
-  return new Promise((resolve, reject) => {
-    child.on('message', (m: { type: string; baseUrl?: string; caCertPath?: string; creds?: DevCredentials }) => {
-      if (m.type === 'ready') resolve({ child, baseUrl: m.baseUrl!, ca: readFileSync(m.caCertPath!, 'utf8'), dataDir, ...(m.creds ? { creds: m.creds } : {}) });
-    });
-    child.once('exit', (code) => reject(new Error(`instance exited with ${code} before it was ready`)));
-  });
+  const env = { ...process.env, AGENTPAY_KEY_ENCRYPTION_KEY: kek, AGENTPAY_KEY_ENCRYPTION_KEY_PREVIOUS: '', AGENTPAY_KEY_ENCRYPTION_KEY_FILE: '' };
+  const i = await startInstance({ dataDir, database: db.url, tickMs: 60_000, withCreds, env });
+  return { child: i.child, baseUrl: i.baseUrl, ca: readFileSync(i.caCertPath, 'utf8'), dataDir, ...(i.creds ? { creds: i.creds } : {}) };
 }
 
 const client = (i: number, apiKey?: string) => {
@@ -65,21 +53,8 @@ const client = (i: number, apiKey?: string) => {
 };
 
 async function newSeller(): Promise<{ apiKey: string; capabilityId: string }> {
-  const ctx = { store, clock: systemClock, ids: randomIds };
-  return store.tx(async (r) => {
-    const t = await createTenant(r, ctx, { kind: 'provider', name: 'Key Fleet Seller' });
-    await r.tenants.update(t.id, { status: 'active', verified: true, updatedAt: Date.now() });
-    const apiKey = (await issueKey(r, ctx, t)).key;
-    const capabilityId = randomIds.next('capability');
-    const versionId = randomIds.next('capabilityVersion');
-    const now = Date.now();
-    await r.capabilities.insert({
-      id: capabilityId, providerId: t.id, name: 'key fleet capability', description: 'for the signing key fleet test', protocol: 'rest', priceMinor: 1n, currency: 'USD', category: 'test',
-      tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
-    });
-    await r.capabilityVersions.insert({ id: versionId, capabilityId, version: '1', endpoint: 'https://seller.example/x', address: { kind: 'url', url: 'https://seller.example/x' }, schema: null, hash: 'sha256:test', createdAt: now });
-    return { apiKey, capabilityId };
-  });
+  const t = await newTenant(store, 'provider', 'Key Fleet Seller');
+  return { apiKey: t.apiKey, capabilityId: await newCapability(store, t.id, 1n, 'key fleet capability') };
 }
 
 async function newBuyer(creds: DevCredentials): Promise<Buyer> {
