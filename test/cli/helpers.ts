@@ -211,7 +211,8 @@ export function spawnCli(args: string[], opts: CliOptions): RunningCli {
     pid: proc.pid!,
     stdout: () => out.stdout,
     stderr: () => out.stderr,
-    async waitFor(stream, text, ms = 20_000) {
+    // a limit only for a process that never says it: a node start under a loaded 2-core machine took over 20 s once in CI
+    async waitFor(stream, text, ms = 60_000) {
       const end = Date.now() + ms;
       while (!out[stream].includes(text)) {
         if (exited) throw new Error(`agentpay ${args.join(' ')} exited before its ${stream} held ${JSON.stringify(text)}:\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`);
