@@ -19,7 +19,7 @@ import { parseMinor } from '../../core/money.js';
 import { iso } from '../../core/clock.js';
 import type { Repos } from '../../store/store.js';
 import type { Capability, CapabilityVersion } from '../../store/repos/market.js';
-import type { CapabilityAddress } from '../../store/schema/market.js';
+import type { CapabilityAddress } from '../../store/tables/market.js';
 import type { Tenant } from '../../store/repos/tenancy.js';
 import type { DomainContext } from '../platform/context.js';
 import type { Principal } from '../tenancy/api-keys.js';

@@ -2,7 +2,7 @@ import type { webhookEndpoints, webhookDeliveries } from '../schema/index.js';
 
 export type WebhookEndpoint = typeof webhookEndpoints.$inferSelect;
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
-export type { WebhookAttempt } from '../schema/webhooks.js';
+export type { WebhookAttempt } from '../tables/webhooks.js';
 
 export interface WebhookEndpointRepo {
   insert(e: WebhookEndpoint): Promise<void>;

@@ -1,16 +1,21 @@
 /**
- * The PostgreSQL schema: the SQLite schema (../schema) table for table, column for column, with
- * PostgreSQL's types (./columns.ts). Migrations: drizzle-pg/ (drizzle.pg.config.ts), plus the
- * hand-written ones for what the SQLite migrations do with triggers and virtual tables (the
- * append-only ledger, full-text search, insertion order).
+ * The PostgreSQL tables, made from the same descriptions as the SQLite ones (../tables), so the
+ * row types are the SQLite tables' by construction. drizzle-kit reads this module's named exports
+ * (drizzle.pg.config.ts; migrations in drizzle-pg/, with the hand-written SQL for what the SQLite
+ * migrations do with triggers and virtual tables: docs/architecture.md "Tables and migrations").
  */
-export * from './tenancy.js';
-export * from './wallets.js';
-export * from './platform.js';
-export * from './market.js';
-export * from './payments.js';
-export * from './policies.js';
-export * from './rails.js';
-export * from './webhooks.js';
-export * from './alerts.js';
-export * from './x402.js';
+import * as described from '../tables/index.js';
+import { pgTables } from '../tables/kit.js';
+
+export const {
+  tenants, signups, accounts, passwordResets, apiKeys, authThrottles,
+  wallets, ledgerEntries,
+  signingKeys,
+  capabilities, capabilityVersions, verificationRequests, ratings,
+  transactions, receipts, breakers, paymentIdempotency,
+  policies, approvals,
+  railTransactions, depositAddresses, payoutDestinations, railEvents, reconciliations, sandboxObjects,
+  webhookEndpoints, webhookDeliveries,
+  alertMails,
+  x402Authorizations,
+} = pgTables(described);

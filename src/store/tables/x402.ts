@@ -1,24 +1,37 @@
-import { pgTable, text, index, uniqueIndex } from 'drizzle-orm/pg-core';
-import { int, minor } from './columns.js';
+import { index, int, minor, table, text, uniqueIndex } from './kit.js';
 
-/** x402 `exact` authorizations: the SQLite table's twin (../schema/x402.ts says what each column is). */
-export const x402Authorizations = pgTable('x402_authorizations', {
+/**
+ * x402 `exact` payments (EIP-3009 transferWithAuthorization) the gateway verified for a seller
+ * (src/domain/payments/x402-exact.ts). A row reserves its authorization: the nonce is unique per
+ * network and token, so the same authorization cannot pay twice, whichever instance sees it.
+ *
+ * States: reserved (verified, the handler may run) -> settling (submitted on chain) -> settled
+ * (confirmed; the sale is in the ledger) | failed (the chain refused it, recorded and alerted);
+ * reserved -> released (the handler failed: nothing is submitted, the buyer keeps its money).
+ */
+export const x402Authorizations = table('x402_authorizations', {
   id: text('id').primaryKey(),
+  /** CAIP-2, e.g. eip155:8453 */
   network: text('network').notNull(),
+  /** the token's address, lower case */
   asset: text('asset').notNull(),
+  /** the EIP-3009 nonce (0x + 64 hex), lower case */
   nonce: text('nonce').notNull(),
   payer: text('payer').notNull(),
   payTo: text('pay_to').notNull(),
+  /** token base units, decimal (uint256) */
   value: text('value').notNull(),
   validAfter: int('valid_after').notNull(),
   validBefore: int('valid_before').notNull(),
   signature: text('signature').notNull(),
   capabilityId: text('capability_id').notNull(),
   providerId: text('provider_id').notNull(),
+  /** the price the authorization pays, in the capability's minor units */
   amountMinor: minor('amount_minor').notNull(),
   currency: text('currency').notNull(),
   state: text('state', { enum: ['reserved', 'settling', 'settled', 'released', 'failed'] }).notNull(),
   txHash: text('tx_hash'),
+  /** the sale's transaction (transactions.id) once settled */
   transactionId: text('transaction_id'),
   attempts: int('attempts').notNull(),
   lastError: text('last_error'),

@@ -1,12 +1,11 @@
-import { sqliteTable, text, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { int, json } from './columns.js';
+import { index, int, json, table, text, uniqueIndex } from './kit.js';
 
 /**
  * A tenant's webhook endpoints: where its events (GET /v1/events) are POSTed, signed with the
  * endpoint's secret. The secret is kept encrypted (AES-256-GCM under the gateway's webhook key,
  * src/domain/platform/webhooks/secrets.ts): it must be usable to sign, so it cannot be hashed like an API key.
  */
-export const webhookEndpoints = sqliteTable('webhook_endpoints', {
+export const webhookEndpoints = table('webhook_endpoints', {
   id: text('id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
   url: text('url').notNull(),
@@ -33,7 +32,7 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
  *
  * States: pending -> delivered | failed. A replay is a new row (`replayOf` the original).
  */
-export const webhookDeliveries = sqliteTable('webhook_deliveries', {
+export const webhookDeliveries = table('webhook_deliveries', {
   id: text('id').primaryKey(),
   endpointId: text('endpoint_id').notNull(),
   tenantId: text('tenant_id').notNull(),

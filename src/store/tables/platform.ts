@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { int } from './columns.js';
+import { int, table, text, uniqueIndex } from './kit.js';
 
 /**
  * Platform signing keys (challenges and receipts), with their private halves
@@ -10,7 +9,7 @@ import { int } from './columns.js';
  * made before drizzle/0016 and drizzle-pg/0010 that no instance has imported yet).
  * At most one key is current: the partial unique index is the guard behind the creation lock.
  */
-export const signingKeys = pgTable('signing_keys', {
+export const signingKeys = table('signing_keys', {
   id: text('id').primaryKey(),
   publicKeyPem: text('public_key_pem').notNull(),
   status: text('status', { enum: ['current', 'retired'] }).notNull(),

@@ -1,5 +1,4 @@
-import { pgTable, text, index, uniqueIndex, primaryKey } from 'drizzle-orm/pg-core';
-import { int, json, minor } from './columns.js';
+import { index, int, json, minor, primaryKey, table, text, uniqueIndex } from './kit.js';
 
 /**
  * Every movement of money across a rail, as the platform sees it: top-ups (in, through a
@@ -10,7 +9,7 @@ import { int, json, minor } from './columns.js';
  * States: top-up pending -> confirmed | declined; deposit pending -> held -> confirmed;
  * payout submitted -> confirmed | returned, or failed when the rail refused the submission.
  */
-export const railTransactions = pgTable('rail_transactions', {
+export const railTransactions = table('rail_transactions', {
   id: text('id').primaryKey(),
   kind: text('kind', { enum: ['topup', 'deposit', 'payout'] }).notNull(),
   tenantId: text('tenant_id').notNull(),
@@ -58,7 +57,7 @@ export const railTransactions = pgTable('rail_transactions', {
 ]);
 
 /** A wallet's deposit address on a chain; the address is stored in lower case. */
-export const depositAddresses = pgTable('deposit_addresses', {
+export const depositAddresses = table('deposit_addresses', {
   address: text('address').primaryKey(),
   walletId: text('wallet_id').notNull(),
   tenantId: text('tenant_id').notNull(),
@@ -73,7 +72,7 @@ export const depositAddresses = pgTable('deposit_addresses', {
  * the current one per (provider, asset, chain) is the newest. `chain` is '' for bank
  * destinations. `usableAt` is when payouts on that asset's rails may use it.
  */
-export const payoutDestinations = pgTable('payout_destinations', {
+export const payoutDestinations = table('payout_destinations', {
   id: text('id').primaryKey(),
   providerId: text('provider_id').notNull(),
   asset: text('asset', { enum: ['USD', 'USDC'] }).notNull(),
@@ -86,7 +85,7 @@ export const payoutDestinations = pgTable('payout_destinations', {
 }, (t) => [index('payout_destinations_provider').on(t.providerId, t.asset, t.chain, t.createdAt)]);
 
 /** Alerts and notices a tenant reads at GET /v1/events. */
-export const railEvents = pgTable('rail_events', {
+export const railEvents = table('rail_events', {
   id: text('id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
   type: text('type').notNull(),
@@ -98,7 +97,7 @@ export const railEvents = pgTable('rail_events', {
  * Reconciliation results that changed the verdict (ok <-> shortfall): the newest says
  * whether payouts are paused. Reports with an unchanged verdict are not stored.
  */
-export const reconciliations = pgTable('reconciliations', {
+export const reconciliations = table('reconciliations', {
   id: text('id').primaryKey(),
   status: text('status', { enum: ['ok', 'shortfall'] }).notNull(),
   obligationsMinor: minor('obligations_minor').notNull(),
@@ -112,7 +111,7 @@ export const reconciliations = pgTable('reconciliations', {
  * transfers, bank payouts, settings): documents by kind and id. Not the platform's
  * records; a real adapter keeps these at the processor, the chain or the bank.
  */
-export const sandboxObjects = pgTable('sandbox_objects', {
+export const sandboxObjects = table('sandbox_objects', {
   kind: text('kind').notNull(),
   id: text('id').notNull(),
   seq: int('seq').notNull(),

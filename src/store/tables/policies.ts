@@ -1,13 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { sqliteTable, text, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { bool, int, json, minor } from './columns.js';
+import { bool, index, int, json, minor, table, text, uniqueIndex } from './kit.js';
 
 /**
  * A workspace's spending policy: one section of a policy document. The section text
  * is kept as written and parsed again when applied, so what is enforced is exactly
  * what the workspace reads back; `rules` are the rule texts, for listing.
  */
-export const policies = sqliteTable('policies', {
+export const policies = table('policies', {
   id: text('id').primaryKey(),
   workspaceId: text('workspace_id').notNull(),
   policyType: text('policy_type', { enum: ['approval', 'deny', 'allow', 'budget'] }).notNull(),
@@ -29,7 +28,7 @@ export const policies = sqliteTable('policies', {
  * covers the next purchase. Approvals used before the link existed have `usedAt` only
  * and stay used.
  */
-export const approvals = sqliteTable('approvals', {
+export const approvals = table('approvals', {
   id: text('id').primaryKey(),
   workspaceId: text('workspace_id').notNull(),
   walletId: text('wallet_id').notNull(),

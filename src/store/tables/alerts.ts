@@ -1,5 +1,4 @@
-import { sqliteTable, text, index, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { int } from './columns.js';
+import { index, int, table, text, uniqueIndex } from './kit.js';
 
 /**
  * Alert mail to send: one row per event that a person should hear of (src/domain/platform/alert-mail.ts),
@@ -9,7 +8,7 @@ import { int } from './columns.js';
  *
  * States: pending -> sent | failed (given up after the last retry).
  */
-export const alertMails = sqliteTable('alert_mails', {
+export const alertMails = table('alert_mails', {
   id: text('id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
   eventId: text('event_id').notNull(),

@@ -1,12 +1,11 @@
-import { pgTable, text, index, uniqueIndex } from 'drizzle-orm/pg-core';
-import { int, json, measure, minor } from './columns.js';
+import { index, int, json, measure, minor, table, text, uniqueIndex } from './kit.js';
 
 export type CapabilityAddress =
   | { kind: 'url'; url: string }
   | { kind: 'package'; command: string; args: string[]; version: string };
 
 /** A priced capability. Price and wording change in place; schema changes publish a new version. */
-export const capabilities = pgTable('capabilities', {
+export const capabilities = table('capabilities', {
   id: text('id').primaryKey(),
   providerId: text('provider_id').notNull(),
   name: text('name').notNull(),
@@ -27,9 +26,9 @@ export const capabilities = pgTable('capabilities', {
 }, (t) => [index('capabilities_provider').on(t.providerId), index('capabilities_status').on(t.status)]);
 
 /** Versions are immutable rows: the address never changes, the hash covers the schema. */
-export const capabilityVersions = pgTable('capability_versions', {
+export const capabilityVersions = table('capability_versions', {
   id: text('id').primaryKey(),
-  capabilityId: text('capability_id').notNull().references(() => capabilities.id),
+  capabilityId: text('capability_id').notNull().references(() => capabilities, 'id'),
   version: text('version').notNull(),
   endpoint: text('endpoint'),
   address: json<CapabilityAddress>()('address').notNull(),
@@ -39,7 +38,7 @@ export const capabilityVersions = pgTable('capability_versions', {
 }, (t) => [index('capability_versions_capability').on(t.capabilityId)]);
 
 /** A provider's request to be verified; an operator decides. One open request per provider. */
-export const verificationRequests = pgTable('verification_requests', {
+export const verificationRequests = table('verification_requests', {
   id: text('id').primaryKey(),
   providerId: text('provider_id').notNull(),
   status: text('status', { enum: ['requested', 'approved', 'denied'] }).notNull(),
@@ -53,7 +52,7 @@ export const verificationRequests = pgTable('verification_requests', {
 }, (t) => [index('verification_requests_provider').on(t.providerId)]);
 
 /** One rating per paid transaction, by the wallet that paid. */
-export const ratings = pgTable('ratings', {
+export const ratings = table('ratings', {
   id: text('id').primaryKey(),
   providerId: text('provider_id').notNull(),
   transactionId: text('transaction_id').notNull(),

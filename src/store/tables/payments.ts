@@ -1,11 +1,10 @@
-import { pgTable, text, index, uniqueIndex, primaryKey } from 'drizzle-orm/pg-core';
-import { bool, int, minor } from './columns.js';
+import { bool, index, int, minor, primaryKey, table, text, uniqueIndex } from './kit.js';
 
 /**
  * A paid call from authorization to its one resolution. The unique nonce is the
  * replay guard: a challenge pays for at most one transaction.
  */
-export const transactions = pgTable('transactions', {
+export const transactions = table('transactions', {
   id: text('id').primaryKey(),
   nonce: text('nonce').notNull(),
   capabilityId: text('capability_id').notNull(),
@@ -26,7 +25,7 @@ export const transactions = pgTable('transactions', {
   index('transactions_open').on(t.status, t.expiresAt),
 ]);
 
-export const receipts = pgTable('receipts', {
+export const receipts = table('receipts', {
   id: text('id').primaryKey(),
   transactionId: text('transaction_id').notNull(),
   providerId: text('provider_id').notNull(),
@@ -47,7 +46,7 @@ export const receipts = pgTable('receipts', {
 ]);
 
 /** Seller-for-wallet breaker: consecutive provider failures, paused at three. */
-export const breakers = pgTable('breakers', {
+export const breakers = table('breakers', {
   walletId: text('wallet_id').notNull(),
   providerId: text('provider_id').notNull(),
   consecutiveFailures: int('consecutive_failures').notNull(),
@@ -62,7 +61,7 @@ export const breakers = pgTable('breakers', {
  * what makes concurrent retries charge once. A failed or expired call deletes its row (the key
  * is free again); rows live until `expiresAt` (24 hours after the first use at least).
  */
-export const paymentIdempotency = pgTable('payment_idempotency', {
+export const paymentIdempotency = table('payment_idempotency', {
   walletId: text('wallet_id').notNull(),
   capabilityId: text('capability_id').notNull(),
   key: text('key').notNull(),

@@ -1,8 +1,7 @@
-import { pgTable, text, uniqueIndex, index } from 'drizzle-orm/pg-core';
-import { bool, int, json } from './columns.js';
+import { bool, index, int, json, table, text, uniqueIndex } from './kit.js';
 
 /** A workspace (buyer), a provider (seller) or the platform operator. */
-export const tenants = pgTable('tenants', {
+export const tenants = table('tenants', {
   id: text('id').primaryKey(),
   kind: text('kind', { enum: ['workspace', 'provider', 'operator'] }).notNull(),
   name: text('name').notNull(),
@@ -17,7 +16,7 @@ export const tenants = pgTable('tenants', {
 });
 
 /** A pending signup: becomes a tenant, an account and a first key once its email token is verified. */
-export const signups = pgTable('signups', {
+export const signups = table('signups', {
   id: text('id').primaryKey(),
   kind: text('kind', { enum: ['workspace', 'provider'] }).notNull(),
   name: text('name').notNull(),
@@ -34,18 +33,18 @@ export const signups = pgTable('signups', {
 }, (t) => [index('signups_email').on(t.email)]);
 
 /** A person who can log in to a tenant. */
-export const accounts = pgTable('accounts', {
+export const accounts = table('accounts', {
   id: text('id').primaryKey(),
-  tenantId: text('tenant_id').notNull().references(() => tenants.id),
+  tenantId: text('tenant_id').notNull().references(() => tenants, 'id'),
   email: text('email').notNull(),
   passwordHash: text('password_hash').notNull(),
   createdAt: int('created_at').notNull(),
   updatedAt: int('updated_at').notNull(),
 }, (t) => [uniqueIndex('accounts_email').on(t.email)]);
 
-export const passwordResets = pgTable('password_resets', {
+export const passwordResets = table('password_resets', {
   id: text('id').primaryKey(),
-  accountId: text('account_id').notNull().references(() => accounts.id),
+  accountId: text('account_id').notNull().references(() => accounts, 'id'),
   tokenHash: text('token_hash').notNull(),
   expiresAt: int('expires_at').notNull(),
   usedAt: int('used_at'),
@@ -53,9 +52,9 @@ export const passwordResets = pgTable('password_resets', {
 }, (t) => [uniqueIndex('password_resets_token').on(t.tokenHash)]);
 
 /** API keys: only a SHA-256 of the secret is kept; the key itself is shown once. */
-export const apiKeys = pgTable('api_keys', {
+export const apiKeys = table('api_keys', {
   id: text('id').primaryKey(),
-  tenantId: text('tenant_id').notNull().references(() => tenants.id),
+  tenantId: text('tenant_id').notNull().references(() => tenants, 'id'),
   name: text('name').notNull(),
   keyHash: text('key_hash').notNull(),
   /** first characters of the key, to recognise it in lists */
@@ -81,7 +80,7 @@ export const apiKeys = pgTable('api_keys', {
  * every instance of a fleet counts the same. `key` is `<kind>:<SHA-256 of the address>` (no address
  * is kept in clear, known or not); a row whose `expiresAt` has passed no longer matters and is pruned.
  */
-export const authThrottles = pgTable('auth_throttles', {
+export const authThrottles = table('auth_throttles', {
   key: text('key').primaryKey(),
   /** login: attempts in the current streak; reset mail: mails in the current day window */
   count: int('count').notNull(),

@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { sqliteTable, text, uniqueIndex, index } from 'drizzle-orm/sqlite-core';
-import { bool, int, minor } from './columns.js';
+import { bool, index, int, minor, table, text, uniqueIndex } from './kit.js';
 
-export const wallets = sqliteTable('wallets', {
+export const wallets = table('wallets', {
   id: text('id').primaryKey(),
   tenantId: text('tenant_id').notNull(),
   /** agent | workspace (the API's two) | settlement (a provider's) | platform (fee revenue) */
@@ -26,9 +25,9 @@ export const wallets = sqliteTable('wallets', {
  * the ledger grows. `seq` is gap-free per wallet and unique, so two writers can never
  * both extend the same running sum.
  */
-export const ledgerEntries = sqliteTable('ledger_entries', {
+export const ledgerEntries = table('ledger_entries', {
   id: text('id').primaryKey(),
-  walletId: text('wallet_id').notNull().references(() => wallets.id),
+  walletId: text('wallet_id').notNull().references(() => wallets, 'id'),
   seq: int('seq').notNull(),
   type: text('type').notNull(),
   amountMinor: minor('amount_minor').notNull(),
