@@ -41,7 +41,8 @@ import type { ReadOptions, Repos, Store } from '../store.js';
 import type { StoreObserver } from '../observer.js';
 import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, UniqueViolation } from '../errors.js';
 import { pgMigrationsDir } from '../../paths.js';
-import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys, PgAuthThrottles } from './tenancy.js';
+import { commonRepos } from '../sql/repos.js';
+import { PgSql } from '../sql/sql.js';
 import { PgWallets, PgLedger, PgSigningKeys } from './wallets.js';
 import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificationRequests, PgRatings } from './market.js';
 import { PgDiscovery } from './discovery.js';
@@ -108,13 +109,7 @@ function translateErrorsOf(proto: Record<string, unknown>): void {
 }
 
 function makeRepos(db: NodePgDatabase, s: Session): Repos {
-  const repos: Repos = {
-    tenants: new PgTenants(db, s),
-    signups: new PgSignups(db, s),
-    accounts: new PgAccounts(db, s),
-    passwordResets: new PgPasswordResets(db, s),
-    apiKeys: new PgApiKeys(db, s),
-    authThrottles: new PgAuthThrottles(db),
+  const repos: Omit<Repos, keyof ReturnType<typeof commonRepos>> = {
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
     signingKeys: new PgSigningKeys(db, s),
@@ -143,8 +138,9 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     alertMails: new PgAlertMails(db),
     x402Authorizations: new PgX402Authorizations(db),
   };
+  // the common repositories (../sql) raise typed store errors themselves
   for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);
-  return repos;
+  return { ...repos, ...commonRepos(new PgSql(s)) };
 }
 
 const codeOf = (e: unknown): string | undefined => {

@@ -4,7 +4,8 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { migrationsDir } from '../../paths.js';
 import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
-import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys, SqliteAuthThrottles } from './tenancy.js';
+import { commonRepos } from '../sql/repos.js';
+import { SqliteSql } from '../sql/sql.js';
 import { SqliteWallets, SqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
@@ -87,12 +88,7 @@ export class SqliteStore implements Store {
     // prepared once: exec() parses its SQL on every call, twice per transaction
     this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
     const repos: Omit<Repos, 'purchaseFacts'> = {
-      tenants: new SqliteTenants(this.db),
-      signups: new SqliteSignups(this.db),
-      accounts: new SqliteAccounts(this.db),
-      passwordResets: new SqlitePasswordResets(this.db),
-      apiKeys: new SqliteApiKeys(this.db),
-      authThrottles: new SqliteAuthThrottles(this.db),
+      ...commonRepos(new SqliteSql(this.raw)),
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
       signingKeys: new SqliteSigningKeys(this.db),
