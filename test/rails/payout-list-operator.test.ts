@@ -11,6 +11,7 @@ import type { Payout, PayoutListOptions } from '../../packages/sdk/src/client/in
 import { ledgerRows } from '../payments/helpers.js';
 import { HOUR, entries, expectConserved, payee, railGateway, refusedWith, runJobs } from './helpers.js';
 import { sqliteOf, testBackend } from '../helpers/gateway.js';
+import { SqliteSql } from '../../src/store/sql/sql.js';
 
 const t = await railGateway();
 const bank = () => t.gw.services.rails.registry.find('sandbox-bank')!.payouts!;
@@ -198,25 +199,18 @@ describe('the ledger around the listed payouts', () => {
 /** The query plans of every read of rail_transactions that `fn` makes through the gateway. */
 async function planOf(fn: () => Promise<unknown>): Promise<string[]> {
   const raw = sqliteOf(t.gw);
-  const prepare = raw.prepare;
+  // every statement of the repositories runs through SqliteSql.rows (cached: prepared once, so
+  // watching better-sqlite3's prepare would miss the statements an earlier call made)
+  const rows = SqliteSql.prototype.rows;
   const seen: { sql: string; params: unknown[] }[] = [];
-  raw.prepare = ((sql: string) => {
-    const st = prepare.call(raw, sql);
-    if (/^select/i.test(sql) && sql.includes('rail_transactions')) {
-      type Run = (...params: unknown[]) => unknown;
-      const all = st.all.bind(st) as Run;
-      const get = st.get.bind(st) as Run;
-      Object.assign(st, {
-        all: (...params: unknown[]) => { seen.push({ sql, params }); return all(...params); },
-        get: (...params: unknown[]) => { seen.push({ sql, params }); return get(...params); },
-      });
-    }
-    return st;
-  }) as typeof raw.prepare;
+  SqliteSql.prototype.rows = function (this: SqliteSql, sql: string, params: readonly unknown[] = []) {
+    if (/^select/i.test(sql) && sql.includes('rail_transactions')) seen.push({ sql, params: params.map((v) => this.value(v)) });
+    return rows.call(this, sql, params);
+  };
   try {
     await fn();
   } finally {
-    raw.prepare = prepare;
+    SqliteSql.prototype.rows = rows;
   }
   expect(seen.length).toBeGreaterThan(0);
   return seen.map(({ sql, params }) => raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params).map((r) => (r as { detail: string }).detail).join('; '));

@@ -37,11 +37,12 @@ describe.skipIf(!pgEnabled())('PostgreSQL statements (described once, rows as ar
     await db?.drop();
   });
 
-  it('returns rows as arrays of parsed values in select-list order, nulls as null, and no rows for a write', async () => {
+  it('returns rows as arrays of parsed values in select-list order, nulls as null, and no rows for a write but how many it wrote', async () => {
     const [c] = clients;
     const ins = 'INSERT INTO t (id, n, ok, note) VALUES ($1, $2, $3, $4)';
-    expect(await execute(c!, 'st_ins', ins, ['a', '9007199254740993', true, null])).toEqual({ rows: [] });
-    expect(await execute(c!, 'st_ins', ins, ['b', '2', false, 'x'])).toEqual({ rows: [] });
+    expect(await execute(c!, 'st_ins', ins, ['a', '9007199254740993', true, null])).toEqual({ rows: [], count: 1 });
+    expect(await execute(c!, 'st_ins', ins, ['b', '2', false, 'x'])).toEqual({ rows: [], count: 1 });
+    expect(await execute(c!, 'st_upd', 'UPDATE t SET note = note WHERE id = ANY($1)', [['a', 'b', 'none']])).toEqual({ rows: [], count: 2 });
     const sel = 'SELECT id, n, ok, note FROM t WHERE id = ANY($1) ORDER BY id';
     // bigint comes back as text (node-postgres's parser for int8); TableSql's column types make it a bigint
     expect(await execute(c!, 'st_sel', sel, [['a', 'b']])).toEqual({ rows: [['a', '9007199254740993', true, null], ['b', '2', false, 'x']] });

@@ -1,13 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SequentialIds } from '../../src/core/ids.js';
 import { post } from '../../src/domain/wallets/ledger.js';
 import { createTenant } from '../../src/domain/tenancy/tenants.js';
-import { spendQuery, walletIs, workspaceIs } from '../../src/store/sqlite/policies.js';
+import { spendQuery, WALLET_IS, WORKSPACE_IS } from '../../src/store/sql/policies.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { storeBackends } from '../helpers/store-backends.js';
@@ -97,7 +96,7 @@ describe.each(storeBackends('spend'))('the spend of a budget day on $name', (b) 
 
 });
 
-describe('the spend query on SQLite (SqliteSpend)', () => {
+describe('the spend query on SQLite (Spend)', () => {
   let dir: string;
   let sqlite: SqliteStore;
   beforeEach(() => {
@@ -112,9 +111,9 @@ describe('the spend query on SQLite (SqliteSpend)', () => {
   it('reads a wallet\'s holds of the day through the ledger_holds index, not the wallet\'s whole history', async () => {
     // a budget policy runs this inside every authorization's write transaction: a scan of the
     // wallet's ledger took 38 ms at 200,000 entries
-    const plan = (filter: ReturnType<typeof walletIs>) =>
-      sqlite.db.all<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${spendQuery(filter, 0, DAY, DAY)}`).map((row) => row.detail);
-    for (const filter of [walletIs('wal_1'), workspaceIs('wsp_1')]) {
+    const plan = (filter: string) =>
+      (sqlite.raw.prepare(`EXPLAIN QUERY PLAN ${spendQuery(filter)}`).all('wal_1', 0, DAY, DAY) as { detail: string }[]).map((row) => row.detail);
+    for (const filter of [WALLET_IS, WORKSPACE_IS]) {
       const details = plan(filter);
       // without the index: 'SEARCH h USING INDEX ledger_wallet_seq (wallet_id=?)', every entry of the wallet
       const holds = details.find((d) => d.startsWith('SEARCH h '));

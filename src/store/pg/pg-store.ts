@@ -41,19 +41,14 @@ import type { ReadOptions, Repos, Store } from '../store.js';
 import type { StoreObserver } from '../observer.js';
 import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, UniqueViolation } from '../errors.js';
 import { pgMigrationsDir } from '../../paths.js';
-import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys, PgAuthThrottles } from './tenancy.js';
-import { PgWallets, PgLedger, PgSigningKeys } from './wallets.js';
-import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificationRequests, PgRatings } from './market.js';
+import { commonRepos } from '../sql/repos.js';
+import { PgSql } from '../sql/sql.js';
+import { PgWallets, PgLedger } from './wallets.js';
 import { PgDiscovery } from './discovery.js';
 import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency, PgPurchaseFacts } from './payments.js';
-import { PgPolicies, PgApprovals, PgSpend } from './policies.js';
-import { PgWebhookEndpoints, PgWebhookDeliveries } from './webhooks.js';
-import { PgAlertMails } from './alerts.js';
-import { PgX402Authorizations } from './x402.js';
 import { resetSession, settle, type Session } from './sql.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
-import { PgRailTransactions, PgDepositAddresses, PgPayoutDestinations, PgRailEvents, PgReconciliations, PgSandboxObjects } from './rails.js';
 
 export interface PgStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -108,43 +103,19 @@ function translateErrorsOf(proto: Record<string, unknown>): void {
 }
 
 function makeRepos(db: NodePgDatabase, s: Session): Repos {
-  const repos: Repos = {
-    tenants: new PgTenants(db, s),
-    signups: new PgSignups(db, s),
-    accounts: new PgAccounts(db, s),
-    passwordResets: new PgPasswordResets(db, s),
-    apiKeys: new PgApiKeys(db, s),
-    authThrottles: new PgAuthThrottles(db),
+  const repos: Omit<Repos, keyof ReturnType<typeof commonRepos>> = {
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
-    signingKeys: new PgSigningKeys(db, s),
-    capabilities: new PgCapabilities(db, s),
-    capabilityVersions: new PgCapabilityVersions(db),
-    capabilitySearch: new PgCapabilitySearch(db),
     discovery: new PgDiscovery(db),
-    verificationRequests: new PgVerificationRequests(db),
-    ratings: new PgRatings(db),
     transactions: new PgTransactions(db, s),
     receipts: new PgReceipts(db, s),
     paymentIdempotency: new PgPaymentIdempotency(db, s),
     breakers: new PgBreakers(db, s),
     purchaseFacts: new PgPurchaseFacts(s),
-    policies: new PgPolicies(db, s),
-    approvals: new PgApprovals(db),
-    spend: new PgSpend(db, s),
-    railTransactions: new PgRailTransactions(db),
-    depositAddresses: new PgDepositAddresses(db),
-    payoutDestinations: new PgPayoutDestinations(db),
-    railEvents: new PgRailEvents(db, s),
-    reconciliations: new PgReconciliations(db),
-    sandboxObjects: new PgSandboxObjects(db, s),
-    webhookEndpoints: new PgWebhookEndpoints(db),
-    webhookDeliveries: new PgWebhookDeliveries(db),
-    alertMails: new PgAlertMails(db),
-    x402Authorizations: new PgX402Authorizations(db),
   };
+  // the common repositories (../sql) raise typed store errors themselves
   for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);
-  return repos;
+  return { ...repos, ...commonRepos(new PgSql(s)) };
 }
 
 const codeOf = (e: unknown): string | undefined => {

@@ -38,11 +38,13 @@ interface Connection {
   sync(): void;
 }
 
-type Done = (error: unknown, rows?: unknown[][]) => void;
+type Done = (error: unknown, rows?: unknown[][], count?: number) => void;
 
 /** A statement's rows: each an array of the statement's columns, parsed, in its select-list order. */
 export interface Rows {
   rows: unknown[][];
+  /** how many rows the statement changed or returned (its command tag's count), when it says */
+  count?: number;
 }
 
 const QueryBase = pg.Query as unknown as new (text: string) => {
@@ -58,6 +60,7 @@ class Statement extends QueryBase {
   private describing = false;
   private failure: unknown;
   private settled = false;
+  private count: number | undefined;
 
   constructor(name: string, text: string, values: unknown[], private readonly done: Done) {
     // a text config: node-postgres copies nothing
@@ -123,7 +126,10 @@ class Statement extends QueryBase {
     this.out.push(row);
   }
 
-  handleCommandComplete(): void {
+  handleCommandComplete(msg?: { text?: string }): void {
+    // a write's tag (UPDATE 3, INSERT 0 1, DELETE 2); a select's rows say how many there are
+    const n = msg?.text && !msg.text.startsWith('SELECT') ? /(\d+)$/.exec(msg.text) : null;
+    if (n) this.count = Number(n[1]);
     // described, and no RowDescription came: a statement without rows
     if (this.describing && !this.parsers) {
       this.parsers = [];
@@ -138,23 +144,23 @@ class Statement extends QueryBase {
   }
 
   handleReadyForQuery(): void {
-    this.finish(this.failure, this.out);
+    this.finish(this.failure, this.out, this.count);
   }
 
-  private finish(error: unknown, rows?: unknown[][]): void {
+  private finish(error: unknown, rows?: unknown[][], count?: number): void {
     if (this.settled) return;
     this.settled = true;
     if (error !== undefined) this.done(error);
-    else this.done(undefined, rows);
+    else this.done(undefined, rows, count);
   }
 }
 
 /** Runs the named prepared statement `name` on a connection (parsed there once) and returns its rows as arrays. */
 export function execute(client: pg.PoolClient | pg.Client, name: string, text: string, values: unknown[]): Promise<Rows> {
   return new Promise<Rows>((resolve, reject) => {
-    const statement = new Statement(name, text, values, (error, rows) => {
+    const statement = new Statement(name, text, values, (error, rows, count) => {
       if (error !== undefined) reject(error);
-      else resolve({ rows: rows! });
+      else resolve({ rows: rows!, count });
     });
     client.query(statement as unknown as pg.QueryConfig);
   });

@@ -1,8 +1,7 @@
 import { and, asc, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { wallets, ledgerEntries, signingKeys } from '../schema-pg/index.js';
+import { wallets, ledgerEntries } from '../schema-pg/index.js';
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
-import type { SigningKeyRepo, SigningKeyRecord } from '../repos/platform.js';
 import { run, send, TableSql, type Session } from './sql.js';
 
 type Db = NodePgDatabase;
@@ -20,17 +19,6 @@ const PLACE_KEYS = ['id', 'walletId', 'type', 'amountMinor', 'holdMinor', 'curre
 const PLACE = 'SELECT ledger_place($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 // several in one statement (drizzle-pg/0008): each column's values as an array, in PLACE_KEYS order
 const PLACE_ALL = 'SELECT ledger_place_all($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])';
-/** the public columns: a read never carries a private half it was not asked for */
-const KEY_PUBLIC = {
-  id: signingKeys.id,
-  publicKeyPem: signingKeys.publicKeyPem,
-  status: signingKeys.status,
-  createdAt: signingKeys.createdAt,
-  retiredAt: signingKeys.retiredAt,
-};
-const KEY_GET = 'SELECT id, public_key_pem, status, created_at, retired_at FROM signing_keys WHERE id = $1';
-/** the lock under which a current signing key is made or replaced (SigningKeyRepo.lockCurrent) */
-const CURRENT_KEY_LOCK = 'agentpay:signing-keys:current';
 
 export class PgWallets implements WalletRepo {
   constructor(private db: Db, private s: Session) {}
@@ -96,30 +84,3 @@ export class PgLedger implements LedgerRepo {
   }
 }
 
-export class PgSigningKeys implements SigningKeyRepo {
-  constructor(private db: Db, private s: Session) {}
-  async insert(k: SigningKeyRecord & { privateKey?: string | null }) { await this.db.insert(signingKeys).values({ ...k, privateKey: k.privateKey ?? null }); }
-  async get(id: string): Promise<SigningKeyRecord | undefined> {
-    const row = (await run(this.s, 'signing_key_get', KEY_GET, [id])).rows[0];
-    if (!row) return undefined;
-    const [keyId, publicKeyPem, status, createdAt, retiredAt] = row;
-    return {
-      id: keyId as string,
-      publicKeyPem: publicKeyPem as string,
-      status: status as SigningKeyRecord['status'],
-      createdAt: Number(createdAt),
-      retiredAt: retiredAt === null ? null : Number(retiredAt),
-    };
-  }
-  async current() { return (await this.db.select(KEY_PUBLIC).from(signingKeys).where(eq(signingKeys.status, 'current')).orderBy(desc(signingKeys.createdAt)).limit(1))[0]; }
-  async all() { return this.db.select(KEY_PUBLIC).from(signingKeys).orderBy(asc(signingKeys.createdAt), asc(signingKeys.id)); }
-  async retire(id: string, at: number) { await this.db.update(signingKeys).set({ status: 'retired', retiredAt: at }).where(eq(signingKeys.id, id)); }
-  async privateKey(id: string) {
-    return (await this.db.select({ privateKey: signingKeys.privateKey }).from(signingKeys).where(eq(signingKeys.id, id)))[0]?.privateKey;
-  }
-  async replacePrivateKey(id: string, value: string, expected: string | null) {
-    const same = expected === null ? isNull(signingKeys.privateKey) : eq(signingKeys.privateKey, expected);
-    return (await this.db.update(signingKeys).set({ privateKey: value }).where(and(eq(signingKeys.id, id), same)).returning({ id: signingKeys.id })).length === 1;
-  }
-  async lockCurrent() { await this.db.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${CURRENT_KEY_LOCK}))`); }
-}

@@ -4,19 +4,13 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { migrationsDir } from '../../paths.js';
 import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
-import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys, SqliteAuthThrottles } from './tenancy.js';
+import { commonRepos } from '../sql/repos.js';
+import { SqliteSql } from '../sql/sql.js';
 import { SqliteWallets, SqliteLedger } from './wallets.js';
-import { SqliteSigningKeys } from './platform.js';
-import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
 import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempotency, SqlitePurchaseFacts } from './payments.js';
-import { SqlitePolicies, SqliteApprovals, SqliteSpend } from './policies.js';
-import { SqliteWebhookEndpoints, SqliteWebhookDeliveries } from './webhooks.js';
-import { SqliteAlertMails } from './alerts.js';
-import { SqliteX402Authorizations } from './x402.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
-import { SqliteRailTransactions, SqliteDepositAddresses, SqlitePayoutDestinations, SqliteRailEvents, SqliteReconciliations, SqliteSandboxObjects } from './rails.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for throwaway stores. */
@@ -87,38 +81,14 @@ export class SqliteStore implements Store {
     // prepared once: exec() parses its SQL on every call, twice per transaction
     this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
     const repos: Omit<Repos, 'purchaseFacts'> = {
-      tenants: new SqliteTenants(this.db),
-      signups: new SqliteSignups(this.db),
-      accounts: new SqliteAccounts(this.db),
-      passwordResets: new SqlitePasswordResets(this.db),
-      apiKeys: new SqliteApiKeys(this.db),
-      authThrottles: new SqliteAuthThrottles(this.db),
+      ...commonRepos(new SqliteSql(this.raw)),
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
-      signingKeys: new SqliteSigningKeys(this.db),
-      capabilities: new SqliteCapabilities(this.db),
-      capabilityVersions: new SqliteCapabilityVersions(this.db),
-      capabilitySearch: new SqliteCapabilitySearch(this.db),
       discovery: new SqliteDiscovery(this.db),
-      verificationRequests: new SqliteVerificationRequests(this.db),
-      ratings: new SqliteRatings(this.db),
       transactions: new SqliteTransactions(this.db),
       receipts: new SqliteReceipts(this.db),
       paymentIdempotency: new SqlitePaymentIdempotency(this.db),
       breakers: new SqliteBreakers(this.db),
-      policies: new SqlitePolicies(this.db),
-      approvals: new SqliteApprovals(this.db),
-      spend: new SqliteSpend(this.db),
-      railTransactions: new SqliteRailTransactions(this.db),
-      depositAddresses: new SqliteDepositAddresses(this.db),
-      payoutDestinations: new SqlitePayoutDestinations(this.db),
-      railEvents: new SqliteRailEvents(this.db),
-      reconciliations: new SqliteReconciliations(this.db),
-      sandboxObjects: new SqliteSandboxObjects(this.db),
-      webhookEndpoints: new SqliteWebhookEndpoints(this.db),
-      webhookDeliveries: new SqliteWebhookDeliveries(this.db),
-      alertMails: new SqliteAlertMails(this.db),
-      x402Authorizations: new SqliteX402Authorizations(this.db),
     };
     this.repos = { ...repos, purchaseFacts: new SqlitePurchaseFacts(repos) };
   }

@@ -1,0 +1,47 @@
+/**
+ * The repositories written once (./sql.ts), for either store: SqliteStore makes them once over its
+ * connection, PgStore once per pooled connection (and once for its autocommit reads).
+ */
+import type { Repos } from '../store.js';
+import type { Sql } from './sql.js';
+import { Tenants, Signups, Accounts, PasswordResets, ApiKeys, AuthThrottles } from './tenancy.js';
+import { SigningKeys } from './platform.js';
+import { Capabilities, CapabilityVersions, CapabilitySearch, VerificationRequests, Ratings } from './market.js';
+import { Policies, Approvals, Spend } from './policies.js';
+import { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents, Reconciliations, SandboxObjects } from './rails.js';
+import { WebhookEndpoints, WebhookDeliveries } from './webhooks.js';
+import { AlertMails } from './alerts.js';
+import { X402Authorizations } from './x402.js';
+
+/** every repository but the ledger's and the payments' (wallets, ledger, transactions, receipts, breakers, idempotency, purchase facts) and discovery's */
+export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'transactions' | 'receipts' | 'breakers' | 'paymentIdempotency' | 'purchaseFacts' | 'discovery'>;
+
+export function commonRepos(c: Sql): CommonRepos {
+  return {
+    tenants: new Tenants(c),
+    signups: new Signups(c),
+    accounts: new Accounts(c),
+    passwordResets: new PasswordResets(c),
+    apiKeys: new ApiKeys(c),
+    authThrottles: new AuthThrottles(c),
+    signingKeys: new SigningKeys(c),
+    capabilities: new Capabilities(c),
+    capabilityVersions: new CapabilityVersions(c),
+    capabilitySearch: new CapabilitySearch(c),
+    verificationRequests: new VerificationRequests(c),
+    ratings: new Ratings(c),
+    policies: new Policies(c),
+    approvals: new Approvals(c),
+    spend: new Spend(c),
+    railTransactions: new RailTransactions(c),
+    depositAddresses: new DepositAddresses(c),
+    payoutDestinations: new PayoutDestinations(c),
+    railEvents: new RailEvents(c),
+    reconciliations: new Reconciliations(c),
+    sandboxObjects: new SandboxObjects(c),
+    webhookEndpoints: new WebhookEndpoints(c),
+    webhookDeliveries: new WebhookDeliveries(c),
+    alertMails: new AlertMails(c),
+    x402Authorizations: new X402Authorizations(c),
+  };
+}

@@ -1,0 +1,58 @@
+import type { WebhookDelivery, WebhookDeliveryPatch, WebhookDeliveryRepo, WebhookEndpoint, WebhookEndpointRepo } from '../repos/webhooks.js';
+import type { Sql } from './sql.js';
+
+export class WebhookEndpoints implements WebhookEndpointRepo {
+  private readonly t;
+  private readonly deliveries;
+  constructor(private readonly c: Sql) {
+    this.t = c.table('webhookEndpoints');
+    this.deliveries = c.table('webhookDeliveries');
+  }
+  insert(e: WebhookEndpoint) { return this.t.insert(e); }
+  get(id: string) { return this.t.first({ id }); }
+  /** ids are random: an endpoint made in the same millisecond as another may list before it */
+  listByTenant(tenantId: string) { return this.t.all({ tenantId }, 'ORDER BY created_at, id'); }
+  async nextSeq(id: string) {
+    const row = await this.c.one('UPDATE webhook_endpoints SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq', [id]);
+    if (!row) throw new Error(`webhook endpoint ${id} does not exist`);
+    return Number(row[0]);
+  }
+  async setSecrets(id: string, patch: Pick<WebhookEndpoint, 'secretCiphertext' | 'previousSecretCiphertext' | 'previousSecretUntil'>) {
+    await this.t.update({ id }, patch);
+  }
+  async delete(id: string) {
+    await this.deliveries.delete({ endpointId: id });
+    await this.t.delete({ id });
+  }
+}
+
+export class WebhookDeliveries implements WebhookDeliveryRepo {
+  private readonly t;
+  constructor(private readonly c: Sql) { this.t = c.table('webhookDeliveries'); }
+  insert(d: WebhookDelivery) { return this.t.insert(d); }
+  get(id: string) { return this.t.first({ id }); }
+  listByEndpoint(endpointId: string, opts: { before?: string; limit: number }) {
+    return opts.before === undefined
+      ? this.t.all({ endpointId }, 'ORDER BY seq DESC LIMIT ?', [opts.limit])
+      : this.t.all({ endpointId }, 'AND seq < (SELECT b.seq FROM webhook_deliveries b WHERE b.id = ?) ORDER BY seq DESC LIMIT ?', [opts.before, opts.limit]);
+  }
+  /** each endpoint's oldest pending delivery, when it is due and not claimed */
+  due(now: number, limit: number) {
+    return this.t.all({ state: 'pending' }, `AND next_attempt_at <= ? AND (locked_until IS NULL OR locked_until <= ?)
+      AND seq = (SELECT min(h.seq) FROM webhook_deliveries h WHERE h.endpoint_id = webhook_deliveries.endpoint_id AND h.state = 'pending')
+      ORDER BY next_attempt_at LIMIT ?`, [now, now, limit]);
+  }
+  async claim(id: string, now: number, until: number) {
+    return (await this.t.updateWhere({ lockedUntil: until }, { id, state: 'pending' }, '(locked_until IS NULL OR locked_until <= ?)', [now])) === 1;
+  }
+  async update(id: string, patch: WebhookDeliveryPatch) { await this.t.update({ id }, patch); }
+  async countPending(endpointId: string) {
+    return Number((await this.c.one(`SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ? AND state = 'pending'`, [endpointId]))?.[0] ?? 0);
+  }
+  async countForEvent(endpointId: string, eventId: string) {
+    return Number((await this.c.one('SELECT count(*) FROM webhook_deliveries WHERE event_id = ? AND endpoint_id = ?', [eventId, endpointId]))?.[0] ?? 0);
+  }
+  removeFinished(before: number, limit: number) {
+    return this.c.run(`DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE finished_at < ? AND state <> 'pending' ORDER BY finished_at LIMIT ?)`, [before, limit]);
+  }
+}

@@ -1,0 +1,15 @@
+import type { X402Authorization, X402AuthorizationPatch, X402AuthorizationRepo, X402AuthorizationState } from '../repos/x402.js';
+import type { Sql } from './sql.js';
+
+export class X402Authorizations implements X402AuthorizationRepo {
+  private readonly t;
+  constructor(c: Sql) { this.t = c.table('x402Authorizations'); }
+  insert(a: X402Authorization) { return this.t.insert(a); }
+  get(id: string) { return this.t.first({ id }); }
+  byNonce(network: string, asset: string, nonce: string) { return this.t.first({ network, asset, nonce }); }
+  async transition(id: string, from: X402AuthorizationState[], patch: X402AuthorizationPatch) {
+    return (await this.t.update({ id, state: from }, patch)) === 1;
+  }
+  async update(id: string, patch: X402AuthorizationPatch) { await this.t.update({ id }, patch); }
+  listByState(states: X402AuthorizationState[], limit: number) { return this.t.all({ state: states }, 'ORDER BY updated_at, id LIMIT ?', [limit]); }
+}
