@@ -22,3 +22,5 @@ export * from './rails.js';
 export * from './payout-states.js';
 export * from './errors.js';
 export * from './webhooks.js';
+export * from './x402.js';
+export * from './wallets.js';

@@ -21,6 +21,7 @@ export const WebhookEndpointBody = Type.Object({
   ...IgnoredTenantIds,
 }, { additionalProperties: false });
 export type WebhookEndpointBody = Static<typeof WebhookEndpointBody>;
+export type WebhookEndpointInput = Omit<WebhookEndpointBody, keyof typeof IgnoredTenantIds>;
 
 export const WebhookEndpointParams = Type.Object({ id: Id('whe') });
 export type WebhookEndpointParams = Static<typeof WebhookEndpointParams>;
