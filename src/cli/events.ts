@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Errors, Flags } from '@oclif/core';
-import { EVENT_TYPES, type EventType } from '../domain/platform/events.js';
+import { EVENT_TYPES, type EventType } from 'agentpay-sdk/contract';
 import { AgentpayError } from 'agentpay-sdk/errors';
 import type { AgentpayClient, RailEvent } from 'agentpay-sdk/client';
 import { networkFailure } from './errors/index.js';

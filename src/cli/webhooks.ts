@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { EVENT_TYPES, type EventType } from '../domain/platform/events.js';
+import { EVENT_TYPES, type EventType } from 'agentpay-sdk/contract';
 import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../core/files.js';
 import { SIGNATURE_HEADER, signWebhookPayload } from 'agentpay-sdk/webhooks';
 import type { AgentpayClient, RailEvent, WebhookEndpoint, WebhookEndpointDelivery } from 'agentpay-sdk/client';

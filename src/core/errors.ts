@@ -1,50 +1,12 @@
 /**
  * The one error type of agentpay. Domain code throws `AppError` with a code from
- * `ERROR_STATUS`; the gateway's error handler is the only place that turns a code
+ * `ERROR_STATUS` (the contract's table); the gateway's error handler is the only place that turns a code
  * into an HTTP status (see `httpStatusFor`).
  */
-export const ERROR_STATUS = {
-  // refusals while buying
-  PAYMENT_REQUIRED: 402,
-  POLICY_DENIED: 403,
-  APPROVAL_REQUIRED: 403,
-  INSUFFICIENT_FUNDS: 402,
-  WALLET_FROZEN: 403,
-  WALLET_PROVIDER_PAUSED: 429,
-  CHALLENGE_EXPIRED: 410,
-  REPLAY_DETECTED: 409,
-  IDEMPOTENCY_KEY_REUSED: 409,
-  IDEMPOTENCY_IN_PROGRESS: 409,
-  // integration errors
-  VALIDATION_FAILED: 400,
-  PAYLOAD_TOO_LARGE: 413,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CAPABILITY_NOT_FOUND: 404,
-  PROVIDER_NOT_FOUND: 404,
-  WALLET_NOT_FOUND: 404,
-  NOT_SUPPORTED: 501,
-  INSECURE_TRANSPORT: 403,
-  REQUEST_TIMEOUT: 408,
-  HEADERS_TOO_LARGE: 431,
-  SERVICE_UNAVAILABLE: 503,
-  RATE_LIMITED: 429,
-  CONFLICT: 409,
-  INVALID_CURSOR: 400,
-  // money movement
-  DEPOSIT_HELD: 409,
-  DESTINATION_COOLING_DOWN: 409,
-  SANCTIONED_ADDRESS: 403,
-  TREASURY_UNAVAILABLE: 503,
-  COVERAGE_SHORTFALL: 503,
-  DUPLICATE_EXTERNAL_REF: 409,
-  RAIL_DISAGREES: 409,
-  // everything else
-  INTERNAL: 500,
-} as const;
+import { ERROR_STATUS, httpStatusFor, type ErrorCode } from 'agentpay-sdk/contract';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+// the codes and their statuses are the wire's (packages/sdk/src/contract/errors.ts)
+export { ERROR_STATUS, httpStatusFor, type ErrorCode };
 
 export type ErrorDetails = Record<string, unknown>;
 
@@ -65,10 +27,6 @@ export class AppError extends Error {
   get status(): number {
     return httpStatusFor(this.code);
   }
-}
-
-export function httpStatusFor(code: string): number {
-  return (ERROR_STATUS as Record<string, number>)[code] ?? 500;
 }
 
 export function isAppError(e: unknown): e is AppError {

@@ -4,8 +4,7 @@
  * contract's PaymentEventData; the others' fields are in docs/api/rails.md § Events.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { PAYMENT_EVENT_TYPES, PaymentEventData } from 'agentpay-sdk/contract';
-import { EVENT_TYPES } from '../domain/platform/events.js';
+import { EVENT_TYPES, PAYMENT_EVENT_TYPES, PaymentEventData } from 'agentpay-sdk/contract';
 
 const GENERIC_DATA = Type.Record(Type.String(), Type.Unknown(), { description: "the event's facts (ids, amounts as strings): docs/api/rails.md § Events" });
 

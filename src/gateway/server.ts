@@ -16,7 +16,7 @@ import { keyEncryptionKeysFrom } from '../domain/payments/key-sealing.js';
 import { databasePath, refuseLostDatabase } from './lost-database.js';
 import { OutboxMailer, outboxPath } from '../domain/platform/mailer.js';
 import { ensurePlatform } from '../domain/tenancy/tenants.js';
-import { ensureWebhookSecret } from '../domain/rails/sandbox/secret.js';
+import { ensureWebhookSecret } from '../rails/sandbox/secret.js';
 import { ensureWebhookKey } from '../domain/platform/webhooks/secrets.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { PgStore } from '../store/pg/pg-store.js';

@@ -18,6 +18,7 @@ import { PolicyEngine } from '../domain/policies/policy-engine.js';
 import { PolicyService } from '../domain/policies/policies.js';
 import { ApprovalService } from '../domain/policies/approvals.js';
 import { railServices, simulatedCredits, type RailServices } from '../domain/rails/service.js';
+import { sandboxAdapters } from '../rails/sandbox/adapters.js';
 import { randomBytes } from 'node:crypto';
 import { randomId } from '../core/ids.js';
 import { RetentionJob } from '../domain/platform/retention.js';
@@ -84,7 +85,7 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     x402Exact: new X402ExactService({ ctx, signingKeys, settings: config, policy: policyEngine }, typeof config.rails?.adapters === 'object' ? config.rails.adapters.exact : undefined),
     policies: new PolicyService(ctx, policyEngine),
     approvals: new ApprovalService(ctx),
-    rails: railServices(ctx, config, wallets),
+    rails: railServices(ctx, config, wallets, sandboxAdapters),
     webhooks: new WebhookService(ctx, { box, mode: config.mode, egress }),
     alertMailer: new AlertMailer(ctx, mailer),
     retention: new RetentionJob(ctx, config.retention),

@@ -16,15 +16,17 @@
  *     "webhookToleranceMs": 300000, "pollIntervalMs": 15000, "reconcileIntervalMs": 300000
  *   }
  */
-import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { RailUnavailable, type RailAdapters, type ScreeningService } from '../domain/rails/adapters.js';
 import type { RailsConfig } from '../domain/rails/config.js';
-import { SANDBOX_SANCTIONED } from '../domain/rails/sandbox/world.js';
+import { SANDBOX_SANCTIONED } from './sandbox/world.js';
 import { OfacSdnScreening } from './screening/ofac-sdn.js';
 import { stripeAdapters } from './stripe/adapters.js';
 import { checkUsdcSection, usdcFromSection, type UsdcSection } from './usdc/config.js';
+import { RailsConfigError, secret } from './secrets.js';
+
+export { RailsConfigError, secret };
 
 export interface StripeSection {
   topUps?: boolean;
@@ -54,12 +56,6 @@ const TOP = ['stripe', 'usdc', 'screening', 'webhookToleranceMs', 'pollIntervalM
 const STRIPE = ['topUps', 'payouts', 'payoutRails', 'secretKeyFile', 'webhookSecretFile', 'apiUrl', 'checkout'];
 /** keys that would put a secret in the config file */
 const INLINE_SECRETS = ['secretKey', 'webhookSecret', 'apiKey', 'key', 'secret'];
-
-export class RailsConfigError extends Error {
-  constructor(readonly field: string, message: string, readonly hint?: string) {
-    super(message);
-  }
-}
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 const isMs = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
@@ -106,25 +102,6 @@ export function checkRailsSection(v: unknown): RailsSection {
   return v as RailsSection;
 }
 
-/** A secret from a file of mode 0600 (or stricter) or from the environment; the value is never put in a message. */
-export function secret(field: string, file: string | undefined, envName: string, env: NodeJS.ProcessEnv, baseDir: string, adapter = 'the Stripe adapter'): string {
-  if (file !== undefined) {
-    const path = resolve(baseDir, file);
-    let mode: number;
-    try {
-      mode = statSync(path).mode;
-    } catch {
-      throw new RailsConfigError(field, `${field}: the file ${path} cannot be read`, `create it with the secret alone, mode 0600, or unset ${field} and set ${envName}`);
-    }
-    if ((mode & 0o077) !== 0) throw new RailsConfigError(field, `${field}: the file ${path} is readable by others (mode ${(mode & 0o777).toString(8)})`, `chmod 600 ${path}`);
-    const value = readFileSync(path, 'utf8').trim();
-    if (!value) throw new RailsConfigError(field, `${field}: the file ${path} is empty`, 'put the secret in it');
-    return value;
-  }
-  const value = env[envName]?.trim();
-  if (!value) throw new RailsConfigError(field, `${adapter} needs ${envName} (or ${field} naming a 0600 file)`, `export ${envName}=…, or set rails.${field}`);
-  return value;
-}
 
 /** The adapters and settings a RailsSection asks for, secrets read; refuses sandbox parts in production. */
 export function buildRails(section: RailsSection, o: { mode: 'sandbox' | 'production'; env: NodeJS.ProcessEnv; clock: Clock; baseDir: string; webhookToleranceMs?: number }): RailsConfig {

@@ -41,6 +41,51 @@ function importsUnder(dir: string): Import[] {
   );
 }
 
+/** The graph of relative imports between the source files under `dir` (`x.js` read as the `x.ts` beside it). */
+function importGraph(dir: string): Map<string, string[]> {
+  const files = new Set(sourceFiles(dir));
+  const graph = new Map<string, string[]>([...files].map((f) => [f, []]));
+  for (const i of importsUnder(dir)) {
+    if (i.target === null) continue;
+    const file = [i.target.replace(/\.js$/, '.ts'), i.target.replace(/\.js$/, '.tsx'), `${i.target}/index.ts`].find((f) => files.has(f));
+    if (file) graph.get(i.file)!.push(file);
+  }
+  return graph;
+}
+
+/** The import cycles of a graph: each strongly connected set of more than one file, sorted (Tarjan). */
+export function cyclesOf(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const set: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      set.push(w);
+    } while (w !== v);
+    if (set.length > 1) out.push(set.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
 const show = (list: Import[]) => list.map((i) => `${i.file}: ${i.spec}`);
 const isPackage = (spec: string, names: readonly string[]) => names.some((n) => spec === n || spec.startsWith(`${n}/`));
 
@@ -88,6 +133,27 @@ describe('the layers of docs/architecture.md', () => {
     const banned = ['fastify', '@fastify', 'fastify-plugin', '@oclif/core', 'ink', 'react', '@inquirer/prompts', 'better-sqlite3', 'pg', 'ioredis', 'drizzle-orm', 'undici'];
     const bad = importsUnder('src/domain').filter((i) => isPackage(i.spec, banned) || (i.target !== null && /^src\/(gateway|cli|store\/(sqlite|pg))\//.test(i.target)));
     expect(show(bad)).toEqual([]);
+  });
+
+  it('the domain imports no rail adapter of src/rails: the adapters (sandbox and real) are injected through the interfaces of src/domain/rails/adapters.ts', () => {
+    const bad = importsUnder('src/domain').filter((i) => i.target !== null && i.target.startsWith('src/rails/'));
+    expect(show(bad)).toEqual([]);
+  });
+
+  it('the store imports nothing of the domain, the gateway or the CLI', () => {
+    const bad = importsUnder('src/store').filter((i) => i.target !== null && /^src\/(domain|gateway|cli|rails)\//.test(i.target));
+    expect(show(bad)).toEqual([]);
+  });
+
+  it('the gateway imports nothing of the CLI', () => {
+    const bad = importsUnder('src/gateway').filter((i) => i.target !== null && i.target.startsWith('src/cli/'));
+    expect(show(bad)).toEqual([]);
+  });
+
+  it('finds an import cycle, and there is none in src/ or in the SDK (type imports count: a cycle of types is a knot in the design too)', () => {
+    expect(cyclesOf(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
+    expect(cyclesOf(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    for (const dir of ['src', 'packages/sdk/src']) expect(cyclesOf(importGraph(dir)), dir).toEqual([]);
   });
 
   it('the domain is grouped by family: no source file sits loose at src/domain, and the folders are those of docs/architecture.md', () => {

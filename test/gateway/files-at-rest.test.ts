@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureDevCredentials } from '../../src/gateway/dev-credentials.js';
-import { ensureWebhookSecret, WEBHOOK_SECRET_LENGTH, webhookSecretPath } from '../../src/domain/rails/sandbox/secret.js';
+import { ensureWebhookSecret, WEBHOOK_SECRET_LENGTH, webhookSecretPath } from '../../src/rails/sandbox/secret.js';
 import { privateKeyDir } from '../../src/domain/payments/signing-keys.js';
 import { redactUrl } from '../../src/gateway/app.js';
 import { startGateway, type RunningGateway } from '../../src/gateway/server.js';

@@ -24,7 +24,7 @@ import type { RailAdapters } from '../../src/domain/rails/adapters.js';
 import { STRIPE_SIGNATURE_HEADER, stripeAdapters } from '../../src/rails/stripe/adapters.js';
 import { OfacSdnScreening } from '../../src/rails/screening/ofac-sdn.js';
 import { usdcBaseRails, type UsdcBaseAdapter } from '../../src/rails/usdc/adapter.js';
-import { SANDBOX_SIGNATURE_HEADER } from '../../src/domain/rails/sandbox/world.js';
+import { SANDBOX_SIGNATURE_HEADER } from '../../src/rails/sandbox/world.js';
 import type { AgentpayClient, Payout, RailTransaction, TopUpIntent } from '../../packages/sdk/src/client/index.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { FakeStripe } from './stripe/fake-stripe.js';

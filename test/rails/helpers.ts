@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import { webhookSecretPath } from '../../src/domain/rails/sandbox/secret.js';
-import { SANDBOX_SIGNATURE_HEADER } from '../../src/domain/rails/sandbox/world.js';
+import { webhookSecretPath } from '../../src/rails/sandbox/secret.js';
+import { SANDBOX_SIGNATURE_HEADER } from '../../src/rails/sandbox/world.js';
 import { signWebhook } from '../../src/domain/rails/webhook-signature.js';
 import type { GatewayConfig } from '../../src/gateway/config.js';
 import type { AgentpayClient, WebhookDelivery } from '../../packages/sdk/src/client/index.js';

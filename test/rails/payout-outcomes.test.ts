@@ -8,6 +8,7 @@
  * reads the sandbox world; the same outcomes through Stripe (lost response, refusal after the transfer)
  * are test/rails/stripe/stripe.test.ts's, and through the chain (lost connection, drop, revert) usdc.test.ts's.
  */
+import type { SandboxWorld } from '../../src/rails/sandbox/world.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
 import type { Discrepancy } from '../../src/domain/rails/reconciliation.js';
@@ -17,7 +18,8 @@ import { sqliteOf } from '../helpers/gateway.js';
 const t = await railGateway();
 afterAll(() => t.close());
 
-const world = () => t.gw.services.rails.registry.sandbox!;
+// the simulated world itself, under the port the domain sees
+const world = () => t.gw.services.rails.registry.sandbox as SandboxWorld;
 /** The reconciliation report's discrepancies naming one rail transaction. */
 const naming = (report: Record<string, unknown>, id: string) => (report.discrepancies as Discrepancy[]).filter((d) => d.transactionId === id);
 const bank = () => t.gw.services.rails.registry.find('sandbox-bank')!.payouts!;

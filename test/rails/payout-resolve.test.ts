@@ -6,6 +6,7 @@
  * key that is not the operator's, and when the rail's own record contradicts the outcome;
  * against the rail job exactly one resolution wins. Every case ends with the ledger.
  */
+import type { SandboxWorld } from '../../src/rails/sandbox/world.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import { RailUnavailable, type PayoutRail } from '../../src/domain/rails/adapters.js';
@@ -18,7 +19,8 @@ import { entries, expectConserved, payee, railGateway, refusedWith, runJobs } fr
 const t = await railGateway();
 afterAll(() => t.close());
 
-const world = () => t.gw.services.rails.registry.sandbox!;
+// the simulated world itself, under the port the domain sees
+const world = () => t.gw.services.rails.registry.sandbox as SandboxWorld;
 const bank = () => t.gw.services.rails.registry.find('sandbox-bank')!.payouts!;
 const naming = (report: Record<string, unknown>, id: string) => (report.discrepancies as Discrepancy[]).filter((d) => d.transactionId === id);
 const ledgerSumProblems = (report: Record<string, unknown>) => (report.discrepancies as Discrepancy[]).filter((d) => d.transactionId === undefined);

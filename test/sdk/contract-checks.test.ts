@@ -4,7 +4,8 @@
  * isPriceChallenge/isReceipt and the CLI's receipt check all answer from them, each in its own words.
  */
 import { describe, expect, it } from 'vitest';
-import { challengeProblem, decodeHeader, encodeHeader, proofProblem, readHeader, receiptProblems } from 'agentpay-sdk/contract';
+import { Value } from '@sinclair/typebox/value';
+import { challengeProblem, decodeHeader, encodeHeader, PaymentProof, proofProblem, readHeader, receiptProblems } from 'agentpay-sdk/contract';
 import { isPriceChallenge, isReceipt } from 'agentpay-sdk/protocol';
 import { parsePaymentProof } from '../../src/domain/payments/proof.js';
 import { receiptShapeProblems } from '../../src/cli/receipts-verify.js';
@@ -88,5 +89,39 @@ describe('one receipt check', () => {
     expect(receiptProblems(noHash)).toMatchObject([{ field: 'responseHash', kind: 'success-without-response' }]);
     expect(isReceipt(noHash)).toBe(true);
     expect(receiptShapeProblems(noHash)).toHaveLength(1);
+  });
+});
+
+describe('the shape checks and the TypeBox schemas agree', () => {
+  // each string field of a proof and of its challenge, at its longest and one past it (and empty)
+  const cases: Array<{ field: string; value: unknown }> = [];
+  const fields = { challenge: ['capabilityId', 'providerId', 'payTo', 'signingKeyId', 'nonce'], proof: ['walletId'] } as const;
+  const schemaMax = (where: 'challenge' | 'proof', f: string): number => {
+    const props = where === 'proof' ? PaymentProof.properties : PaymentProof.properties.challenge.properties;
+    return (props as Record<string, { maxLength?: number }>)[f]!.maxLength!;
+  };
+  for (const where of ['challenge', 'proof'] as const) {
+    for (const f of fields[where]) {
+      const max = schemaMax(where, f);
+      for (const len of [0, 1, max, max + 1]) {
+        const v = 'x'.repeat(len);
+        cases.push({ field: `${where}.${f} (${len} characters)`, value: where === 'proof' ? { ...proof, [f]: v } : { ...proof, challenge: { ...challenge, [f]: v } } });
+      }
+    }
+  }
+
+  it('every length limit is the schema\'s (walletId was 100 in one and 200 in the other)', () => {
+    expect(schemaMax('proof', 'walletId')).toBe(100);
+    const disagree = cases.filter((c) => (proofProblem(c.value) === undefined) !== Value.Check(PaymentProof, c.value)).map((c) => c.field);
+    expect(disagree).toEqual([]);
+    // and the limits bite: one past the longest is refused by both
+    expect(proofProblem({ ...proof, walletId: 'w'.repeat(101) })).toMatchObject({ field: 'payment.walletId' });
+    expect(Value.Check(PaymentProof, { ...proof, walletId: 'w'.repeat(101) })).toBe(false);
+  });
+
+  it('a proof both accept is accepted by the gateway too', () => {
+    expect(Value.Check(PaymentProof, proof)).toBe(true);
+    expect(proofProblem(proof)).toBeUndefined();
+    expect(gatewayRefusal(proof)).toBeUndefined();
   });
 });

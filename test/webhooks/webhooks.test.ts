@@ -102,7 +102,7 @@ describe('a registered endpoint', () => {
       expect((e as AgentpayError).code).toBe('VALIDATION_FAILED');
       expect((e as AgentpayError).details.field).toBe('url');
     }
-    const e = await t.workspace.webhooks.create({ url: rx.url, eventTypes: ['no.such'] as string[] }).catch((err: unknown) => err);
+    const e = await t.workspace.webhooks.create({ url: rx.url, eventTypes: ['no.such'] as never }).catch((err: unknown) => err);
     expect((e as AgentpayError).code).toBe('VALIDATION_FAILED');
   });
 });

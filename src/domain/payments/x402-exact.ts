@@ -21,6 +21,12 @@
  * Refusals are `402 PAYMENT_REQUIRED` whose details.reason is x402's error reason
  * (invalid_exact_evm_signature, invalid_exact_evm_insufficient_balance, …).
  */
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  ExactAuthorization, ExactPaymentPayload, ExactSignature, X402PaymentPayload,
+  type ExactOffer, type ExactSettled as ContractExactSettled, type ExactVerified,
+} from 'agentpay-sdk/contract';
 import { AppError, notFound, validationError } from '../../core/errors.js';
 import type { Repos } from '../../store/store.js';
 import type { Transaction } from '../../store/repos/payments.js';
@@ -37,15 +43,8 @@ import { receiptView, type ReceiptView } from './receipts.js';
 /** The platform wallet that holds what x402 `exact` payments bring in on chain, before the sale moves it on. */
 export const PLATFORM_X402_WALLET_ID = 'wal_platform_x402';
 
-/** EIP-3009's authorization as x402's `exact` payload carries it (decimal strings, 0x hex). */
-export interface ExactAuthorization {
-  from: string;
-  to: string;
-  value: string;
-  validAfter: string;
-  validBefore: string;
-  nonce: string;
-}
+// EIP-3009's authorization as x402's `exact` payload carries it (decimal strings, 0x hex): the contract's
+export type { ExactAuthorization };
 
 /** The chain side (src/rails/usdc/exact.ts implements it with viem). */
 export interface ExactChain {
@@ -75,61 +74,38 @@ export interface ExactSettings {
   settleAttempts?: number;
 }
 
-/** What a seller puts in its 402's `accepts` (GET /v1/x402/exact). */
-export interface ExactOffer {
-  scheme: 'exact';
-  network: string;
-  asset: string;
-  payTo: string;
-  decimals: number;
-  /** the price currency whose minor units convert to the token's base units */
-  currency: 'USD';
-  /** token base units per minor unit of `currency` (USDC's 6 decimals, cents: 10000) */
-  unitsPerMinor: string;
-  extra: { name: string; version: string };
-}
-
-export interface ExactVerified {
-  authorizationId: string;
-  capabilityId: string;
-  payer: string;
-  amountMinor: string;
-  currency: string;
-  network: string;
-}
-
-export interface ExactSettled {
-  authorizationId: string;
-  receipt: ReceiptView;
-  transaction: string;
-  payer: string;
-  network: string;
-  amount: string;
-}
-
-const HEX32 = /^0x[0-9a-fA-F]{64}$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const UINT = /^\d{1,78}$/;
-const SIGNATURE = /^0x[0-9a-fA-F]{130,}$/;
+// what a seller puts in its 402's `accepts` (GET /v1/x402/exact) and what verify and settle answer: the contract's (x402.ts)
+export type { ExactOffer, ExactVerified };
+export type ExactSettled = Omit<ContractExactSettled, 'receipt'> & { receipt: ReceiptView };
 
 /** A refusal x402 clients read: 402 with x402's error reason. */
 function refusal(reason: string, message: string, details: Record<string, unknown> = {}): AppError {
   return new AppError('PAYMENT_REQUIRED', message, { reason, ...details });
 }
 
-/** The authorization and signature of an x402 `exact` PaymentPayload, checked for shape. */
+/** The first problem of `value` against `schema`, as a field path under `at` (`payload.payload.authorization.nonce`). */
+function firstProblem(schema: TSchema, value: unknown, at: string): { field: string; message: string } | undefined {
+  const e = Value.Errors(schema, value).First();
+  return e ? { field: at + e.path.replace(/\//g, '.'), message: e.message } : undefined;
+}
+
+/**
+ * The authorization and signature of an x402 `exact` PaymentPayload, checked against the contract's
+ * ExactPaymentPayload: not an x402 payload 400, another scheme 402 invalid_exact_evm_scheme, a bad
+ * authorization field 400 naming it, a signature that is not hex 402 invalid_exact_evm_failed_to_parse_signature.
+ */
 export function parseExactPayload(payload: unknown): { network: string; authorization: ExactAuthorization; signature: string } {
-  const p = payload as { x402Version?: unknown; accepted?: { scheme?: unknown; network?: unknown }; payload?: { authorization?: Record<string, unknown>; signature?: unknown } } | null;
-  if (!p || typeof p !== 'object') throw validationError('payload', 'must be the x402 PaymentPayload object');
-  if (p.accepted?.scheme !== 'exact') throw refusal('invalid_exact_evm_scheme', `payload.accepted.scheme is ${String(p.accepted?.scheme)}; this route settles the x402 "exact" scheme`);
-  const a = p.payload?.authorization;
-  if (!a || typeof a !== 'object') throw validationError('payload.payload.authorization', 'is missing: an EIP-3009 authorization {from, to, value, validAfter, validBefore, nonce}');
-  for (const [k, re] of [['from', ADDRESS], ['to', ADDRESS], ['value', UINT], ['validAfter', UINT], ['validBefore', UINT], ['nonce', HEX32]] as const) {
-    if (typeof a[k] !== 'string' || !re.test(a[k] as string)) throw validationError(`payload.payload.authorization.${k}`, `is not a valid ${k === 'nonce' ? '32-byte hex nonce' : re === ADDRESS ? 'address' : 'decimal integer string'}`);
-  }
-  const signature = p.payload?.signature;
-  if (typeof signature !== 'string' || !SIGNATURE.test(signature)) throw refusal('invalid_exact_evm_failed_to_parse_signature', 'payload.payload.signature is not a hex signature');
-  return { network: String(p.accepted?.network ?? ''), authorization: a as unknown as ExactAuthorization, signature };
+  if (!Value.Check(X402PaymentPayload, payload)) throw validationError('payload', 'must be the x402 PaymentPayload object {x402Version, accepted: {scheme, network}, payload: {authorization, signature}}');
+  const p = payload as X402PaymentPayload;
+  if (p.accepted.scheme !== 'exact') throw refusal('invalid_exact_evm_scheme', `payload.accepted.scheme is ${p.accepted.scheme}; this route settles the x402 "exact" scheme`);
+  const a = p.payload.authorization;
+  if (a === undefined || a === null || typeof a !== 'object') throw validationError('payload.payload.authorization', 'is missing: an EIP-3009 authorization {from, to, value, validAfter, validBefore, nonce}');
+  const bad = firstProblem(ExactAuthorization, a, 'payload.payload.authorization');
+  if (bad) throw validationError(bad.field, `is not what EIP-3009 says (${bad.message}): from and to addresses, value, validAfter and validBefore decimal integer strings, nonce 32 bytes of hex`);
+  if (!Value.Check(ExactSignature, p.payload.signature)) throw refusal('invalid_exact_evm_failed_to_parse_signature', 'payload.payload.signature is not a hex signature');
+  if (!Value.Check(ExactPaymentPayload, payload)) throw validationError('payload.accepted.network', 'must be the CAIP-2 network the authorization is on, e.g. eip155:8453');
+  const exact = payload as ExactPaymentPayload;
+  return { network: exact.accepted.network, authorization: exact.payload.authorization, signature: exact.payload.signature };
 }
 
 export class X402ExactService {

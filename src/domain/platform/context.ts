@@ -1,7 +1,7 @@
 import type { Clock } from '../../core/clock.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Store } from '../../store/store.js';
-import type { EventType } from './events.js';
+import type { EventType } from 'agentpay-sdk/contract';
 
 /** What every domain service is given: the store, the clock and the id source (and, optionally, an observer). */
 export interface DomainContext {

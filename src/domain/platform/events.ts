@@ -18,6 +18,7 @@
  * webhook endpoint of the tenant that wants the type (src/domain/platform/webhooks), and an alert mail for
  * the types a person should hear of (src/domain/platform/alert-mail.ts).
  */
+import { EVENT_TYPES, type EventType } from 'agentpay-sdk/contract';
 import { AppError } from '../../core/errors.js';
 import { iso } from '../../core/clock.js';
 import type { Repos } from '../../store/store.js';
@@ -27,11 +28,8 @@ import type { Principal } from '../tenancy/api-keys.js';
 import { enqueueDeliveries, MAX_PENDING_PER_ENDPOINT, QUEUE_FULL_ERROR } from './webhooks/endpoints.js';
 import { enqueueAlertMail } from './alert-mail.js';
 
-export const EVENT_TYPES = [
-  'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'deposit.credited', 'reconciliation.shortfall', 'reconciliation.recovered',
-  'approval.requested', 'wallet_provider.paused', 'payment.succeeded', 'payment.failed', 'payment.refunded',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+// the types are the wire's (agentpay-sdk/contract, webhooks.ts)
+export { EVENT_TYPES, type EventType };
 
 export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids' | 'observer'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {
   const e: RailEvent = { id: ctx.ids.next('railEvent'), tenantId, type, data, createdAt: ctx.clock.now() };

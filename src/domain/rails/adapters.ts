@@ -2,7 +2,7 @@
  * The rail adapter interfaces: everything the platform needs from the outside world of
  * money (a card/bank processor, a chain, a bank, a screening service, a price feed).
  * The domain code (top-ups, deposits, payouts, reconciliation) talks only to these; the
- * sandbox adapters in ./sandbox implement them with a simulated world, and a real
+ * sandbox adapters (src/rails/sandbox, injected) implement them with a simulated world, and a real
  * adapter (a card processor, a USDC custodian) implements the same ones. docs/rails.md
  * says what each method must guarantee.
  *
@@ -11,7 +11,7 @@
  * cents, or USDC base units (6 decimals: 1_000_000 = 1 USDC).
  */
 import type { Store } from '../../store/store.js';
-import type { SandboxWorld } from './sandbox/world.js';
+import type { SandboxSettings, SignedWebhook } from 'agentpay-sdk/contract';
 
 export const RAILS = ['bank_transfer', 'ach', 'usdc_base'] as const;
 export type Rail = (typeof RAILS)[number];
@@ -178,9 +178,35 @@ export interface RailAdapters {
   screening: ScreeningService;
   pricing: PricingService;
   /** the sandbox's controls, present only with the sandbox adapters */
-  sandbox?: SandboxWorld;
+  sandbox?: SandboxWorldPort;
   /** the chain x402 `exact` payments settle on (src/rails/usdc/exact.ts); none: sellers offer the agentpay scheme only */
   exact?: ExactChain;
+}
+
+/** A change of the sandbox's settings (POST /v1/sandbox/settings). */
+export interface SandboxSettingsPatch {
+  usdcPrice?: string;
+  screeningDown?: boolean;
+  pricingDown?: boolean;
+  payoutsDown?: boolean;
+  sanction?: string[];
+  unsanction?: string[];
+  treasuryShortfallMinor?: bigint;
+}
+
+/**
+ * What the sandbox controls (POST /v1/sandbox/...) move by hand in the simulated world behind the
+ * sandbox adapters (src/rails/sandbox/world.ts implements it).
+ */
+export interface SandboxWorldPort {
+  settings(): Promise<SandboxSettings>;
+  updateSettings(patch: SandboxSettingsPatch): Promise<SandboxSettings>;
+  /** the payer completes (or the processor declines) a top-up intent: the processor's signed webhook */
+  settleIntent(ref: string, outcome: 'succeeded' | 'declined', declineReason?: string): Promise<SignedWebhook>;
+  /** USDC arrives at a deposit address: the deposit as the chain adapter observes it */
+  depositIn(to: string, amountMinor: bigint, from: string): Promise<ObservedDeposit>;
+  /** the rail confirms or returns a submitted payout */
+  settlePayout(ref: string, outcome: 'confirmed' | 'returned', reason?: string): Promise<unknown>;
 }
 
 /** An adapter's service is down or refused the request; the domain answers 503 TREASURY_UNAVAILABLE. */

@@ -7,9 +7,8 @@
 import type { RailProvider, ScreeningHealth } from 'agentpay-sdk/contract';
 import { AppError, validationError } from '../../core/errors.js';
 import type {
-  DepositRail, PayoutRail, PricingService, Rail, RailAdapter, RailAdapters, RailAsset, ScreeningService, TopUpRail,
+  DepositRail, PayoutRail, PricingService, Rail, RailAdapter, RailAdapters, RailAsset, SandboxWorldPort, ScreeningService, TopUpRail,
 } from './adapters.js';
-import type { SandboxWorld } from './sandbox/world.js';
 
 export type With<K extends 'topUps' | 'deposits' | 'payouts'> = RailAdapter & Required<Pick<RailAdapter, K>>;
 
@@ -29,7 +28,7 @@ export class RailRegistry {
   }
 
   /** the simulated world, when the sandbox adapters run */
-  get sandbox(): SandboxWorld | undefined {
+  get sandbox(): SandboxWorldPort | undefined {
     return this.adapters?.sandbox;
   }
 

@@ -14,8 +14,7 @@ import { RailJobs } from './jobs.js';
 import { PayoutService } from './payouts/service.js';
 import { Reconciler } from './reconciliation.js';
 import { RailRegistry } from './registry.js';
-import { sandboxAdapters } from './sandbox/adapters.js';
-import { SandboxControls } from './sandbox/controls.js';
+import { SandboxControls } from './sandbox-controls.js';
 import { TopUpService } from './topups.js';
 import { RailTransactionService } from './transactions.js';
 
@@ -45,7 +44,26 @@ export function simulatedCredits(config: { mode: 'sandbox' | 'production'; rails
   return config.mode === 'sandbox' && typeof (config.rails?.adapters ?? 'sandbox') === 'string';
 }
 
-export function railServices(ctx: DomainContext, config: { mode: 'sandbox' | 'production'; rails?: RailsConfig }, wallets: WalletService): RailServices {
+/** What the sandbox adapters are built with (src/rails/sandbox/adapters.ts). */
+export interface SandboxAdapterOptions {
+  webhookSecret: string;
+  webhookToleranceMs: number;
+  sanctioned: readonly string[];
+  topUpLimitMinor: bigint;
+  usdcConfirmMs: number;
+}
+
+/**
+ * The services over the configured adapters. `sandboxAdapters` builds the simulated ones when the
+ * configuration asks for them: the caller injects it (src/rails/sandbox), the domain knows only
+ * the interfaces of ./adapters.ts.
+ */
+export function railServices(
+  ctx: DomainContext,
+  config: { mode: 'sandbox' | 'production'; rails?: RailsConfig },
+  wallets: WalletService,
+  sandboxAdapters: (ctx: DomainContext, opts: SandboxAdapterOptions) => RailAdapters,
+): RailServices {
   const settings = resolveRails(config.rails, config.mode);
   let adapters: RailAdapters | null = null;
   if (settings.adapters === 'sandbox') {

@@ -13,63 +13,13 @@ import { principal } from '../plugins/auth.js';
 import type { PaymentOperation } from '../plugins/rate-limit.js';
 import { errorResponse, validationToAppError } from '../plugins/errors.js';
 import { compileBodyValidator } from '../plugins/validation.js';
-import { Id, IgnoredTenantIds, StringEnum } from '../schemas.js';
-import { Authorization, Closed, ErrorEnvelope, PriceChallenge as Challenge, Receipt, Replay } from 'agentpay-sdk/contract';
+import {
+  Authorization, AuthorizeBody, BatchBody, ChallengeBody, Closed, CompleteBody, ErrorEnvelope, FailBody, PriceChallenge as Challenge, Receipt, Replay,
+} from 'agentpay-sdk/contract';
 
 const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'CONFLICT'] as const;
 const RESOLVING = ['NOT_FOUND', 'CONFLICT'] as const;
 
-const ResponseHash = Type.String({
-  pattern: '^sha256:[0-9a-f]{64}$',
-  description: '"sha256:" and the lowercase hex SHA-256 of the exact response body bytes',
-  examples: [`sha256:${'0'.repeat(64)}`],
-});
-
-const ChallengeBody = Type.Object({ capabilityId: Id('cap'), ...IgnoredTenantIds }, { additionalProperties: false });
-
-const AuthorizeBody = Type.Object({
-  capabilityId: Id('cap'),
-  payment: Type.Union([
-    Type.String({ minLength: 1, maxLength: 16_384, description: 'the x-payment header value as received' }),
-    Type.Object({}, { additionalProperties: true, description: 'the payment proof object' }),
-  ]),
-  idempotencyKey: Type.Optional(Type.String({
-    minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$',
-    description: "optional: the buyer's idempotency key (its Idempotency-Key header, or the x402 payment-identifier id); with requestHash. A retry of a call that succeeded answers status \"replayed\" with the first receipt and answer, and charges nothing (docs/protocol.md § Idempotent retries)",
-  })),
-  requestHash: Type.Optional(Type.String({
-    pattern: '^sha256:[0-9a-f]{64}$',
-    description: "optional, with idempotencyKey: the seller's fingerprint of the request (method, path and query, body; never the proof), \"sha256:\" and 64 lowercase hex digits",
-  })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
-
-const KeptResponse = Type.Object({
-  status: Type.Integer({ minimum: 100, maximum: 599 }),
-  contentType: Type.Optional(Type.String({ maxLength: 256 })),
-  body: Type.String({ maxLength: 349_528, description: 'the exact response bytes (at most 256 KiB), base64 (standard, padded); they must hash to responseHash' }),
-}, { additionalProperties: false, description: 'optional: the answer, kept for replays when the call was authorized with an idempotency key (up to 256 KiB of body; ignored otherwise)' });
-
-const CompleteBody = Type.Object({ transactionId: Id('txn'), responseHash: ResponseHash, response: Type.Optional(KeptResponse), ...IgnoredTenantIds }, { additionalProperties: false });
-
-const FailBody = Type.Object({
-  transactionId: Id('txn'),
-  reason: StringEnum(['client_error', 'provider_error'] as const),
-  responseHash: Type.Optional(ResponseHash),
-  statusCode: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
-
-/** The most operations one batch carries. */
-export const MAX_BATCH_OPERATIONS = 100;
-
-const BatchBody = Type.Object({
-  operations: Type.Array(Type.Object({ op: StringEnum(['challenge', 'authorize', 'complete', 'fail'] as const) }, { additionalProperties: true }), {
-    minItems: 1,
-    maxItems: MAX_BATCH_OPERATIONS,
-    description: 'independent operations, each the body of its own route plus `op`; each is validated and answered on its own',
-  }),
-}, { additionalProperties: false });
 
 type Operation = Static<typeof BatchBody>['operations'][number];
 interface OperationResult { status: number; body: unknown }

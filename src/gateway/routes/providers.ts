@@ -5,41 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { IgnoredTenantIds, MultilineString, OptionalBody, StringEnum } from '../schemas.js';
-import { Provider } from 'agentpay-sdk/contract';
+import { OptionalBody } from '../schemas.js';
+import { Provider, ProviderDecisionBody as DecisionBody, ProviderListQuery as ListQuery, ProviderParams as Params, VerificationRequestBody } from 'agentpay-sdk/contract';
 import { Closed } from 'agentpay-sdk/contract';
 
 const ProviderAnswer = Closed({ provider: Provider });
 const P = ['PROVIDER_NOT_FOUND'] as const;
-
-const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
-type Params = Static<typeof Params>;
-
-const ListQuery = Type.Object(
-  {
-    verification: Type.Optional(StringEnum(['requested', 'approved', 'denied'] as const, { description: 'operator only: latest request status' })),
-    ...IgnoredTenantIds,
-  },
-  { additionalProperties: false },
-);
-
-const VerificationRequestBody = Type.Object(
-  {
-    note: Type.Optional(MultilineString({ maxLength: 2000 })),
-    contact: Type.Optional(Type.String({ maxLength: 500 })),
-    ...IgnoredTenantIds,
-  },
-  { additionalProperties: false },
-);
-
-const DecisionBody = Type.Object(
-  {
-    decision: StringEnum(['approved', 'denied'] as const),
-    reason: Type.Optional(MultilineString({ maxLength: 2000 })),
-    ...IgnoredTenantIds,
-  },
-  { additionalProperties: false },
-);
 
 export default async function providerRoutes(app: FastifyInstance) {
   const { providers } = app.services;

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import { EVENT_TYPES } from '../../domain/platform/events.js';
+import { EVENT_TYPES } from 'agentpay-sdk/contract';
 import { principal } from '../plugins/auth.js';
 import { IgnoredTenantIds, StringEnum } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { principal } from '../plugins/auth.js';
-import { Amount, IgnoredTenantIds, MultilineString, OptionalBody, StringEnum } from '../schemas.js';
 import { walletView } from '../../domain/wallets/wallets.js';
 import { Balance, DepositAddressAnswer, DepositAddressList, LedgerEntry, RailTransactionAnswer, TopUpAnswer, Wallet, WalletWithBalance } from 'agentpay-sdk/contract';
-import { Closed } from 'agentpay-sdk/contract';
+import { Closed, CreateWalletBody, DepositAddressBody, FaucetBody, FundBody, TopUpBody, WalletParams } from 'agentpay-sdk/contract';
 
 const WalletAnswer = Closed({ wallet: Wallet });
 const WalletExample = {
@@ -13,42 +12,10 @@ const WalletExample = {
 };
 const W = ['WALLET_NOT_FOUND'] as const;
 
-const WalletParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
-type WalletParams = Static<typeof WalletParams>;
-
-const CreateWallet = Type.Object({
-  ownerType: StringEnum(['agent', 'workspace'] as const),
-  ownerId: Type.String({ minLength: 1, maxLength: 200 }),
-  publicKeyPem: Type.Optional(MultilineString({ maxLength: 2000 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false, examples: [{ ownerType: 'workspace', ownerId: 'team-budget' }] });
-
-const FundBody = Type.Object({
-  amountMinor: Amount(),
-  rail: Type.Optional(StringEnum(['bank_transfer', 'ach', 'usdc_base', 'card'] as const)),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false, examples: [{ amountMinor: '1000' }] });
-
-// The rail routes' bodies as the specification gives them; amounts and enums are checked
-// (400) before anything, also where no rail provides the route (501).
-const TopupBody = Type.Object({
-  amountMinor: Amount(),
-  asset: Type.Optional(StringEnum(['USD', 'USDC'] as const)),
-  treasuryProviderId: Type.Optional(Type.String({ maxLength: 100 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
-const DepositAddressBody = OptionalBody(Type.Object({
-  asset: Type.Optional(StringEnum(['USDC'] as const)),
-  chain: Type.Optional(StringEnum(['base'] as const)),
-  treasuryProviderId: Type.Optional(Type.String({ maxLength: 100 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false }));
-const FaucetBody = OptionalBody(Type.Object({ address: Type.Optional(Type.String({ maxLength: 200 })), ...IgnoredTenantIds }, { additionalProperties: false }));
-
 export default async function walletRoutes(app: FastifyInstance) {
   const { wallets } = app.services;
 
-  app.post<{ Body: Static<typeof CreateWallet> }>('/v1/wallets', { config: { scope: 'wallets:write' }, schema: { summary: 'Create a wallet', body: CreateWallet, response: { 200: { ...WalletAnswer, examples: [{ wallet: WalletExample }] } } } }, async (request) => {
+  app.post<{ Body: Static<typeof CreateWalletBody> }>('/v1/wallets', { config: { scope: 'wallets:write' }, schema: { summary: 'Create a wallet', body: CreateWalletBody, response: { 200: { ...WalletAnswer, examples: [{ wallet: WalletExample }] } } } }, async (request) => {
     const w = await wallets.create(principal(request), request.body);
     return { wallet: walletView(w) };
   });
@@ -85,9 +52,9 @@ export default async function walletRoutes(app: FastifyInstance) {
 
   // Money in through the rails (src/domain/rails): 501 NOT_SUPPORTED where no adapter provides it.
   const { rails } = app.services;
-  app.post<{ Params: WalletParams; Body: Static<typeof TopupBody> }>(
+  app.post<{ Params: WalletParams; Body: Static<typeof TopUpBody> }>(
     '/v1/wallets/:id/topup',
-    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED', 'CONFLICT'] }, schema: { summary: 'Top up a wallet through a rail', params: WalletParams, body: TopupBody, response: { 200: TopUpAnswer } } },
+    { config: { scope: 'wallets:write', errors: [...W, 'NOT_SUPPORTED', 'CONFLICT'] }, schema: { summary: 'Top up a wallet through a rail', params: WalletParams, body: TopUpBody, response: { 200: TopUpAnswer } } },
     async (request) => rails.topUps.create(principal(request), request.params.id, request.body),
   );
   app.post<{ Params: WalletParams; Body: Static<typeof DepositAddressBody> }>(

@@ -1,36 +1,11 @@
 /** Webhook endpoints, their deliveries, and replays (docs/api/webhooks.md). */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../domain/platform/events.js';
 import { principal } from '../plugins/auth.js';
-import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from '../schemas.js';
-import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from 'agentpay-sdk/contract';
-import { Closed } from 'agentpay-sdk/contract';
-
-const CreateBody = Type.Object({
-  url: Type.String({ minLength: 1, maxLength: 2000, description: 'where deliveries are POSTed: https (http too on a sandbox gateway)', examples: ['https://example.com/hooks/agentpay'] }),
-  eventTypes: Type.Optional(Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: EVENT_TYPES.length * 2, description: 'only these event types; default every type' })),
-  description: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
-
-const EndpointParams = Type.Object({ id: Id('whe') });
-type EndpointParams = Static<typeof EndpointParams>;
-const DeliveryParams = Type.Object({ id: Id('whe'), deliveryId: Id('whd') });
-type DeliveryParams = Static<typeof DeliveryParams>;
-
-const DeliveriesQuery = Type.Object({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })),
-  after: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false });
-
-const RotateBody = OptionalBody(Type.Object({
-  keepPreviousForSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 24 * 60 * 60, description: 'how long the old secret keeps signing beside the new one; default 86400 (a day), 0 retires it at once' })),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false }));
-
-const EmptyBody = OptionalBody(Type.Object({ ...IgnoredTenantIds }, { additionalProperties: false }));
+import {
+  Closed, WebhookDelivery, WebhookDeliveriesQuery as DeliveriesQuery, WebhookDeliveryParams as DeliveryParams, WebhookEndpoint, WebhookEndpointBody as CreateBody,
+  WebhookEndpointParams as EndpointParams, WebhookEndpointWithSecret, WebhookReplayBody as EmptyBody, WebhookRotateBody as RotateBody,
+} from 'agentpay-sdk/contract';
 
 export default async function webhookEndpointRoutes(app: FastifyInstance) {
   const { webhooks } = app.services;

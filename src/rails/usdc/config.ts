@@ -10,7 +10,7 @@
 import { isAddress, type Address, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import type { Clock } from '../../core/clock.js';
-import { RailsConfigError, secret } from '../config.js';
+import { RailsConfigError, secret } from '../secrets.js';
 import { BASE_CHAINS, USDC_CONTRACTS, usdcBaseRails } from './adapter.js';
 
 export interface UsdcSection {

@@ -4,23 +4,24 @@
  * which carries several of them in one request.
  */
 import type { HttpClient } from './http.js';
-import type { Authorization, Challenge, PaymentProof, Receipt, Replay } from '../types.js';
+import type { Authorization, Challenge, Receipt, Replay } from '../types.js';
+import type { AuthorizeInput, CompleteInput, FailInput } from '../contract/payment.js';
+import type { ExactOffer, ExactReleased, ExactReleaseInput, ExactSettled, ExactSettleInput, ExactVerified, ExactVerifyInput } from '../contract/x402.js';
 
 /** One operation of a batch: the body of its own route and `op`. */
 export type PaymentOperation =
   | { op: 'challenge'; capabilityId: string }
   | ({ op: 'authorize' } & AuthorizeInput)
   | ({ op: 'complete' } & CompleteInput)
-  | { op: 'fail'; transactionId: string; reason: 'client_error' | 'provider_error'; responseHash?: string; statusCode?: number };
+  | ({ op: 'fail' } & FailInput);
 
 /**
  * `idempotencyKey` and `requestHash` (both or neither): the buyer's key and the seller's
  * fingerprint of the request; a retry of a call that succeeded then answers a `Replay`.
+ * `response` of complete: the answer (body in base64), kept by the gateway for replays of an
+ * idempotent call. The bodies are the contract's (contract/payment.ts).
  */
-export interface AuthorizeInput { capabilityId: string; payment: PaymentProof | string; idempotencyKey?: string; requestHash?: string }
-
-/** `response`: the answer (body in base64), kept by the gateway for replays of an idempotent call. */
-export interface CompleteInput { transactionId: string; responseHash: string; response?: { status: number; contentType?: string; body: string } }
+export type { AuthorizeInput, CompleteInput, FailInput };
 
 /** What the operation's own route would have answered: its status and body (an error envelope from 400 up). */
 export interface PaymentOperationResult {
@@ -28,23 +29,8 @@ export interface PaymentOperationResult {
   body: unknown;
 }
 
-/** What a seller offers for x402's `exact` scheme (GET /v1/x402/exact). */
-export interface ExactOffer {
-  scheme: 'exact';
-  /** CAIP-2, e.g. eip155:8453 */
-  network: string;
-  asset: string;
-  payTo: string;
-  decimals: number;
-  currency: 'USD';
-  /** token base units per minor unit of `currency` */
-  unitsPerMinor: string;
-  /** the token's EIP-712 domain name and version */
-  extra: { name: string; version: string };
-}
-
-export interface ExactVerified { authorizationId: string; capabilityId: string; payer: string; amountMinor: string; currency: string; network: string }
-export interface ExactSettled { authorizationId: string; receipt: Receipt; transaction: string; payer: string; network: string; amount: string }
+/** x402 `exact`: the offer, the verified and settled authorizations (contract/x402.ts, shared with the gateway). */
+export type { ExactOffer, ExactVerified, ExactSettled };
 
 export class PaymentsApi {
   constructor(private http: HttpClient) {}
@@ -65,7 +51,7 @@ export class PaymentsApi {
     return this.http.request('POST', '/v1/x402/complete', { body: input });
   }
   /** Refunds the buyer and returns the failed receipt; `provider_error` counts toward the breaker. */
-  fail(input: { transactionId: string; reason: 'client_error' | 'provider_error'; responseHash?: string; statusCode?: number }): Promise<{ receipt: Receipt }> {
+  fail(input: FailInput): Promise<{ receipt: Receipt }> {
     return this.http.request('POST', '/v1/x402/fail', { body: input });
   }
   /** What to offer for x402's `exact` scheme; null when the gateway has no chain (offer agentpay only). */
@@ -73,15 +59,15 @@ export class PaymentsApi {
     return (await this.http.request<{ offer: ExactOffer | null }>('GET', '/v1/x402/exact')).offer;
   }
   /** Verifies and reserves an x402 `exact` PaymentPayload for one call (402 with x402's reason when refused). */
-  exactVerify(input: { capabilityId: string; payload: Record<string, unknown> }): Promise<ExactVerified> {
+  exactVerify(input: ExactVerifyInput): Promise<ExactVerified> {
     return this.http.request('POST', '/v1/x402/exact/verify', { body: input });
   }
   /** Settles a verified authorization on chain and records the sale: the receipt and the chain transaction. */
-  exactSettle(input: { authorizationId: string; responseHash: string }): Promise<ExactSettled> {
+  exactSettle(input: ExactSettleInput): Promise<ExactSettled> {
     return this.http.request('POST', '/v1/x402/exact/settle', { body: input });
   }
   /** The handler failed: the authorization is let go, nothing is settled. */
-  exactRelease(input: { authorizationId: string }): Promise<{ authorizationId: string; state: string }> {
+  exactRelease(input: ExactReleaseInput): Promise<ExactReleased> {
     return this.http.request('POST', '/v1/x402/exact/release', { body: input });
   }
   /**

@@ -1,4 +1,5 @@
 import type { HttpClient } from './http.js';
+import type { ProviderDecisionInput, VerificationRequestInput } from '../contract/market.js';
 import type { Provider, VerificationRequest } from '../types.js';
 
 const path = (id: string) => `/v1/providers/${encodeURIComponent(id)}`;
@@ -15,12 +16,12 @@ export class ProvidersApi {
     return (await this.http.request<{ provider: Provider }>('GET', path(id))).provider;
   }
   /** The provider itself asks to be verified; asking again updates the request and keeps its place. */
-  async requestVerification(id: string, input: { note?: string; contact?: string } = {}): Promise<Provider> {
+  async requestVerification(id: string, input: VerificationRequestInput = {}): Promise<Provider> {
     const body = Object.keys(input).length ? input : undefined;
     return (await this.http.request<{ provider: Provider }>('POST', `${path(id)}/verification-request`, { body })).provider;
   }
   /** Operator key only. */
-  async verify(id: string, input: { decision: 'approved' | 'denied'; reason?: string }): Promise<Provider> {
+  async verify(id: string, input: ProviderDecisionInput): Promise<Provider> {
     return (await this.http.request<{ provider: Provider }>('POST', `${path(id)}/verify`, { body: input })).provider;
   }
   /** Operator key only: takes the seller's capabilities out of discovery at once. */

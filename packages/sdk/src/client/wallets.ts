@@ -1,10 +1,11 @@
 import type { HttpClient } from './http.js';
+import type { CreateWalletInput } from '../contract/wallets.js';
 import type { Balance, BreakerState, LedgerEntry, Wallet } from '../types.js';
 
 export class WalletsApi {
   constructor(private http: HttpClient) {}
 
-  async create(input: { ownerType: 'agent' | 'workspace'; ownerId: string; publicKeyPem?: string }): Promise<Wallet> {
+  async create(input: CreateWalletInput): Promise<Wallet> {
     return (await this.http.request<{ wallet: Wallet }>('POST', '/v1/wallets', { body: input })).wallet;
   }
   async list(): Promise<Wallet[]> {

@@ -1,44 +1,18 @@
 import type { HttpClient } from './http.js';
+import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from '../contract/resources.js';
+import type { WebhookEndpointInput } from '../contract/webhooks.js';
 
-/** A webhook endpoint (docs/api/webhooks.md). */
-export interface WebhookEndpoint {
-  id: string;
-  url: string;
-  description: string | null;
-  /** null: every event type */
-  eventTypes: string[] | null;
-  /** after a rotation: until when the previous secret still signs too */
-  previousSecretExpiresAt: string | null;
-  createdAt: string;
-}
-
-export interface WebhookEndpointDeliveryAttempt {
-  at: string;
-  status: number | null;
-  error: string | null;
-  durationMs: number;
-}
-
-export interface WebhookEndpointDelivery {
-  id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  state: 'pending' | 'delivered' | 'failed';
-  nextAttemptAt: string | null;
-  attempts: WebhookEndpointDeliveryAttempt[];
-  lastStatus: number | null;
-  replayOf: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
+// the endpoint and its deliveries as answered, and the create body: the contract's (contract/resources.ts, webhooks.ts)
+export type { WebhookEndpoint, WebhookEndpointInput };
+export type WebhookEndpointDelivery = WebhookDelivery;
+export type WebhookEndpointDeliveryAttempt = WebhookDelivery['attempts'][number];
 
 /** Webhook endpoints and their deliveries. Needs webhooks:read / webhooks:write. */
 export class WebhooksApi {
   constructor(private http: HttpClient) {}
 
   /** The answer carries the endpoint's signing secret, shown this once. */
-  create(input: { url: string; eventTypes?: string[]; description?: string }): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  create(input: WebhookEndpointInput): Promise<WebhookEndpointWithSecret> {
     return this.http.request('POST', '/v1/webhook-endpoints', { body: input });
   }
   list(): Promise<{ endpoints: WebhookEndpoint[] }> {
@@ -51,7 +25,7 @@ export class WebhooksApi {
     return this.http.request('DELETE', `/v1/webhook-endpoints/${encodeURIComponent(id)}`);
   }
   /** A new secret (shown this once); the old one keeps signing beside it for `keepPreviousForSeconds` (default a day). */
-  rotateSecret(id: string, input: { keepPreviousForSeconds?: number } = {}): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  rotateSecret(id: string, input: { keepPreviousForSeconds?: number } = {}): Promise<WebhookEndpointWithSecret> {
     return this.http.request('POST', `/v1/webhook-endpoints/${encodeURIComponent(id)}/rotate-secret`, input.keepPreviousForSeconds !== undefined ? { body: input } : {});
   }
   /** Newest first. */

@@ -5,7 +5,13 @@
  * signs or trusts one, the CLI checks a receipt before `receipts verify`. Each returns the
  * problems by field, with a reason worded for people and a `kind` a caller can map to its own
  * error code or wording. Signatures are not verified here, only their encoding.
+ *
+ * The lengths come from the TypeBox schemas of payment.ts (PriceChallenge, PaymentProof), so the
+ * two cannot disagree on what fits; test/sdk/checks-agree.test.ts proves that the checks accept
+ * exactly the lengths the schemas accept.
  */
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { PaymentProof, PriceChallenge } from './payment.js';
 
 /** One field that is not what the protocol says. */
 export interface ShapeProblem {
@@ -51,6 +57,9 @@ export function isPositiveMinor(v: unknown): v is string {
   return typeof v === 'string' && MINOR.test(v) && v !== '0' && BigInt(v) <= MAX_MINOR;
 }
 
+/** The longest string a schema's field takes: its maxLength, else 200. */
+const maxOf = (schema: TObject, key: string): number => ((schema.properties as Record<string, TSchema>)[key]?.maxLength as number | undefined) ?? 200;
+
 function str(o: Record<string, unknown>, key: string, path: string, max = 200): ShapeProblem | undefined {
   const v = o[key];
   if (typeof v !== 'string' || v.length === 0 || v.length > max) return problem(`${path}.${key}`, `must be a non-empty string of at most ${max} characters`);
@@ -82,10 +91,10 @@ export interface ChallengeCheckOptions {
 export function challengeProblem(v: unknown, path = 'challenge', opts: ChallengeCheckOptions = {}): ShapeProblem | undefined {
   if (!isObject(v)) return problem(path, 'must be the signed price challenge the seller answered 402 with', 'object');
   for (const k of ['capabilityId', 'providerId', 'payTo', 'signingKeyId']) {
-    const bad = str(v, k, path);
+    const bad = str(v, k, path, maxOf(PriceChallenge, k));
     if (bad) return bad;
   }
-  const nonce = str(v, 'nonce', path, 100);
+  const nonce = str(v, 'nonce', path, maxOf(PriceChallenge, 'nonce'));
   if (nonce) return nonce;
   if (!isPositiveMinor(v.amountMinor)) return problem(`${path}.amountMinor`, `must be a string of integer minor units from 1 to ${MAX_MINOR}, e.g. "100"`, 'amount');
   if (opts.currencies ? !opts.currencies.includes(v.currency as string) : typeof v.currency !== 'string' || !v.currency || v.currency.length > 200) {
@@ -101,7 +110,7 @@ export function challengeProblem(v: unknown, path = 'challenge', opts: Challenge
 export function proofProblem(v: unknown, opts: ChallengeCheckOptions = {}): ShapeProblem | undefined {
   if (!isObject(v)) return problem('payment', 'must be a payment proof object or the x-payment header value', 'object');
   if (v.version !== 1) return problem('payment.version', 'must be 1');
-  return challengeProblem(v.challenge, 'payment.challenge', opts) ?? str(v, 'walletId', 'payment') ?? time(v, 'signedAt', 'payment') ?? signature(v, 'payment');
+  return challengeProblem(v.challenge, 'payment.challenge', opts) ?? str(v, 'walletId', 'payment', maxOf(PaymentProof, 'walletId')) ?? time(v, 'signedAt', 'payment') ?? signature(v, 'payment');
 }
 
 const RECEIPT_IDS = ['id', 'transactionId', 'providerId', 'consumerId', 'capabilityId'] as const;

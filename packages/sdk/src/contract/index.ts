@@ -20,3 +20,7 @@ export * from './checks.js';
 export * from './base64.js';
 export * from './rails.js';
 export * from './payout-states.js';
+export * from './errors.js';
+export * from './webhooks.js';
+export * from './x402.js';
+export * from './wallets.js';

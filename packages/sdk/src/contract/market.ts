@@ -138,3 +138,29 @@ export const BazaarQuery = Type.Object({
   extensions: Type.Optional(Type.String({ maxLength: 200, description: 'accepted and ignored' })),
 }, { additionalProperties: false });
 export type BazaarQuery = Static<typeof BazaarQuery>;
+
+// ---- providers (docs/api/market.md § Providers) ----
+
+export const ProviderParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'prv_…' }) });
+export type ProviderParams = Static<typeof ProviderParams>;
+
+export const ProviderListQuery = Type.Object({
+  verification: Type.Optional(StringEnum(['requested', 'approved', 'denied'] as const, { description: 'operator only: latest request status' })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+export type ProviderListQuery = Static<typeof ProviderListQuery>;
+
+export const VerificationRequestBody = Type.Object({
+  note: Type.Optional(MultilineString({ maxLength: 2000 })),
+  contact: Type.Optional(Type.String({ maxLength: 500 })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+export type VerificationRequestInput = Omit<Static<typeof VerificationRequestBody>, keyof typeof IgnoredTenantIds>;
+
+/** The operator's decision on a provider's verification (DESIGN: operator decisions). */
+export const ProviderDecisionBody = Type.Object({
+  decision: StringEnum(['approved', 'denied'] as const),
+  reason: Type.Optional(MultilineString({ maxLength: 2000 })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+export type ProviderDecisionInput = Omit<Static<typeof ProviderDecisionBody>, keyof typeof IgnoredTenantIds>;

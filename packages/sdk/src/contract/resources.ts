@@ -196,6 +196,8 @@ export const WebhookEndpointWithSecret = Closed({
   endpoint: WebhookEndpoint,
   secret: Type.String({ description: 'the signing secret (whsec_…), shown only in this answer' }),
 });
+export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
+export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>;
 
 /** One delivery of an event to an endpoint, with its attempts. */
 export const WebhookDelivery = Closed({
@@ -216,3 +218,4 @@ export const WebhookDelivery = Closed({
   createdAt: Timestamp(),
   finishedAt: Nullable(Timestamp()),
 });
+export type WebhookDelivery = Static<typeof WebhookDelivery>;

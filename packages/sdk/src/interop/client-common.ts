@@ -8,8 +8,8 @@ import { createPayer, type Payer, type PayerOptions } from '../buyer/payer.js';
 import { AgentpayError } from '../errors.js';
 import { decodeHeader, isPriceChallenge, RECEIPT_HEADER, type PaymentProof, type PriceChallenge, type Receipt } from '../protocol.js';
 import {
-  AUTHORIZATION_HEADER, decodePaymentCredential, decodePaymentReceipt, decodeX402Header, PAYMENT_RECEIPT_HEADER,
-  X402_PAYMENT_RESPONSE_HEADER, X402_PAYMENT_SIGNATURE_HEADER, type X402PaymentPayload, type X402SettlementResponse,
+  asX402PaymentPayload, AUTHORIZATION_HEADER, decodePaymentCredential, decodePaymentReceipt, decodeX402Header, PAYMENT_RECEIPT_HEADER,
+  X402_PAYMENT_RESPONSE_HEADER, X402_PAYMENT_SIGNATURE_HEADER, proofOf, type X402SettlementResponse,
 } from './wire.js';
 
 export type AgentpayPluginOptions = PayerOptions & {
@@ -46,7 +46,8 @@ export function proofOfRequest(headers: Headers): PaymentProof | undefined {
   const sig = headers.get(X402_PAYMENT_SIGNATURE_HEADER);
   if (sig) {
     try {
-      return decodeX402Header<X402PaymentPayload>(sig).payload?.proof as PaymentProof | undefined;
+      const p = asX402PaymentPayload(decodeX402Header(sig));
+      return p ? proofOf(p.payload) : undefined;
     } catch {
       return undefined;
     }
@@ -54,7 +55,8 @@ export function proofOfRequest(headers: Headers): PaymentProof | undefined {
   const auth = headers.get(AUTHORIZATION_HEADER);
   if (auth) {
     try {
-      return decodePaymentCredential(auth)?.payload?.proof as PaymentProof | undefined;
+      const c = decodePaymentCredential(auth);
+      return c ? proofOf(c.payload) : undefined;
     } catch {
       return undefined;
     }

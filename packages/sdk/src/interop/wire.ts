@@ -16,7 +16,15 @@
  */
 import { fromBase64, fromBase64Url, toBase64, toBase64Url } from '../contract/base64.js';
 import { canonicalize } from '../contract/canonical-json.js';
+import { Value } from '@sinclair/typebox/value';
+import {
+  ExactOffer, PaymentCredential as PaymentCredentialSchema, X402PaymentPayload as X402PaymentPayloadSchema,
+  type X402PaymentPayload, type X402PaymentRequired, type X402PaymentRequirements, type X402ResourceInfo, type X402SettlementResponse,
+} from '../contract/x402.js';
 import { decodeHeader, PAYMENT_HEADER, RECEIPT_HEADER, type PaymentProof, type PriceChallenge, type Receipt } from '../protocol.js';
+
+// the x402 v2 shapes are the contract's (contract/x402.ts): received ones are checked against them
+export type { X402PaymentPayload, X402PaymentRequired, X402PaymentRequirements, X402ResourceInfo, X402SettlementResponse };
 
 // ---- header names (lower case, as node and fetch Headers report them) ----
 
@@ -65,50 +73,6 @@ export function decodeX402Header<T = Record<string, unknown>>(value: string): T 
   return parsed as T;
 }
 
-export interface X402ResourceInfo {
-  url: string;
-  description?: string;
-  mimeType?: string;
-}
-
-export interface X402PaymentRequirements {
-  scheme: string;
-  network: string;
-  /** atomic units: our amountMinor */
-  amount: string;
-  asset: string;
-  payTo: string;
-  maxTimeoutSeconds: number;
-  extra?: Record<string, unknown>;
-}
-
-export interface X402PaymentRequired {
-  x402Version: 2;
-  error?: string;
-  resource: X402ResourceInfo;
-  accepts: X402PaymentRequirements[];
-  extensions?: Record<string, unknown>;
-}
-
-export interface X402PaymentPayload {
-  x402Version: number;
-  resource?: X402ResourceInfo;
-  accepted: X402PaymentRequirements;
-  payload: Record<string, unknown>;
-  extensions?: Record<string, unknown>;
-}
-
-export interface X402SettlementResponse {
-  success: boolean;
-  errorReason?: string;
-  payer?: string;
-  transaction: string;
-  network: string;
-  amount?: string;
-  /** agentpay: `{ receipt }`, the platform-signed receipt of the call */
-  extra?: Record<string, unknown>;
-}
-
 /** The x402 `payment-identifier` extension as a server declares it (optional idempotency id). */
 export const PAYMENT_IDENTIFIER_EXTENSION = {
   info: { required: false },
@@ -133,16 +97,8 @@ export function x402Requirements(challenge: PriceChallenge, network: string = DE
   };
 }
 
-/** What the gateway says to offer for x402's `exact` scheme (client/payments.ts ExactOffer). */
-export interface X402ExactOffer {
-  scheme: 'exact';
-  network: string;
-  asset: string;
-  payTo: string;
-  currency: string;
-  unitsPerMinor: string;
-  extra: { name: string; version: string };
-}
+/** What the gateway says to offer for x402's `exact` scheme (GET /v1/x402/exact: the contract's ExactOffer), as far as a 402 needs it. */
+export type X402ExactOffer = Pick<ExactOffer, 'scheme' | 'network' | 'asset' | 'payTo' | 'unitsPerMinor' | 'extra'> & { currency: string };
 
 export const X402_EXACT_SCHEME = 'exact';
 
@@ -218,8 +174,20 @@ export const PAYMENT_IDENTIFIER_ID = /^[a-zA-Z0-9_-]{16,128}$/;
  * declares (PAYMENT_IDENTIFIER_ID); it is the call's idempotency key, as `Idempotency-Key` would be.
  */
 export function x402PaymentIdentifier(p: X402PaymentPayload): string | undefined {
-  const ext = p.extensions?.['payment-identifier'] as { info?: { id?: unknown } } | undefined;
-  return typeof ext?.info?.id === 'string' && PAYMENT_IDENTIFIER_ID.test(ext.info.id) ? ext.info.id : undefined;
+  const ext = p.extensions?.['payment-identifier'];
+  const info = isObject(ext) ? ext.info : undefined;
+  const id = isObject(info) ? info.id : undefined;
+  return typeof id === 'string' && PAYMENT_IDENTIFIER_ID.test(id) ? id : undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The `proof` of a credential's payload when it is an object (the gateway checks its shape and signature). */
+export const proofOf = (payload: Record<string, unknown>): PaymentProof | undefined => (isObject(payload.proof) ? (payload.proof as unknown as PaymentProof) : undefined);
+
+/** An x402 PaymentPayload, checked against the contract (x402Version, accepted.scheme, payload); undefined when it is not one. */
+export function asX402PaymentPayload(v: unknown): X402PaymentPayload | undefined {
+  return Value.Check(X402PaymentPayloadSchema, v) ? (v as X402PaymentPayload) : undefined;
 }
 
 // ---- HTTP Payment scheme (MPP drafts) ----
@@ -303,8 +271,10 @@ export function parsePaymentChallenges(header: string): Array<Record<string, str
 /** The agentpay challenge inside a Payment challenge's request param, or null. */
 export function agentpayChallengeFromPaymentRequest(request: unknown): PriceChallenge | null {
   const r = typeof request === 'string' ? (() => { try { return decodePaymentRequest(request); } catch { return null; } })() : request;
-  const c = (r as { methodDetails?: { challenge?: unknown } } | null)?.methodDetails?.challenge;
-  return c && typeof c === 'object' ? (c as PriceChallenge) : null;
+  const details = isObject(r) ? r.methodDetails : undefined;
+  const c = isObject(details) ? details.challenge : undefined;
+  // its shape and signature are the buyer's checks (challengeProblem, then the platform key)
+  return isObject(c) ? (c as unknown as PriceChallenge) : null;
 }
 
 /** An `Authorization: Payment` credential (challenge echoed with `request` as the base64url string). */
@@ -326,9 +296,9 @@ export function encodePaymentCredential(c: PaymentCredential): string {
 export function decodePaymentCredential(authorization: string): PaymentCredential | null {
   const part = authorization.split(',').map((s) => s.trim()).find((s) => /^Payment\s+/i.test(s));
   if (!part) return null;
-  const c = decodeHeader<PaymentCredential>(part.replace(/^Payment\s+/i, ''));
-  if (!c.challenge || typeof c.challenge !== 'object' || !c.payload || typeof c.payload !== 'object') throw new Error('a Payment credential has a challenge and a payload');
-  return c;
+  const c: unknown = decodeHeader(part.replace(/^Payment\s+/i, ''));
+  if (!Value.Check(PaymentCredentialSchema, c)) throw new Error('a Payment credential is {challenge: {id, method, …}, payload: {…}}');
+  return c as PaymentCredential;
 }
 
 export interface PaymentReceiptValue {
@@ -380,20 +350,22 @@ export function readPaymentCredential(get: HeaderGetter, acceptExact = false): P
 
   const sig = get(X402_PAYMENT_SIGNATURE_HEADER);
   if (sig) {
-    let p: X402PaymentPayload;
+    let decoded: unknown;
     try {
-      p = decodeX402Header<X402PaymentPayload>(sig);
+      decoded = decodeX402Header(sig);
     } catch {
       return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'PAYMENT-SIGNATURE is not base64 of a JSON PaymentPayload' };
     }
-    if (p.accepted?.scheme === X402_EXACT_SCHEME && p.x402Version === 2 && acceptExact) return { kind: 'exact', dialect: 'x402', payload: p };
-    if (p.accepted?.scheme !== AGENTPAY_SCHEME) {
-      return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: `x402 scheme "${String(p.accepted?.scheme)}" is not accepted here; pay with scheme "agentpay" (an agentpay wallet)${acceptExact ? ' or "exact"' : ''}` };
+    const p = asX402PaymentPayload(decoded);
+    if (!p) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'PAYMENT-SIGNATURE is not an x402 PaymentPayload {x402Version, accepted: {scheme, …}, payload: {…}}' };
+    if (p.accepted.scheme === X402_EXACT_SCHEME && p.x402Version === 2 && acceptExact) return { kind: 'exact', dialect: 'x402', payload: p };
+    if (p.accepted.scheme !== AGENTPAY_SCHEME) {
+      return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: `x402 scheme "${p.accepted.scheme}" is not accepted here; pay with scheme "agentpay" (an agentpay wallet)${acceptExact ? ' or "exact"' : ''}` };
     }
     if (p.x402Version !== 2) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: `x402Version ${String(p.x402Version)} is not supported; send version 2` };
-    const proof = p.payload?.proof;
-    if (!proof || typeof proof !== 'object') return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'PAYMENT-SIGNATURE payload.proof is missing' };
-    return withKey({ kind: 'payment' as const, dialect: 'x402' as const, payment: proof as PaymentProof }, x402PaymentIdentifier(p) ?? idemHeader);
+    const proof = proofOf(p.payload);
+    if (!proof) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'PAYMENT-SIGNATURE payload.proof is missing' };
+    return withKey({ kind: 'payment' as const, dialect: 'x402' as const, payment: proof }, x402PaymentIdentifier(p) ?? idemHeader);
   }
 
   const auth = get(AUTHORIZATION_HEADER);
@@ -408,9 +380,9 @@ export function readPaymentCredential(get: HeaderGetter, acceptExact = false): P
     if (c.challenge.method !== AGENTPAY_SCHEME) {
       return { kind: 'invalid', dialect: 'payment', problem: 'method-unsupported', status: 400, message: `payment method "${String(c.challenge.method)}" is not accepted here; pay with method "agentpay"` };
     }
-    const proof = c.payload.proof as PaymentProof | undefined;
-    if (!proof || typeof proof !== 'object') return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: 'the credential payload.proof is missing' };
-    if (c.challenge.id !== proof.challenge?.nonce) {
+    const proof = proofOf(c.payload);
+    if (!proof) return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: 'the credential payload.proof is missing' };
+    if (c.challenge.id !== (isObject(proof.challenge) ? proof.challenge.nonce : undefined)) {
       return { kind: 'invalid', dialect: 'payment', problem: 'invalid-challenge', status: 402, message: 'the credential challenge id is not the nonce of the signed challenge it pays' };
     }
     return withKey({ kind: 'payment' as const, dialect: 'payment' as const, payment: proof, challengeId: c.challenge.id }, idemHeader);
@@ -524,20 +496,23 @@ export function mcpPaymentRequiredMeta(challenge: PriceChallenge, realm: string,
  * read by the MCP seller first): the MPP credential, else the x402 PaymentPayload.
  */
 export function readMcpPayment(meta: Record<string, unknown> | undefined): PaymentCredentialRead {
-  const cred = meta?.[MPP_MCP_CREDENTIAL_META] as { challenge?: { id?: unknown; method?: unknown }; payload?: { proof?: unknown } } | undefined;
-  if (cred !== undefined) {
-    if (!cred || typeof cred !== 'object' || !cred.challenge || !cred.payload) return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: `_meta["${MPP_MCP_CREDENTIAL_META}"] is not a credential {challenge, payload}` };
-    if (cred.challenge.method !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'payment', problem: 'method-unsupported', status: 400, message: `payment method "${String(cred.challenge.method)}" is not accepted here; pay with method "agentpay"` };
-    const proof = cred.payload.proof as PaymentProof | undefined;
-    if (!proof || typeof proof !== 'object') return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: 'the credential payload.proof is missing' };
-    if (cred.challenge.id !== proof.challenge?.nonce) return { kind: 'invalid', dialect: 'payment', problem: 'invalid-challenge', status: 402, message: 'the credential challenge id is not the nonce of the signed challenge it pays' };
+  const raw = meta?.[MPP_MCP_CREDENTIAL_META];
+  if (raw !== undefined) {
+    if (!Value.Check(PaymentCredentialSchema, raw)) return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: `_meta["${MPP_MCP_CREDENTIAL_META}"] is not a credential {challenge: {id, method, …}, payload: {…}}` };
+    const cred = raw as PaymentCredential;
+    if (cred.challenge.method !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'payment', problem: 'method-unsupported', status: 400, message: `payment method "${cred.challenge.method}" is not accepted here; pay with method "agentpay"` };
+    const proof = proofOf(cred.payload);
+    if (!proof) return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: 'the credential payload.proof is missing' };
+    if (cred.challenge.id !== (isObject(proof.challenge) ? proof.challenge.nonce : undefined)) return { kind: 'invalid', dialect: 'payment', problem: 'invalid-challenge', status: 402, message: 'the credential challenge id is not the nonce of the signed challenge it pays' };
     return { kind: 'payment', dialect: 'payment', payment: proof, challengeId: String(cred.challenge.id) };
   }
-  const x = meta?.[X402_MCP_PAYMENT_META] as X402PaymentPayload | undefined;
-  if (x !== undefined) {
-    if (!x || typeof x !== 'object' || x.accepted?.scheme !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: 'only the x402 scheme "agentpay" is accepted here' };
-    const proof = x.payload?.proof as PaymentProof | undefined;
-    if (!proof || typeof proof !== 'object') return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'payload.proof is missing' };
+  const rawX = meta?.[X402_MCP_PAYMENT_META];
+  if (rawX !== undefined) {
+    const x = asX402PaymentPayload(rawX);
+    if (!x) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: `_meta["${X402_MCP_PAYMENT_META}"] is not an x402 PaymentPayload {x402Version, accepted: {scheme, …}, payload: {…}}` };
+    if (x.accepted.scheme !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: 'only the x402 scheme "agentpay" is accepted here' };
+    const proof = proofOf(x.payload);
+    if (!proof) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'payload.proof is missing' };
     const id = x402PaymentIdentifier(x);
     return { kind: 'payment', dialect: 'x402', payment: proof, ...(id ? { idempotencyKey: id } : {}) };
   }

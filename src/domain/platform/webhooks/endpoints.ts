@@ -10,7 +10,7 @@ import type { RailEvent } from '../../../store/repos/rails.js';
 import type { WebhookDelivery, WebhookEndpoint } from '../../../store/repos/webhooks.js';
 import type { DomainContext } from '../context.js';
 import type { Principal } from '../../tenancy/api-keys.js';
-import { EVENT_TYPES, type EventType } from '../events.js';
+import { EVENT_TYPES, type EventType } from 'agentpay-sdk/contract';
 import { newEndpointSecret, type SecretBox } from './secrets.js';
 import { EgressPolicy, isLocalhostName, literalAddress } from './egress.js';
 

@@ -1,5 +1,5 @@
 /**
- * The sandbox adapters: the rail interfaces of ../adapters.ts implemented over the
+ * The sandbox adapters: the rail interfaces of src/domain/rails/adapters.ts implemented over the
  * simulated world of ./world.ts. A real adapter implements the same interfaces over a
  * processor's, custodian's or bank's API; nothing else changes.
  *
@@ -9,14 +9,14 @@
  *   sandbox-bank       bank_transfer and ach payouts (1 and 2 business days)
  * plus the sandbox screening list and USDC price feed.
  */
-import type { DomainContext } from '../../platform/context.js';
+import type { DomainContext } from '../../domain/platform/context.js';
 import type {
   ObservedDeposit, PayoutRailRecord, PricingService, RailAdapter, RailAdapters, ScreeningService, TopUpRail,
-} from '../adapters.js';
-import { RailUnavailable } from '../adapters.js';
-import { parsePrice } from '../pricing.js';
-import { verifyWebhook } from '../webhook-signature.js';
-import { SANDBOX_SIGNATURE_HEADER, SandboxWorld, type SandboxPayout, type SandboxTransfer, type SandboxWorldOptions } from './world.js';
+} from '../../domain/rails/adapters.js';
+import { RailUnavailable } from '../../domain/rails/adapters.js';
+import { parsePrice } from '../../domain/rails/pricing.js';
+import { verifyWebhook } from '../../domain/rails/webhook-signature.js';
+import { observed, SANDBOX_SIGNATURE_HEADER, SandboxWorld, type SandboxPayout, type SandboxWorldOptions } from './world.js';
 
 /** The JSON the sandbox processor posts to POST /v1/rail/webhooks/sandbox-processor. */
 export const SANDBOX_WEBHOOK_SCHEMA = {
@@ -88,10 +88,6 @@ function processor(world: SandboxWorld, ctx: DomainContext, toleranceMs: number)
   };
 }
 
-/** A sandbox chain transfer as the chain adapter reports the deposit it makes. */
-export const observed = (t: SandboxTransfer): ObservedDeposit => ({
-  externalRef: `${t.hash}:0`, address: t.to, amountMinor: BigInt(t.amountMinor), asset: 'USDC', observedAt: t.at,
-});
 
 const railRecord = (p: SandboxPayout): PayoutRailRecord => ({
   state: p.state, rail: p.rail, destination: p.destination, amountMinor: BigInt(p.amountMinor), asset: p.asset, ...(p.reason ? { reason: p.reason } : {}),

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError } from '../../../core/errors.js';
-import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../../../core/files.js';
+import { AppError } from '../../core/errors.js';
+import { ensurePrivateDir, readTextFile, writeFileAtomic } from '../../core/files.js';
 
 export const webhookSecretPath = (dataDir: string) => join(dataDir, 'rails', 'sandbox-webhook.secret');
 

@@ -10,18 +10,17 @@
  * nothing); the operator reaches every record. World settings are the operator's.
  */
 import type { SandboxTopUpAnswer } from 'agentpay-sdk/contract';
-import { AppError } from '../../../core/errors.js';
-import { parseMinor } from '../../../core/money.js';
-import type { RailTransaction } from '../../../store/repos/rails.js';
-import type { Principal } from '../../tenancy/api-keys.js';
-import type { DomainContext } from '../../platform/context.js';
-import type { DepositService } from '../deposits.js';
-import type { PayoutService } from '../payouts/service.js';
-import type { RailRegistry } from '../registry.js';
-import type { TopUpService } from '../topups.js';
-import { payoutView } from '../views.js';
-import { observed } from './adapters.js';
-import type { SandboxSettingsPatch, SandboxWorld } from './world.js';
+import { AppError } from '../../core/errors.js';
+import { parseMinor } from '../../core/money.js';
+import type { RailTransaction } from '../../store/repos/rails.js';
+import type { Principal } from '../tenancy/api-keys.js';
+import type { DomainContext } from '../platform/context.js';
+import type { DepositService } from './deposits.js';
+import type { PayoutService } from './payouts/service.js';
+import type { RailRegistry } from './registry.js';
+import type { TopUpService } from './topups.js';
+import { payoutView } from './views.js';
+import type { SandboxSettingsPatch, SandboxWorldPort } from './adapters.js';
 
 export class SandboxControls {
   constructor(
@@ -30,7 +29,7 @@ export class SandboxControls {
     private services: { topUps: TopUpService; deposits: DepositService; payouts: PayoutService },
   ) {}
 
-  private world(): SandboxWorld {
+  private world(): SandboxWorldPort {
     const w = this.registry.sandbox;
     if (!w) throw new AppError('NOT_SUPPORTED', 'sandbox controls exist only on gateways running the sandbox rail adapters');
     return w;
@@ -69,8 +68,8 @@ export class SandboxControls {
     if (!addr || (addr.tenantId !== p.tenantId && p.tenantKind !== 'operator') || addr.treasuryProviderId !== 'sandbox-chain') {
       throw new AppError('NOT_FOUND', `${input.address} is not a sandbox deposit address of yours (POST /v1/wallets/:id/deposit-address makes one)`, { address: input.address });
     }
-    const transfer = await world.transferIn(addr.address, amount, input.from ?? '0x00000000000000000000000000000000000000a1');
-    const t = await this.services.deposits.ingest(addr.treasuryProviderId, observed(transfer));
+    const deposit = await world.depositIn(addr.address, amount, input.from ?? '0x00000000000000000000000000000000000000a1');
+    const t = await this.services.deposits.ingest(addr.treasuryProviderId, deposit);
     return this.services.deposits.heldOrCredited(t!);
   }
 

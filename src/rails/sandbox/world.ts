@@ -9,11 +9,11 @@
  * time and business days all follow it.
  */
 import { createHash } from 'node:crypto';
-import { AppError } from '../../../core/errors.js';
-import type { DomainContext } from '../../platform/context.js';
-import type { Rail, RailAsset } from '../adapters.js';
-import { formatPrice, parsePrice } from '../pricing.js';
-import { signWebhook } from '../webhook-signature.js';
+import { AppError } from '../../core/errors.js';
+import type { DomainContext } from '../../domain/platform/context.js';
+import type { ObservedDeposit, Rail, RailAsset, SandboxSettingsPatch, SandboxWorldPort } from '../../domain/rails/adapters.js';
+import { formatPrice, parsePrice } from '../../domain/rails/pricing.js';
+import { signWebhook } from '../../domain/rails/webhook-signature.js';
 import type { SandboxSettings, SignedWebhook } from 'agentpay-sdk/contract';
 
 /** The sandbox processor's webhook signature header. */
@@ -25,15 +25,7 @@ export const SANDBOX_SANCTIONED = ['0x000000000000000000000000000000000000bad1',
 /** The settings as answered (agentpay-sdk/contract, rails.ts). */
 export type { SandboxSettings };
 
-export interface SandboxSettingsPatch {
-  usdcPrice?: string;
-  screeningDown?: boolean;
-  pricingDown?: boolean;
-  payoutsDown?: boolean;
-  sanction?: string[];
-  unsanction?: string[];
-  treasuryShortfallMinor?: bigint;
-}
+export type { SandboxSettingsPatch };
 
 const DEFAULT_SETTINGS: SandboxSettings = {
   usdcPrice: '1.0', screeningDown: false, pricingDown: false, payoutsDown: false, sanctioned: [], treasuryShortfallMinor: '0',
@@ -95,7 +87,7 @@ export interface SandboxWorldOptions {
   usdcConfirmMs: number;
 }
 
-export class SandboxWorld {
+export class SandboxWorld implements SandboxWorldPort {
   constructor(private ctx: DomainContext, readonly opts: SandboxWorldOptions) {}
 
   private now() {
@@ -220,6 +212,11 @@ export class SandboxWorld {
     return this.put('transfer', t.hash, t);
   }
 
+  /** USDC arrives at `to` and the chain adapter observes it at once: the deposit as it reports it. */
+  async depositIn(to: string, amountMinor: bigint, from: string): Promise<ObservedDeposit> {
+    return observed(await this.transferIn(to, amountMinor, from));
+  }
+
   transfer(hash: string): Promise<SandboxTransfer | undefined> {
     return this.get<SandboxTransfer>('transfer', hash);
   }
@@ -301,3 +298,8 @@ export class SandboxWorld {
     };
   }
 }
+
+/** A sandbox chain transfer as the chain adapter reports the deposit it makes. */
+export const observed = (t: SandboxTransfer): ObservedDeposit => ({
+  externalRef: `${t.hash}:0`, address: t.to, amountMinor: BigInt(t.amountMinor), asset: 'USDC', observedAt: t.at,
+});
