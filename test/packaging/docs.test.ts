@@ -111,8 +111,9 @@ describe('the runnable blocks, from a fresh directory on the tarballs and agentp
     const lock = readJson(join(alone, 'package-lock.json')) as { packages: Record<string, unknown> };
     const deps = Object.keys(lock.packages).filter((k) => k !== '' && k !== 'node_modules/agentpay-sdk').length;
     const sdkDoc = readFileSync(join(ROOT, 'docs/sdk.md'), 'utf8');
-    expect(sdkDoc, `docs/sdk.md should say the install is ${mb} MB with ${deps} dependencies`).toContain(`${mb} MB`);
-    expect(sdkDoc).toMatch(new RegExp(`${['no', 'one', 'two', 'three'][deps] ?? deps} (runtime )?dependencies`));
+    console.log(`[docs] agentpay-sdk installed alone: ${deps} dependencies, ${mb} MB`);
+    expect(sdkDoc.includes(`adds ${deps + 1} packages, ${mb} MB of files`), `docs/sdk.md should say: adds ${deps + 1} packages, ${mb} MB of files`).toBe(true);
+    expect(sdkDoc.includes(`It has ${['no', 'one', 'two', 'three'][deps] ?? deps} dependencies`), `docs/sdk.md should say: It has ${deps} dependencies`).toBe(true);
   }, 200_000);
 
   for (const file of DOCS) {

@@ -155,7 +155,7 @@ export function packing(prefix: string) {
   afterAll(async () => {
     await Promise.all(started.map(stop));
     rmSync(BASE, { recursive: true, force: true });
-  });
+  }, 300_000); // a project's node_modules, removed on a loaded machine
 
   return { BASE, packed, userEnv, run, newProject, provideSqliteBinding, startNode };
 }
