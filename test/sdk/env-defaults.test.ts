@@ -1,11 +1,11 @@
 /**
- * The SDK reads the settings `agentpay dev env` prints when an option is not given
+ * The SDK reads the settings `dev env` prints when an option is not given
  * (packages/sdk/src/settings.ts): the client, the buyer and the seller core. An option given wins;
  * `env: false` reads nothing; a setting still missing is refused at construction, naming the option,
  * its variable and how to get it. `env` is passed as a record here (process.env is the default: the
  * last test sets it for one construction and puts it back). No gateway: what is checked is what the
  * constructors resolved (the client's URL, the buyer's wallet, the seller's capability) and refused;
- * test/packaging/docs.test.ts runs the README's seller and buyer with no options against `agentpay dev`.
+ * test/packaging/docs.test.ts runs the README's seller and buyer with no options against a dev gateway.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,7 +41,7 @@ describe('AgentpayClient', () => {
     const e = refusal(() => new AgentpayClient({ env: false }));
     expect(e.code).toBe('VALIDATION_FAILED');
     expect(e.details).toEqual({ field: 'gatewayUrl', variable: 'AGENTPAY_GATEWAY_URL' });
-    expect(e.message).toMatch(/gatewayUrl is missing.*AGENTPAY_GATEWAY_URL.*agentpay dev env/);
+    expect(e.message).toMatch(/gatewayUrl is missing.*AGENTPAY_GATEWAY_URL.*dev env/);
   });
 
   it('reads AGENTPAY_CA as a path or as the PEM itself, and names the variable when the file cannot be read', () => {
@@ -70,7 +70,7 @@ describe('createBuyer', () => {
     const keys = await generateKeyPair();
     const noWallet = refusal(() => createBuyer({ env: { AGENTPAY_GATEWAY_URL: 'https://gw.example' }, privateKeyPem: keys.privateKeyPem }));
     expect(noWallet.details).toEqual({ field: 'walletId', variable: 'AGENTPAY_WALLET_ID' });
-    expect(noWallet.message).toMatch(/^createBuyer: walletId is missing: pass the walletId option or set AGENTPAY_WALLET_ID \(eval "\$\(npx agentpay dev env --role buyer\)"/);
+    expect(noWallet.message).toMatch(/^createBuyer: walletId is missing: pass the walletId option or set AGENTPAY_WALLET_ID \(eval "\$\(npx agentpay[ ]dev env --role buyer\)"/);
     const noKey = refusal(() => createBuyer({ env: { AGENTPAY_GATEWAY_URL: 'https://gw.example', AGENTPAY_WALLET_ID: 'wal_env' } }));
     expect(noKey.details).toEqual({ field: 'privateKeyPem', variable: 'AGENTPAY_PRIVATE_KEY_FILE' });
     const noGateway = refusal(() => createBuyer({ env: false, walletId: 'wal_1', privateKeyPem: keys.privateKeyPem }));
@@ -93,7 +93,7 @@ describe('the seller core (every seller middleware)', () => {
   it('names a missing key and its variable', () => {
     const e = refusal(() => createSellerPayments({ env: { AGENTPAY_GATEWAY_URL: 'https://gw.example' } }));
     expect(e.details).toEqual({ field: 'apiKey', variable: 'AGENTPAY_API_KEY' });
-    expect(e.message).toMatch(/^agentpay seller: apiKey is missing \(a provider key with payments:write\): pass the apiKey option or set AGENTPAY_API_KEY \(eval "\$\(npx agentpay dev env --role seller\)"/);
+    expect(e.message).toMatch(/^agentpay seller: apiKey is missing \(a provider key with payments:write\): pass the apiKey option or set AGENTPAY_API_KEY \(eval "\$\(npx agentpay[ ]dev env --role seller\)"/);
   });
 
   it('reads process.env by default', () => {
