@@ -57,6 +57,7 @@ export const SQLITE_ONLY: Readonly<Record<string, string>> = {
   'test/cli/demo/demo.test.ts': 'agentpay demo runs its own sandbox gateway in a temp dir, on SQLite (it takes no --database)',
   'test/templates/templates.test.ts': "a generated project's own npm test and npm run e2e against agentpay dev, run as a user would, with its default store",
   'test/packaging/packed.test.ts': "the packed tarball installed and run as a user would, with its default store (the binary's PostgreSQL paths run in test/cli)",
+  'test/packaging/docs.test.ts': "the docs' programs run as a user pastes them, against agentpay dev with its default store (the binary's PostgreSQL paths run in test/cli)",
 };
 
 /** Every test file of the suite, repository-relative, sorted. */

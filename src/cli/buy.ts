@@ -357,6 +357,7 @@ export async function buy(conn: Connection, client: () => AgentpayClient, o: Buy
   }
 
   const buyer = createBuyer({
+    env: false, // the CLI resolved its settings (flags, environment, profile)
     gatewayUrl,
     ...(ca ? { ca } : {}),
     walletId: o.walletId,

@@ -224,5 +224,5 @@ export function readCa(path: string, conn?: Connection): string {
 export function makeClient(conn: Connection, opts: { auth?: boolean; apiKey?: string } = {}): AgentpayClient {
   const baseUrl = requireBaseUrl(conn);
   const apiKey = opts.apiKey ?? (opts.auth === false ? undefined : requireApiKey(conn));
-  return new AgentpayClient({ gatewayUrl: baseUrl, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) });
+  return new AgentpayClient({ gatewayUrl: baseUrl, env: false, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) });
 }

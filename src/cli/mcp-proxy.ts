@@ -140,7 +140,7 @@ export async function runProxy(conn: Connection, o: ProxyOptions): Promise<numbe
   const privateKeyPem = readKeyFile(resolve(o.keyFile));
   const gatewayUrl = requireBaseUrl(conn);
   const ca = conn.ca ? readCa(conn.ca, conn) : undefined;
-  const buyer = createBuyer({ gatewayUrl, ...(ca ? { ca } : {}), walletId: o.walletId, privateKeyPem, ...(maxPriceMinor !== undefined ? { maxPriceMinor } : {}) });
+  const buyer = createBuyer({ env: false, gatewayUrl, ...(ca ? { ca } : {}), walletId: o.walletId, privateKeyPem, ...(maxPriceMinor !== undefined ? { maxPriceMinor } : {}) });
 
   const child = new StdioClientTransport({ command, args, env: childEnv(), stderr: 'inherit' });
   const host = new StdioServerTransport();

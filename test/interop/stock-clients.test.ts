@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error the template is JavaScript
 import { buildApp } from '../../templates/rest/src/app.js';
 import { createAgentpayX402Scheme, verifyAgentpaySettlement, decodeX402Header, type X402PaymentPayload } from '../../packages/sdk/src/interop/x402.js';
+import { MPP_CLIENT_HINT, X402_CLIENT_HINT } from '../../packages/sdk/src/interop/wire.js';
 import { agentpayMppx } from '../../packages/sdk/src/interop/mppx.js';
 import { decodeHeader, RECEIPT_HEADER, type PaymentProof, type Receipt } from '../../packages/sdk/src/protocol.js';
 import { generateKeyPair, signObject } from '../../packages/sdk/src/signing.js';
@@ -120,16 +121,35 @@ describe('the 402 of the template seller', () => {
     expect(required).toMatchObject({ x402Version: 2, resource: { url: `${url}/summarize` } });
     expect(required.accepts).toEqual([{
       scheme: 'agentpay', network: 'agentpay:sandbox', amount: '100', asset: 'USD', payTo: body.challenge.payTo,
-      maxTimeoutSeconds: expect.any(Number), extra: { challenge: body.challenge },
+      maxTimeoutSeconds: expect.any(Number), extra: { howToPay: X402_CLIENT_HINT, challenge: body.challenge },
     }]);
+    expect(required.error).toBe(`payment required; ${X402_CLIENT_HINT}`);
     expect(required.extensions?.['payment-identifier']).toMatchObject({ info: { required: false } });
 
     const ch = Challenge.fromResponse(res); // mppx's own parser
-    expect(ch).toMatchObject({ id: body.challenge.nonce, realm: '127.0.0.1', method: 'agentpay', intent: 'charge', expires: body.challenge.expiresAt });
+    expect(ch).toMatchObject({ id: body.challenge.nonce, realm: '127.0.0.1', method: 'agentpay', intent: 'charge', expires: body.challenge.expiresAt, description: MPP_CLIENT_HINT });
     expect(ch.request).toEqual({ amount: '100', currency: 'usd', recipient: body.challenge.payTo, methodDetails: { challenge: body.challenge } });
 
     const exposed = res.headers.get('access-control-expose-headers')!.toLowerCase();
     for (const h of ['x-service-receipt', 'payment-required', 'payment-response', 'www-authenticate', 'payment-receipt']) expect(exposed).toContain(h);
+  });
+
+  it('tells a stock client without our scheme what to install: x402 names agentpay-sdk/x402, mppx agentpay-sdk/mppx', async () => {
+    // @x402/fetch with only an EVM scheme: its error carries the accepts, and so our pointer
+    const evmOnly = wrapFetchWithPayment(fetch, new x402Client().register('eip155:*', { scheme: 'exact', createPaymentPayload: async () => { throw new Error('not called'); } } as never));
+    const x402Error = await evmOnly(`${url}/summarize`, call()).then(() => null, (e: Error) => e);
+    expect(x402Error?.message).toMatch(/No network\/scheme registered/);
+    expect(x402Error?.message).toContain('agentpay-sdk/x402');
+    expect(x402Error?.message).toContain('createAgentpayX402Scheme');
+
+    // mppx with only another method: it refuses, and the challenge it parsed carries the pointer
+    const other = { name: 'tempo', intent: 'charge', createCredential: async () => { throw new Error('not called'); } };
+    const mppx = Mppx.create({ methods: [other as never], polyfill: false });
+    const mppError = await mppx.fetch(`${url}/summarize`, call()).then(() => null, (e: Error) => e);
+    expect(mppError?.message).toMatch(/No method found for challenges: agentpay\.charge/);
+    const unpaid = await fetch(`${url}/summarize`, call());
+    expect(Challenge.fromResponse(unpaid).description).toBe(MPP_CLIENT_HINT);
+    expect(MPP_CLIENT_HINT).toContain('agentpay-sdk/mppx');
   });
 
   it('answers problem details (RFC 9457) with our error code to a buyer that asks for them', async () => {

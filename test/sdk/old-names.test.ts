@@ -45,6 +45,6 @@ describe('AgentpayClient gatewayUrl', () => {
 
   it('neither: a coded error naming gatewayUrl', () => {
     expect(() => new AgentpayClient({} as never)).toThrow(AgentpayError);
-    expect(() => new AgentpayClient({} as never)).toThrow(/gatewayUrl is required/);
+    expect(() => new AgentpayClient({} as never)).toThrow(/gatewayUrl is missing/);
   });
 });

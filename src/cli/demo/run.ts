@@ -143,7 +143,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
 
     const results = await steps.run(`Search the market for "${SEARCH_QUERY}"`, () => workspace.discovery.search({ query: SEARCH_QUERY, maxPriceMinor: '500' }), (r) => `${r.length} found, best: ${r[0]?.capability.name ?? 'none'}`);
 
-    const buyer = createBuyer({ gatewayUrl: ready.baseUrl, ca, walletId: agent.walletId, privateKeyPem: agent.privateKeyPem, maxPriceMinor: '150' });
+    const buyer = createBuyer({ env: false, gatewayUrl: ready.baseUrl, ca, walletId: agent.walletId, privateKeyPem: agent.privateKeyPem, maxPriceMinor: '150' });
     const purchases: DemoPurchase[] = [];
     const calls = [
       { cap: caps.forecast, query: '?city=Lisbon', label: 'for Lisbon' },

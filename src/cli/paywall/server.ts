@@ -145,6 +145,7 @@ function requestLine(req: IncomingMessage, res: ServerResponse, kind: 'paid' | '
 /** Starts the paywall: checks every capability with the gateway, then listens. */
 export async function startPaywall(o: PaywallOptions): Promise<RunningPaywall> {
   const seller = createSellerPayments({
+    env: false, // the CLI resolved its settings (flags, environment, profile)
     gatewayUrl: o.gatewayUrl,
     apiKey: o.apiKey,
     ...(o.ca ? { ca: o.ca } : {}),

@@ -104,7 +104,8 @@ function unreachable(url: string, error: unknown, paid: boolean): unknown {
   return new AgentpayError('SELLER_UNREACHABLE', `could not reach the seller at ${url} ${what}`, { details: { url, paid }, cause: error });
 }
 
-export function createBuyer(opts: BuyerOptions): Buyer {
+/** Options not given are read from the environment (PayerOptions): after `eval "$(npx agentpay dev env --role buyer)"`, createBuyer() needs none. */
+export function createBuyer(opts: BuyerOptions = {}): Buyer {
   const payer = createPayer(opts);
   const sellerFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
 
@@ -190,7 +191,7 @@ export function createBuyer(opts: BuyerOptions): Buyer {
   }
 
   return {
-    walletId: opts.walletId,
+    walletId: payer.walletId,
     payer,
     fetch: payingFetch,
     fetchWithApproval,

@@ -19,6 +19,7 @@ import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { isPriceChallenge, isReceipt, responseHash, type PaymentProof, type PriceChallenge, type Receipt, type UnsignedPaymentProof } from '../protocol.js';
 import { privateKeyPemToSeed, signObject, SigningKeyError, verifyObject } from '../signing.js';
+import { missingSetting, withEnvDefaults, type EnvOption } from '../settings.js';
 
 /**
  * The ceiling a buyer applies when it is given none: 100 minor units, 1.00 USD, per call. Pay-per-call
@@ -31,14 +32,19 @@ export const DEFAULT_MAX_PRICE_MINOR = '100';
 /** Signs the canonical proof (without `signature`) with the agent's key; returns base64 ed25519. */
 export type ProofSigner = (proof: UnsignedPaymentProof) => Promise<string> | string;
 
-export interface PayerOptions {
-  /** the gateway that issues challenges and receipt keys */
-  gatewayUrl: string;
-  /** PEM of a CA to trust for the gateway (Node only) */
+/**
+ * gatewayUrl, ca, walletId and privateKeyPem not given are read from the environment (EnvOption:
+ * AGENTPAY_GATEWAY_URL, AGENTPAY_CA, AGENTPAY_WALLET_ID, AGENTPAY_PRIVATE_KEY_FILE, as
+ * `agentpay dev env --role buyer` prints them; ../settings.ts). An option given wins.
+ */
+export interface PayerOptions extends EnvOption {
+  /** the gateway that issues challenges and receipt keys (default: AGENTPAY_GATEWAY_URL) */
+  gatewayUrl?: string;
+  /** PEM of a CA to trust for the gateway (Node only; default: the file AGENTPAY_CA names) */
   ca?: string;
-  /** the agent wallet that pays */
-  walletId: string;
-  /** the agent's ed25519 private key (PKCS#8 PEM), registered on the wallet by its public half */
+  /** the agent wallet that pays (default: AGENTPAY_WALLET_ID) */
+  walletId?: string;
+  /** the agent's ed25519 private key (PKCS#8 PEM), registered on the wallet by its public half (default: the file AGENTPAY_PRIVATE_KEY_FILE names) */
   privateKeyPem?: string;
   /** or a signer, e.g. backed by a KMS or a hardware key */
   signer?: ProofSigner;
@@ -130,10 +136,13 @@ function checkPrivateKey(pem: unknown): void {
   }
 }
 
-export function createPayer(opts: PayerOptions): Payer {
-  if (!opts.privateKeyPem && !opts.signer) throw new AgentpayError('VALIDATION_FAILED', 'createBuyer: pass privateKeyPem (the agent key) or a signer', { details: { field: 'privateKeyPem' } });
+export function createPayer(given: PayerOptions = {}): Payer {
+  const opts = withEnvDefaults(given, given.signer ? ['gatewayUrl', 'ca', 'walletId'] : ['gatewayUrl', 'ca', 'walletId', 'privateKeyPem']) as PayerOptions & { gatewayUrl: string; walletId: string };
+  if (!opts.gatewayUrl) throw missingSetting('createBuyer', 'gatewayUrl');
+  if (!opts.walletId) throw missingSetting('createBuyer', 'walletId');
+  if (!opts.privateKeyPem && !opts.signer) throw missingSetting('createBuyer', 'privateKeyPem', ' (the agent key; or pass a signer)');
   if (opts.privateKeyPem !== undefined && !opts.signer) checkPrivateKey(opts.privateKeyPem);
-  const gateway = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, ...(opts.ca ? { ca: opts.ca } : {}) });
+  const gateway = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, env: false, ...(opts.ca ? { ca: opts.ca } : {}) });
   const now = opts.now ?? Date.now;
   const defaultCeiling = ceilingOf(opts.maxPriceMinor ?? DEFAULT_MAX_PRICE_MINOR, 'maxPriceMinor')!;
   const ceilingIsDefault = opts.maxPriceMinor === undefined;

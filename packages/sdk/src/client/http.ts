@@ -6,6 +6,7 @@
  */
 import { oldNameNotice } from '../deprecation.js';
 import { AgentpayError } from '../errors.js';
+import { missingSetting, withEnvDefaults, type EnvOption } from '../settings.js';
 
 interface CommonClientOptions {
   apiKey?: string;
@@ -15,10 +16,14 @@ interface CommonClientOptions {
   headers?: Record<string, string>;
 }
 
-/** The gateway is `gatewayUrl` (https://…); `baseUrl`, its old name, still works with a one-time notice. */
-export type ClientOptions = CommonClientOptions &
+/**
+ * The gateway is `gatewayUrl` (https://…); `baseUrl`, its old name, still works with a one-time notice.
+ * Options not given are read from the environment (AGENTPAY_GATEWAY_URL, AGENTPAY_API_KEY, AGENTPAY_CA:
+ * ../settings.ts); `env: false` reads nothing.
+ */
+export type ClientOptions = CommonClientOptions & EnvOption &
   (
-    | { /** the gateway, e.g. https://127.0.0.1:4402 */ gatewayUrl: string; baseUrl?: undefined }
+    | { /** the gateway, e.g. https://127.0.0.1:4402 (default: AGENTPAY_GATEWAY_URL) */ gatewayUrl?: string; baseUrl?: undefined }
     | { /** @deprecated the old name of gatewayUrl */ baseUrl: string; gatewayUrl?: undefined }
   );
 
@@ -51,14 +56,15 @@ export class HttpClient {
   private fetchImpl: Promise<typeof fetch> | undefined;
   private readonly transport: Promise<Transport>;
 
-  constructor(opts: ClientOptions) {
+  constructor(given: ClientOptions = {}) {
+    const opts = withEnvDefaults(given, given.baseUrl !== undefined && given.gatewayUrl === undefined ? ['apiKey', 'ca'] : ['gatewayUrl', 'apiKey', 'ca']);
     let url = opts.gatewayUrl;
     if (url === undefined && opts.baseUrl !== undefined) {
       oldNameNotice('baseUrl', 'gatewayUrl');
       url = opts.baseUrl;
     }
     if (typeof url !== 'string' || url === '') {
-      throw new AgentpayError('VALIDATION_FAILED', 'AgentpayClient: gatewayUrl is required: the gateway to talk to, e.g. https://127.0.0.1:4402', { details: { field: 'gatewayUrl' } });
+      throw missingSetting('AgentpayClient', 'gatewayUrl', ' (the gateway to talk to, e.g. https://127.0.0.1:4402)');
     }
     this.gatewayUrl = url.replace(/\/+$/, '');
     this.apiKey = opts.apiKey;

@@ -1,7 +1,7 @@
 /**
  * `agentpay-sdk/client`: a typed client for every route of the gateway.
  *
- *   const ap = new AgentpayClient({ gatewayUrl, apiKey, ca });
+ *   const ap = new AgentpayClient({ gatewayUrl, apiKey, ca });   // or new AgentpayClient(): from AGENTPAY_* (../settings.ts)
  *   const wallet = await ap.wallets.create({ ownerType: 'agent', ownerId: 'researcher', publicKeyPem });
  */
 import { HttpClient, type ClientOptions } from './http.js';
@@ -44,7 +44,8 @@ export class AgentpayClient {
   readonly payouts: PayoutsApi;
   readonly webhooks: WebhooksApi;
 
-  constructor(opts: ClientOptions) {
+  /** Options not given are read from the environment: AGENTPAY_GATEWAY_URL, AGENTPAY_API_KEY, AGENTPAY_CA (docs/configuration.md). */
+  constructor(opts: ClientOptions = {}) {
     this.http = new HttpClient(opts);
     this.wallets = new WalletsApi(this.http);
     this.platform = new PlatformApi(this.http);

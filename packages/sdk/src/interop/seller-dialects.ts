@@ -11,7 +11,7 @@
 import { paymentRequiredBody, type PriceChallenge, type Receipt } from '../protocol.js';
 import {
   DEFAULT_AGENTPAY_NETWORK, dialectReceiptHeaders, type X402ExactOffer, paymentRequiredHeaders, problemDetails, PROBLEM_JSON, readPaymentCredential,
-  wantsProblemJson, type Dialect, type PaymentCredentialRead,
+  wantsProblemJson, X402_CLIENT_HINT, type Dialect, type PaymentCredentialRead,
 } from './wire.js';
 
 export interface DialectOptions {
@@ -82,7 +82,7 @@ const json = (status: number, value: unknown, headers: Record<string, string>, p
  */
 export function unpaidAnswer(challenge: PriceChallenge, req: DialectRequest, o: DialectOptions = {}, invalid?: Extract<PaymentCredentialRead, { kind: 'invalid' }>): DialectAnswer {
   const { url, realm } = resourceOf(req, o);
-  const headers = paymentRequiredHeaders(challenge, { resourceUrl: url, realm, network: o.network ?? DEFAULT_AGENTPAY_NETWORK, ...(invalid ? { error: invalid.message } : {}), ...(o.exact ? { exact: o.exact } : {}) });
+  const headers = paymentRequiredHeaders(challenge, { resourceUrl: url, realm, network: o.network ?? DEFAULT_AGENTPAY_NETWORK, error: invalid ? invalid.message : `payment required; ${X402_CLIENT_HINT}`, ...(o.exact ? { exact: o.exact } : {}) });
   const problem = wantsProblemJson(req.header('accept'));
   const status = invalid?.status ?? 402;
   const code = invalid ? (invalid.problem === 'method-unsupported' ? 'NOT_SUPPORTED' : 'PAYMENT_INVALID') : 'PAYMENT_REQUIRED';

@@ -84,7 +84,16 @@ export const PAYMENT_IDENTIFIER_EXTENSION = {
   },
 } as const;
 
-/** The `accepts` entry of an agentpay price: plain fields for x402 clients, the signed challenge in `extra`. */
+/**
+ * What a client without our scheme (method) reads in a 402: which package pays it. A stock x402
+ * client that has no scheme for an entry throws "No network/scheme registered ..." with the
+ * `accepts` in its message, so `extra.howToPay` is what its user sees; the unpaid 402's `error`
+ * says it too. mppx's Payment challenges carry it as `description`. ASCII: header-safe.
+ */
+export const X402_CLIENT_HINT = 'priced in the agentpay scheme: npm install agentpay-sdk and register createAgentpayX402Scheme from agentpay-sdk/x402 on your x402Client for agentpay:*';
+export const MPP_CLIENT_HINT = 'priced in the agentpay method: npm install agentpay-sdk and add agentpayMppx(...).method from agentpay-sdk/mppx to Mppx.create({ methods })';
+
+/** The `accepts` entry of an agentpay price: plain fields for x402 clients, the signed challenge in `extra` (and X402_CLIENT_HINT). */
 export function x402Requirements(challenge: PriceChallenge, network: string = DEFAULT_AGENTPAY_NETWORK, now: number = Date.now()): X402PaymentRequirements {
   return {
     scheme: AGENTPAY_SCHEME,
@@ -93,7 +102,7 @@ export function x402Requirements(challenge: PriceChallenge, network: string = DE
     asset: challenge.currency,
     payTo: challenge.payTo,
     maxTimeoutSeconds: Math.max(1, Math.ceil((Date.parse(challenge.expiresAt) - now) / 1000)),
-    extra: { challenge },
+    extra: { howToPay: X402_CLIENT_HINT, challenge },
   };
 }
 
@@ -234,6 +243,7 @@ export function paymentChallengeOf(challenge: PriceChallenge, realm: string): Pa
     intent: AGENTPAY_INTENT,
     request: chargeRequestOf(challenge) as unknown as Record<string, unknown>,
     expires: challenge.expiresAt,
+    description: MPP_CLIENT_HINT,
   };
 }
 
@@ -242,7 +252,7 @@ const quote = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"
 /** `WWW-Authenticate: Payment id=…, realm=…, method="agentpay", intent="charge", expires=…, request=…`. */
 export function paymentChallengeHeader(challenge: PriceChallenge, realm: string): string {
   const p = paymentChallengeOf(challenge, realm);
-  return `Payment id=${quote(p.id)}, realm=${quote(p.realm)}, method=${quote(p.method)}, intent=${quote(p.intent)}, expires=${quote(p.expires!)}, request=${quote(encodePaymentRequest(p.request))}`;
+  return `Payment id=${quote(p.id)}, realm=${quote(p.realm)}, method=${quote(p.method)}, intent=${quote(p.intent)}, expires=${quote(p.expires!)}, request=${quote(encodePaymentRequest(p.request))}, description=${quote(p.description!)}`;
 }
 
 /**

@@ -28,6 +28,7 @@ import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { CORS_EXPOSE_HEADERS, encodeHeader, paymentRequiredBody, RECEIPT_HEADER, responseHash, type PaymentProof, type Receipt } from '../protocol.js';
 import type { Authorization, Challenge, Replay } from '../types.js';
+import { missingSetting, withEnvDefaults, type EnvOption } from '../settings.js';
 import { GatewayBatcher, type BatchOptions } from './batcher.js';
 import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
 import { idempotencyKeyOf, keptResponse, replayAnswer, requestFingerprint, type IdempotentRequest } from './idempotency.js';
@@ -35,14 +36,19 @@ import { encodeX402Header, X402_PAYMENT_RESPONSE_HEADER, x402ExactSettlementResp
 import type { ExactSettled } from '../client/payments.js';
 import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
 
-export interface SellerOptions extends DialectOptions {
-  /** the gateway the capability is published on (https://…) */
-  gatewayUrl: string;
-  /** a provider key with scope payments:write */
-  apiKey: string;
-  /** PEM of a CA to trust for the gateway (Node only), e.g. a local gateway's DATA_DIR/tls/ca.pem */
+/**
+ * gatewayUrl, apiKey and ca not given are read from the environment (EnvOption: AGENTPAY_GATEWAY_URL,
+ * AGENTPAY_API_KEY, AGENTPAY_CA, as `agentpay dev env --role seller` prints them; ../settings.ts), and
+ * capabilityId from AGENTPAY_CAPABILITY_ID when neither it nor routes is given. An option given wins.
+ */
+export interface SellerOptions extends DialectOptions, EnvOption {
+  /** the gateway the capability is published on (https://…; default: AGENTPAY_GATEWAY_URL) */
+  gatewayUrl?: string;
+  /** a provider key with scope payments:write (default: AGENTPAY_API_KEY) */
+  apiKey?: string;
+  /** PEM of a CA to trust for the gateway (Node only), e.g. a local gateway's DATA_DIR/tls/ca.pem (default: the file AGENTPAY_CA names) */
   ca?: string;
-  /** the capability every paid route of this seller sells */
+  /** the capability every paid route of this seller sells (default, when routes is not given either: AGENTPAY_CAPABILITY_ID) */
   capabilityId?: string;
   /** per route: 'GET /weather' or '/weather' (any method) -> capability id; wins over capabilityId */
   routes?: Record<string, string>;
@@ -473,8 +479,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const transient = (e: unknown) =>
   !(e instanceof AgentpayError) || e.code === 'GATEWAY_UNAVAILABLE' || (e.status ?? 0) >= 500 || e.status === 429;
 
-export function createSellerPayments(opts: SellerOptions): SellerPayments {
-  const client = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, apiKey: opts.apiKey, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+export function createSellerPayments(given: SellerOptions = {}): SellerPayments {
+  const opts = withEnvDefaults(given, given.routes ? ['gatewayUrl', 'apiKey', 'ca'] : ['gatewayUrl', 'apiKey', 'ca', 'capabilityId']);
+  if (!opts.gatewayUrl) throw missingSetting('agentpay seller', 'gatewayUrl');
+  if (!opts.apiKey) throw missingSetting('agentpay seller', 'apiKey', ' (a provider key with payments:write)');
+  const client = new AgentpayClient({ gatewayUrl: opts.gatewayUrl, apiKey: opts.apiKey, env: false, ...(opts.ca ? { ca: opts.ca } : {}), ...(opts.fetch ? { fetch: opts.fetch } : {}) });
   const gateway = new GatewayBatcher(client, opts.batch === false ? { maxInFlight: Infinity } : opts.batch);
   const attempts = Math.max(1, opts.completeRetry?.attempts ?? 4);
   const baseDelayMs = opts.completeRetry?.baseDelayMs ?? 250;

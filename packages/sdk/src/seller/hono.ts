@@ -20,7 +20,7 @@ import { webSeller, type WebSellerOptions } from './web.js';
 /** The context variable a paid handler reads its call from: `c.get('agentpayCall')`. */
 export type AgentpayVariables = { agentpayCall: PaidCall | undefined };
 
-export function agentpayHono(opts: WebSellerOptions): MiddlewareHandler<{ Variables: AgentpayVariables }> {
+export function agentpayHono(opts: WebSellerOptions = {}): MiddlewareHandler<{ Variables: AgentpayVariables }> {
   const web = webSeller(opts);
   return async (c, next) => {
     let ran = false;

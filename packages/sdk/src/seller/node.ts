@@ -215,7 +215,7 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
  * only after authorization. An error that express's error handler turns into a 5xx
  * settles as a provider error, a 4xx as a client error.
  */
-export function paidMiddleware(opts: NodeSellerOptions): (req: IncomingMessage, res: ServerResponse, next: Next) => void {
+export function paidMiddleware(opts: NodeSellerOptions = {}): (req: IncomingMessage, res: ServerResponse, next: Next) => void {
   const g = guardOf(opts);
   return (req, res, next) => {
     admit(g, req, res).then((a) => {
@@ -225,7 +225,7 @@ export function paidMiddleware(opts: NodeSellerOptions): (req: IncomingMessage, 
 }
 
 /** Wraps a node:http handler `(req, res)` so that it runs only for paid calls. */
-export function paid(handler: Handler, opts: NodeSellerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+export function paid(handler: Handler, opts: NodeSellerOptions = {}): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const g = guardOf(opts);
   return async (req, res) => {
     const a = await admit(g, req, res);

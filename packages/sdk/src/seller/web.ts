@@ -54,7 +54,7 @@ const toResponse = (answer: Answer, base?: Headers): Response => {
 };
 
 /** The payment table for web requests; `paidHandler` and the hono middleware are made of it. */
-export function webSeller(opts: WebSellerOptions): WebSeller {
+export function webSeller(opts: WebSellerOptions = {}): WebSeller {
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
   const fixed = 'seller' in opts ? opts.capabilityId : undefined;
 
