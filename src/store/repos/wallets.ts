@@ -13,21 +13,22 @@ export interface WalletRepo {
 }
 
 export interface LedgerRepo {
-  /** The wallet's newest entry: its running sums are the balance and the held amount. */
-  last(walletId: string): Promise<LedgerEntry | undefined>;
-  append(e: LedgerEntry): Promise<void>;
   /**
-   * Appends a movement after the wallet's last entry, placed by the store: `seq` and the running
-   * sums are the last entry's extended by `amountMinor` and `holdMinor`, read and written in one
-   * step, so a busy wallet is held for that step alone (PostgreSQL: one statement, no round trip
-   * between locking the wallet and writing). Refused, failing the transaction, when it would leave
-   * the balance, the held or the available amount negative (MovementRefused). For movements the
-   * caller need not check first: a sale, a fee, the capture of a hold, a hold the store refuses
-   * when the wallet cannot cover it.
+   * The wallet's newest entry: its running sums are the balance and the held amount. Inside a
+   * write transaction it takes the wallet's lock first (PostgreSQL: the wallet's row, to COMMIT),
+   * so what is decided on it holds until the commit.
    */
-  place(e: Placement): Promise<void>;
-  /** Places each movement as `place` does, in the order given (PostgreSQL: one statement for all). */
-  placeAll(es: Placement[]): Promise<void>;
+  last(walletId: string): Promise<LedgerEntry | undefined>;
+  /**
+   * The only way into the ledger. Each movement, in the order given, is placed after its wallet's
+   * last entry under the wallet's lock, by the one rule of src/store/ledger-chain.ts (`placeAfter`):
+   * `seq` and the running sums extended, refused with MovementRefused (nothing appended, the
+   * database transaction intact) when a sum would go negative. Returns the entries appended.
+   * How many round trips that takes is the store's business (PostgreSQL: the heads of all the
+   * wallets not yet locked in this transaction locked and read in one statement, the entries
+   * sent with the COMMIT).
+   */
+  place(ps: Placement[]): Promise<LedgerEntry[]>;
   /** Entries oldest first; `afterSeq` pages on. */
   list(walletId: string, opts?: { afterSeq?: number; limit?: number }): Promise<LedgerEntry[]>;
   byTransaction(transactionId: string): Promise<LedgerEntry[]>;

@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt } from 'drizzle-orm';
+import { and, asc, eq, gt } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { wallets, ledgerEntries } from '../schema/index.js';
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
-import { MovementRefused, storeError, UniqueViolation } from '../errors.js';
+import { storeError, UniqueViolation } from '../errors.js';
+import { placeAfter } from '../ledger-chain.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -20,7 +21,15 @@ export class SqliteLedger implements LedgerRepo {
   private readonly s: TableStatements<typeof ledgerEntries>;
   constructor(private db: Db) { this.s = statementsFor(db, ledgerEntries); }
   async last(walletId: string) { return this.s.first({ walletId }, 'ORDER BY "seq" DESC'); }
-  async append(e: LedgerEntry) {
+  async place(ps: Placement[]) {
+    // one writer at a time (SqliteStore.tx): the heads read here cannot move before the commit
+    const heads = new Map<string, LedgerEntry | undefined>();
+    for (const p of ps) if (!heads.has(p.walletId)) heads.set(p.walletId, await this.last(p.walletId));
+    const entries = placeAfter(heads, ps);
+    for (const e of entries) this.append(e);
+    return entries;
+  }
+  private append(e: LedgerEntry) {
     try {
       this.s.insert(e);
     } catch (err) {
@@ -31,19 +40,6 @@ export class SqliteLedger implements LedgerRepo {
       }
       throw storeError(err);
     }
-  }
-  async place(m: Placement) {
-    const last = await this.last(m.walletId);
-    const balanceAfter = (last?.balanceAfter ?? 0n) + m.amountMinor;
-    const heldAfter = (last?.heldAfter ?? 0n) + m.holdMinor;
-    // the domain's rule (post in src/domain/wallets/ledger.ts), as PostgreSQL's ledger_place keeps it
-    if (balanceAfter < 0n || heldAfter < 0n || balanceAfter - heldAfter < 0n) {
-      throw new MovementRefused(`wallet ${m.walletId} would be left with balance ${balanceAfter} and held ${heldAfter}: refused`);
-    }
-    await this.append({ ...m, seq: (last?.seq ?? 0) + 1, balanceAfter, heldAfter });
-  }
-  async placeAll(es: Placement[]) {
-    for (const e of es) await this.place(e);
   }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
