@@ -111,8 +111,8 @@ export async function succeed(
   const movements: Movement[] = [{ ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` }];
   if (sale > 0n) movements.push({ ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
   if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
-  await placeAll(r, ctx, movements);
-  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash);
+  const entries = await placeAll(r, ctx, movements);
+  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash, entries);
   // the sale's event, for the seller and the buyer's workspace: written, nothing read (./events.ts)
   await recordPaymentEvent(r, ctx, 'payment.succeeded', txn, receipt, { feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash });
   return receipt;

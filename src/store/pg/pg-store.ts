@@ -42,7 +42,8 @@ import type { StoreObserver } from '../observer.js';
 import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, UniqueViolation } from '../errors.js';
 import { pgMigrationsDir } from '../../paths.js';
 import { PgTenants, PgSignups, PgAccounts, PgPasswordResets, PgApiKeys, PgAuthThrottles } from './tenancy.js';
-import { PgWallets, PgLedger, PgSigningKeys } from './wallets.js';
+import { sealLedger } from '../ledger-chain.js';
+import { PgWallets, PgLedger, PgLedgerCheckpoints, PgSigningKeys } from './wallets.js';
 import { PgCapabilities, PgCapabilityVersions, PgCapabilitySearch, PgVerificationRequests, PgRatings } from './market.js';
 import { PgDiscovery } from './discovery.js';
 import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency, PgPurchaseFacts } from './payments.js';
@@ -117,6 +118,7 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     authThrottles: new PgAuthThrottles(db),
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
+    ledgerCheckpoints: new PgLedgerCheckpoints(db),
     signingKeys: new PgSigningKeys(db, s),
     capabilities: new PgCapabilities(db, s),
     capabilityVersions: new PgCapabilityVersions(db),
@@ -234,6 +236,7 @@ export class PgStore implements Store {
     const store = new PgStore(opts);
     try {
       await store.migrate(opts.migrate ?? true);
+      await sealLedger(store); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
       return store;
     } catch (e) {
       await store.pool.end().catch(() => undefined);

@@ -1,7 +1,7 @@
-import { and, asc, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { wallets, ledgerEntries, signingKeys } from '../schema-pg/index.js';
-import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
+import { wallets, ledgerEntries, signingKeys, ledgerCheckpoints } from '../schema-pg/index.js';
+import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement, LedgerHead, LedgerCheckpointRepo, LedgerCheckpoint } from '../repos/wallets.js';
 import type { SigningKeyRepo, SigningKeyRecord } from '../repos/platform.js';
 import { run, send, TableSql, type Session } from './sql.js';
 import { placeAfter } from '../ledger-chain.js';
@@ -98,6 +98,25 @@ export class PgLedger implements LedgerRepo {
   async byTransaction(transactionId: string) {
     // created_at, then seq: entries of one transaction in one millisecond keep their order
     return this.db.select().from(ledgerEntries).where(eq(ledgerEntries.transactionId, transactionId)).orderBy(asc(ledgerEntries.createdAt), asc(ledgerEntries.seq));
+  }
+  async heads(): Promise<LedgerHead[]> {
+    const r = await this.db.execute<{ wallet_id: string; seq: string | number; hash: string | null }>(sql`SELECT DISTINCT ON (wallet_id) wallet_id, seq, hash FROM ledger_entries ORDER BY wallet_id, seq DESC`);
+    return r.rows.map((h) => ({ walletId: h.wallet_id, seq: Number(h.seq), hash: h.hash }));
+  }
+  async unsealedWallets() {
+    return (await this.db.selectDistinct({ w: ledgerEntries.walletId }).from(ledgerEntries).where(isNull(ledgerEntries.hash))).map((x) => x.w);
+  }
+  async seal(id: string, hash: string) { await this.db.update(ledgerEntries).set({ hash }).where(and(eq(ledgerEntries.id, id), isNull(ledgerEntries.hash))); }
+}
+
+export class PgLedgerCheckpoints implements LedgerCheckpointRepo {
+  constructor(private db: Db) {}
+  async insert(c: LedgerCheckpoint) { await this.db.insert(ledgerCheckpoints).values(c); }
+  async get(id: string) { return (await this.db.select().from(ledgerCheckpoints).where(eq(ledgerCheckpoints.id, id)))[0]; }
+  async list(opts: { limit: number; before?: { createdAt: number; id: string } }) {
+    const b = opts.before;
+    const where = b ? or(lt(ledgerCheckpoints.createdAt, b.createdAt), and(eq(ledgerCheckpoints.createdAt, b.createdAt), lt(ledgerCheckpoints.id, b.id))) : undefined;
+    return this.db.select().from(ledgerCheckpoints).where(where).orderBy(desc(ledgerCheckpoints.createdAt), desc(ledgerCheckpoints.id)).limit(opts.limit);
   }
 }
 

@@ -1,9 +1,12 @@
-import type { wallets, ledgerEntries } from '../schema/index.js';
+import type { wallets, ledgerEntries, ledgerCheckpoints } from '../schema/index.js';
 
 export type Wallet = typeof wallets.$inferSelect;
 export type LedgerEntry = typeof ledgerEntries.$inferSelect;
-/** A ledger entry the store places itself: at the wallet's next seq, its running sums extended. */
-export type Placement = Omit<LedgerEntry, 'seq' | 'balanceAfter' | 'heldAfter'>;
+/** A ledger entry the store places itself: at the wallet's next seq, its running sums extended, its hash linked to the head's. */
+export type Placement = Omit<LedgerEntry, 'seq' | 'balanceAfter' | 'heldAfter' | 'hash'>;
+/** Where a wallet's chain ends: its last entry's seq and hash. */
+export interface LedgerHead { walletId: string; seq: number; hash: string | null }
+export type LedgerCheckpoint = typeof ledgerCheckpoints.$inferSelect;
 
 export interface WalletRepo {
   insert(w: Wallet): Promise<void>;
@@ -32,4 +35,18 @@ export interface LedgerRepo {
   /** Entries oldest first; `afterSeq` pages on. */
   list(walletId: string, opts?: { afterSeq?: number; limit?: number }): Promise<LedgerEntry[]>;
   byTransaction(transactionId: string): Promise<LedgerEntry[]>;
+  /** The head of every wallet's chain that has an entry, by wallet id. */
+  heads(): Promise<LedgerHead[]>;
+  /** Wallets with an entry that has no hash yet (written before the chain existed). */
+  unsealedWallets(): Promise<string[]>;
+  /** Sets the hash of an entry that has none (src/store/ledger-chain.ts sealLedger; the triggers refuse any other update). */
+  seal(id: string, hash: string): Promise<void>;
+}
+
+/** Signed checkpoints of the chains' heads, append-only. */
+export interface LedgerCheckpointRepo {
+  insert(c: LedgerCheckpoint): Promise<void>;
+  /** Newest first; `before`: older than this one (paging). */
+  list(opts: { limit: number; before?: { createdAt: number; id: string } }): Promise<LedgerCheckpoint[]>;
+  get(id: string): Promise<LedgerCheckpoint | undefined>;
 }

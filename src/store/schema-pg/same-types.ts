@@ -17,6 +17,7 @@ export type SameRows = [
   Check<Same<typeof lite.authThrottles.$inferSelect, typeof pg.authThrottles.$inferSelect>>,
   Check<Same<typeof lite.wallets.$inferSelect, typeof pg.wallets.$inferSelect>>,
   Check<Same<typeof lite.ledgerEntries.$inferSelect, typeof pg.ledgerEntries.$inferSelect>>,
+  Check<Same<typeof lite.ledgerCheckpoints.$inferSelect, typeof pg.ledgerCheckpoints.$inferSelect>>,
   Check<Same<typeof lite.signingKeys.$inferSelect, typeof pg.signingKeys.$inferSelect>>,
   Check<Same<typeof lite.capabilities.$inferSelect, typeof pg.capabilities.$inferSelect>>,
   Check<Same<typeof lite.capabilityVersions.$inferSelect, typeof pg.capabilityVersions.$inferSelect>>,

@@ -5,7 +5,7 @@ import { migrationsDir } from '../../paths.js';
 import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
 import { SqliteTenants, SqliteSignups, SqliteAccounts, SqlitePasswordResets, SqliteApiKeys, SqliteAuthThrottles } from './tenancy.js';
-import { SqliteWallets, SqliteLedger } from './wallets.js';
+import { SqliteWallets, SqliteLedger, SqliteLedgerCheckpoints, sealSqliteLedger } from './wallets.js';
 import { SqliteSigningKeys } from './platform.js';
 import { SqliteCapabilities, SqliteCapabilityVersions, SqliteCapabilitySearch, SqliteVerificationRequests, SqliteRatings } from './market.js';
 import { SqliteDiscovery } from './discovery.js';
@@ -82,6 +82,7 @@ export class SqliteStore implements Store {
     this.raw.defaultSafeIntegers(true);
     this.db = drizzle(this.raw);
     migrate(this.db, { migrationsFolder: migrationsDir() });
+    sealSqliteLedger(this.db); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
     // after the migrations: a new database has no log file before its first write
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
@@ -95,6 +96,7 @@ export class SqliteStore implements Store {
       authThrottles: new SqliteAuthThrottles(this.db),
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
+      ledgerCheckpoints: new SqliteLedgerCheckpoints(this.db),
       signingKeys: new SqliteSigningKeys(this.db),
       capabilities: new SqliteCapabilities(this.db),
       capabilityVersions: new SqliteCapabilityVersions(this.db),
