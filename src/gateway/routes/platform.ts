@@ -51,7 +51,7 @@ export default async function platformRoutes(app: FastifyInstance) {
         querystring: Type.Object({
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: CHECKPOINT_PAGE_MAX, description: `checkpoints per page (default 20, at most ${CHECKPOINT_PAGE_MAX})` })),
           after: Type.Optional(Type.String({ maxLength: 100, description: 'the nextCursor of the previous page' })),
-        }),
+        }, { additionalProperties: false }),
         response: { 200: Type.Object({ checkpoints: Type.Array(LedgerCheckpoint), nextCursor: Type.Optional(Type.String()) }) },
       },
     },
