@@ -17,6 +17,7 @@ export const ID_PREFIX = {
   account: 'acc',
   apiKey: 'key',
   ledgerEntry: 'led',
+  ledgerCheckpoint: 'lck',
   signingKey: 'sk',
   error: 'err',
   request: 'req',

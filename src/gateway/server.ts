@@ -56,6 +56,8 @@ export interface StartGatewayOptions {
   durability?: 'background' | 'in-commit';
   /** how often the server certificate is checked and renewed while running (ms; default one hour, 0 never) */
   tlsCheckIntervalMs?: number;
+  /** how often the ledger-checkpoint duty signs the chains' heads when they moved (default 10 minutes; docs/ledger.md) */
+  ledgerCheckpointIntervalMs?: number;
   /** how often the current signing key is re-read, to follow rotations by other instances (ms; default 30 s, 0 never) */
   signingKeyRefreshMs?: number;
   /**
@@ -214,6 +216,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'), dutyOf(store, 'webhooks', app.log));
     services.alertMailer.start(config.alertMailIntervalMs ?? 5000, (err) => app.log.error({ err }, 'alert mail run failed'), dutyOf(store, 'alert-mail', app.log));
     services.retention.start((err) => app.log.error({ err }, 'retention run failed; tried again at the next run'), dutyOf(store, 'retention', app.log));
+    services.ledgerCheckpoints.start(opts.ledgerCheckpointIntervalMs ?? 10 * 60 * 1000, (err) => app.log.error({ err }, 'ledger checkpoint failed; tried again at the next run'), dutyOf(store, 'ledger-checkpoints', app.log));
     const tlsRenewal = tls ? new TlsRenewal(dataDir, app.server as https.Server, tls, app.log) : null;
     tlsRenewal?.start(opts.tlsCheckIntervalMs ?? 60 * 60 * 1000, (err) =>
       app.log.error({ err }, 'TLS certificate check failed; the current certificate stays in use, tried again at the next check'),
@@ -241,6 +244,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
         await services.webhookDeliverer.stop();
         await services.alertMailer.stop();
         await services.retention.stop();
+        await services.ledgerCheckpoints.stop();
         await tlsRenewal?.stop();
         await services.signingKeys.stopRefresh();
         if (plain) {

@@ -22,6 +22,7 @@ import { sandboxAdapters } from '../rails/sandbox/adapters.js';
 import { randomBytes } from 'node:crypto';
 import { randomId } from '../core/ids.js';
 import { RetentionJob } from '../domain/platform/retention.js';
+import { LedgerCheckpoints } from '../domain/wallets/checkpoints.js';
 import { SecretBox, parseWebhookKey, WebhookService, WebhookDeliverer, httpSender, EgressPolicy } from '../domain/platform/webhooks/index.js';
 import { accountLimitsOf, type GatewayConfig } from './config.js';
 
@@ -56,6 +57,8 @@ export interface Services {
   alertMailer: AlertMailer;
   /** the retention duty (src/domain/platform/retention.ts) */
   retention: RetentionJob;
+  /** signed checkpoints of the ledger's chains, and their duty (src/domain/wallets/checkpoints.ts) */
+  ledgerCheckpoints: LedgerCheckpoints;
 }
 
 /** `keyStorage`: where new signing keys' private halves go (default: `keyFiles`; src/gateway/server.ts chooses) */
@@ -89,6 +92,7 @@ export async function buildServices(ctx: DomainContext, config: GatewayConfig, k
     webhooks: new WebhookService(ctx, { box, mode: config.mode, egress }),
     alertMailer: new AlertMailer(ctx, mailer),
     retention: new RetentionJob(ctx, config.retention),
+    ledgerCheckpoints: new LedgerCheckpoints(ctx, signingKeys),
     webhookDeliverer: new WebhookDeliverer({
       ctx, box, send: httpSender({ egress, ...(config.webhooks?.ca ? { ca: config.webhooks.ca } : {}) }),
       ...(config.webhooks?.timeoutMs ? { timeoutMs: config.webhooks.timeoutMs } : {}),

@@ -20,11 +20,16 @@ export class TransactionConflict extends Error {
 }
 
 /**
- * A movement the store placed (LedgerRepo.place) would have left a wallet's balance, held or
- * available amount negative: refused, and the database transaction with it.
+ * A movement the store was asked to place (LedgerRepo.place) would have left a wallet's balance,
+ * held or available amount negative: refused before anything was appended (src/store/ledger-chain.ts);
+ * the database transaction is intact, so the caller may act on the refusal (expire overdue holds,
+ * answer INSUFFICIENT_FUNDS) or let it fail the transaction. `wallet`: the wallet's sums before it.
  */
 export class MovementRefused extends Error {
   override readonly name = 'MovementRefused';
+  constructor(message: string, readonly wallet: { walletId: string; balanceMinor: bigint; heldMinor: bigint; availableMinor: bigint }, options?: { cause?: unknown }) {
+    super(message, options);
+  }
 }
 
 /**
@@ -42,8 +47,7 @@ export function storeError(e: unknown): unknown {
     if (cur.code === 'SQLITE_CONSTRAINT_UNIQUE' || cur.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cur.code === '23505') {
       return new UniqueViolation(String(cur.message ?? 'unique constraint violated'), typeof cur.constraint === 'string' ? cur.constraint : undefined, { cause: e });
     }
-    // PostgreSQL's functions of drizzle-pg/0007 name their refusals
-    if (cur.code === '23514' && cur.constraint === 'ledger_sums') return new MovementRefused(String(cur.message), { cause: e });
+    // PostgreSQL's function of drizzle-pg/0007 names its refusal
     if (cur.code === '23514' && cur.constraint === 'transaction_authorized') return new AlreadyResolved(String(cur.message), { cause: e });
   }
   return e;

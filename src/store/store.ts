@@ -15,7 +15,7 @@
  *   the commits it read from.
  */
 import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, AuthThrottleRepo } from './repos/tenancy.js';
-import type { WalletRepo, LedgerRepo } from './repos/wallets.js';
+import type { WalletRepo, LedgerRepo, LedgerCheckpointRepo } from './repos/wallets.js';
 import type { SigningKeyRepo } from './repos/platform.js';
 import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
 import type { DiscoveryRepo } from './repos/discovery.js';
@@ -35,6 +35,7 @@ export interface Repos {
   authThrottles: AuthThrottleRepo;
   wallets: WalletRepo;
   ledger: LedgerRepo;
+  ledgerCheckpoints: LedgerCheckpointRepo;
   signingKeys: SigningKeyRepo;
   capabilities: CapabilityRepo;
   capabilityVersions: CapabilityVersionRepo;

@@ -37,7 +37,7 @@ function patched<T extends object>(obj: T, patch: Partial<T>): T {
 
 /** Planted: the platform's fee of a completed call is never written (the seller and buyer entries are). */
 const dropFees: Plant = (r: Repos) => patched(r, {
-  ledger: patched(r.ledger, { placeAll: (es) => r.ledger.placeAll(es.filter((e) => e.type !== 'fee')) }),
+  ledger: patched(r.ledger, { place: (ps) => r.ledger.place(ps.filter((p) => p.type !== 'fee')) }),
 });
 
 /** Planted: a resolved transaction reads as still authorized, so a late fail or expiry resolves it a second time. */

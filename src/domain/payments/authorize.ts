@@ -14,7 +14,7 @@ import type { Capability } from '../../store/repos/market.js';
 import type { Repos } from '../../store/store.js';
 import { isUniqueViolation, MovementRefused } from '../../store/errors.js';
 import type { Principal } from '../tenancy/api-keys.js';
-import { balanceFrom, place, post, type Movement } from '../wallets/ledger.js';
+import { insufficientFunds, place, type Movement } from '../wallets/ledger.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { expireOverdueOf } from './resolution.js';
 import { parsePaymentProof } from './proof.js';
@@ -84,20 +84,17 @@ export async function authorizePayment(
   const walletId = proof.walletId;
   const purchase: PurchaseInput = { challenge, amountMinor, walletId, idem, signer };
 
-  // without an idempotency key and without a policy to check, first as a placed purchase (one
-  // round trip on PostgreSQL); a hold it could not place (short of money) goes the full way,
-  // which expires overdue holds and answers with the balance
-  const outcome = (idem ? undefined : await placedPurchase(deps, purchase)) ?? await ctx.store.tx(async (r) => {
+  const outcome = await ctx.store.tx(async (r): Promise<{ replayed: Replay } | { refused: AppError } | { txn: Transaction }> => {
     if (idem) {
       // before the nonce: a retry may resend the very proof the first request used
       const replayed = await checkKey(r, walletId, challenge.capabilityId, idem, ctx.clock.now());
-      if (replayed !== undefined) return { replayed: replayed satisfies Replay };
+      if (replayed !== undefined) return { replayed };
       if (ctx.clock.now() >= expiresAtMs) throw expired();
     }
-    // what the checks below read, asked for at once (one round trip on PostgreSQL), checked in
-    // order; the wallet's last entry too (the balance check's), which on PostgreSQL locks the
-    // wallet until the commit, before any lock the policy check takes (one order for all)
-    const [facts, head, prefetched] = await Promise.all([
+    // what the checks below read, asked for at once, checked in order; the wallet's last entry
+    // too, which takes the wallet's lock until the commit, before any lock the policy check
+    // takes (one order for all), so a budget sums the wallet's spending under it
+    const [facts, , prefetched] = await Promise.all([
       r.purchaseFacts.read(factsQuery(purchase)),
       r.ledger.last(walletId),
       deps.policy.prefetch?.(r, walletId),
@@ -109,21 +106,8 @@ export async function authorizePayment(
     const refused = await policyRefusal(deps, r, purchase, w, cap, now, transactionId, prefetched);
     if (refused) return { refused };
     checkCurrency(purchase, w);
-    let last = head;
-    let { availableMinor } = balanceFrom(last);
-    // holds past their in-flight time are refunds the sweeper has not made yet: make this
-    // wallet's now, so an expired hold never refuses a purchase (only when short: the fast path reads nothing more)
-    if (availableMinor < amountMinor && (await expireOverdueOf(r, deps, w.id, now)) > 0) {
-      last = await r.ledger.last(w.id);
-      ({ availableMinor } = balanceFrom(last));
-    }
-    if (availableMinor < amountMinor) {
-      throw new AppError('INSUFFICIENT_FUNDS', `wallet ${w.id} has ${availableMinor} available and the call costs ${amountMinor}; fund the wallet`, {
-        walletId: w.id, availableMinor: availableMinor.toString(), amountMinor: amountMinor.toString(),
-      });
-    }
     const txn = await insertPurchase(deps, r, purchase, w, transactionId, now);
-    await post(r, ctx, holdOf(txn), { last });
+    await holdFor(deps, r, txn, now);
     return { txn };
   });
   if ('refused' in outcome) throw outcome.refused;
@@ -225,8 +209,8 @@ async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: 
   try {
     await r.transactions.insert(txn);
   } catch (e) {
-    // a database shared by several gateways: the unique nonce index decides (on PostgreSQL the
-    // insert is not waited for: the refused transaction runs again, and its nonce read answers)
+    // a database shared by several gateways: the unique nonce index decides (a store that does not
+    // wait for the insert runs the refused transaction again, and its nonce read answers)
     if (isUniqueViolation(e)) throw replay(challenge.nonce);
     throw e;
   }
@@ -237,8 +221,8 @@ async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: 
         state: 'in_progress', responseStatus: null, responseContentType: null, responseBody: null, createdAt: now, expiresAt: now + IDEMPOTENCY_WINDOW_MS,
       });
     } catch (e) {
-      // a concurrent first use of the key committed first (PostgreSQL retries the whole
-      // transaction before this: the retry sees the row and answers from checkKey)
+      // a concurrent first use of the key committed first (a store that retries the whole
+      // transaction on it gets here no more: the retry sees the row and answers from checkKey)
       if (isUniqueViolation(e)) throw inProgress(idem.idempotencyKey);
       throw e;
     }
@@ -246,46 +230,28 @@ async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: 
   return txn;
 }
 
-/** The purchase's hold on the buyer's wallet. */
-function holdOf(txn: Transaction): Movement {
-  return {
+/**
+ * The purchase's hold on the buyer's wallet, placed by the store. When the wallet cannot cover it,
+ * its holds past their in-flight time (refunds the sweeper has not made yet) are expired now and
+ * the hold asked for again, so an expired hold never refuses a purchase; a second refusal is
+ * INSUFFICIENT_FUNDS, and the purchase goes with the database transaction.
+ */
+async function holdFor(deps: PaymentDeps, r: Repos, txn: Transaction, now: number): Promise<void> {
+  const hold: Movement = {
     walletId: txn.walletId, type: 'hold', amountMinor: 0n, holdMinor: txn.amountMinor, currency: txn.currency,
     transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
   };
-}
-
-/**
- * The purchase placed: what the checks read is read before the transaction, on PostgreSQL as
- * autocommit reads that every request in flight shares (independent lookups, as the full path's
- * transaction reads them under READ COMMITTED: unlocked), and the transaction then only writes,
- * waiting for nothing before its commit: the purchase, and the hold the store places after the
- * wallet's last entry (refused, with the whole transaction, when the wallet cannot cover it). The
- * nonce's unique index refuses a concurrent second use; the store runs the transaction again,
- * which then reads the nonce first.
- *
- * Only when the policy check would read and write nothing (a wallet's budget sums its spending
- * under the lock of the wallet the full path's balance read takes): undefined then, and when the
- * hold was refused; the full path follows.
- */
-async function placedPurchase(deps: PaymentDeps, p: PurchaseInput): Promise<{ txn: Transaction } | undefined> {
-  const { ctx, policy } = deps;
-  const { challenge, walletId } = p;
-  if (!policy.prefetch || !policy.allowsAll) return undefined;
-  const [facts, prefetched] = await ctx.store.read((r) => Promise.all([r.purchaseFacts.read(factsQuery(p)), policy.prefetch!(r, walletId)]), { snapshot: false });
-  const { w } = checkPurchase(p, facts);
-  if (!policy.allowsAll(prefetched)) return undefined;
-  checkCurrency(p, w);
-  let runs = 0;
   try {
-    return await ctx.store.tx(async (r) => {
-      if (runs++ > 0 && (await r.transactions.byNonce(challenge.nonce))) throw replay(challenge.nonce);
-      const now = ctx.clock.now();
-      const txn = await insertPurchase(deps, r, p, w, ctx.ids.next('transaction'), now);
-      await place(r, ctx, holdOf(txn));
-      return { txn };
-    });
+    await place(r, deps.ctx, hold);
+    return;
   } catch (e) {
-    if (e instanceof MovementRefused) return undefined;
+    if (!(e instanceof MovementRefused)) throw e;
+    if ((await expireOverdueOf(r, deps, txn.walletId, now)) === 0) throw insufficientFunds(e, txn.amountMinor);
+  }
+  try {
+    await place(r, deps.ctx, hold);
+  } catch (e) {
+    if (e instanceof MovementRefused) throw insufficientFunds(e, txn.amountMinor);
     throw e;
   }
 }

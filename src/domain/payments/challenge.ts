@@ -15,8 +15,8 @@ import type { UnsignedPriceChallenge as UnsignedChallenge, PriceChallenge as Cha
 
 export async function issueChallenge(deps: PaymentDeps, p: Principal, capabilityId: string): Promise<Challenge> {
   requireProvider(p);
-  // the capability and the caller's own provider record, read at once (one round trip on
-  // PostgreSQL); no common snapshot needed: authorize checks both again before any money moves
+  // the capability and the caller's own provider record, asked for at once; no common snapshot
+  // needed: authorize checks both again before any money moves
   const [capability, provider] = await deps.ctx.store.read((r) => Promise.all([r.capabilities.get(capabilityId), r.tenants.get(p.tenantId)]), { snapshot: false });
   if (!capability) throw notFound('CAPABILITY_NOT_FOUND', 'capability', capabilityId);
   if (capability.providerId !== p.tenantId) throw forbidden(`capability ${capabilityId} belongs to another provider`, { capabilityId });

@@ -10,7 +10,6 @@ import { MAX_KEPT_RESPONSE_BYTES } from './idempotency.js';
 import { feeFor } from '../../core/money.js';
 import type { Repos } from '../../store/store.js';
 import type { PaymentIdempotency, Transaction } from '../../store/repos/payments.js';
-import { AlreadyResolved } from '../../store/errors.js';
 import type { SettlementWallets } from './settlement-wallets.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { placeAll, type Movement } from '../wallets/ledger.js';
@@ -51,12 +50,10 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
   requireProvider(p);
   const { ctx } = deps;
   const response = keptResponse(input);
-  const placed = await placedCompletion(deps, p, input, response, settlement);
-  if (placed) return placed;
   const out = await ctx.store.tx(async (r) => {
     // the transaction (locked: it resolves once), the seller's settlement wallet (the caller's, if
     // the transaction is theirs; read once per process) and an idempotency key of the purchase,
-    // read at once (one round trip on PostgreSQL)
+    // asked for at once
     const remembered = settlement?.of(p.tenantId);
     const [txn, provider, key] = await Promise.all([
       ownTransaction(r, p, input.transactionId),
@@ -96,10 +93,9 @@ async function keepAnswer(r: Repos, key: PaymentIdempotency | undefined, respons
 /**
  * The transaction succeeds: resolved once (TransactionRepo.resolve refuses one resolved first
  * elsewhere, with the whole database transaction), the breaker count reset, the idempotency key's
- * answer kept, the success receipt written, and the money moved, last and placed by the store (no
- * head read here): a movement holds its wallet until the commit (PostgreSQL locks the wallet's
- * row), and every sale of a seller, and every fee, moves the same wallet; sent with the COMMIT,
- * the wallets are held for those statements alone.
+ * answer kept, the money moved (placed by the store, which locks each wallet until the commit:
+ * every sale of a seller, and every fee, moves the same wallet, so this comes late) and the
+ * success receipt written.
  */
 export async function succeed(
   deps: PaymentDeps, r: Repos, txn: Transaction, payTo: string, key: PaymentIdempotency | undefined, response: KeptResponse, responseHash: string, now: number,
@@ -110,46 +106,14 @@ export async function succeed(
   await r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
   await recordSuccess(r, now, txn.walletId, txn.providerId);
   await keepAnswer(r, key, response);
-  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash);
   const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
   // in the lock order of docs/deploy.md: the buyer's wallet, the seller's, the platform's
   const movements: Movement[] = [{ ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` }];
   if (sale > 0n) movements.push({ ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
   if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
-  await placeAll(r, ctx, movements);
+  const entries = await placeAll(r, ctx, movements);
+  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash, entries);
   // the sale's event, for the seller and the buyer's workspace: written, nothing read (./events.ts)
   await recordPaymentEvent(r, ctx, 'payment.succeeded', txn, receipt, { feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash });
   return receipt;
-}
-
-/**
- * The completion placed: the transaction, the seller's settlement wallet and the idempotency key
- * read before the database transaction (on PostgreSQL as autocommit reads that every request in
- * flight shares), and the transaction then only writes, waiting for nothing before its commit
- * (one round trip on PostgreSQL). The transaction is resolved only if it is still authorized
- * then (TransactionRepo.resolve). undefined for anything but an authorized transaction of the
- * caller's within its time, and when another resolution committed first: the full path
- * (completeTransaction) then reads it locked and answers.
- */
-async function placedCompletion(
-  deps: PaymentDeps, p: Principal, input: CompleteInput, response: KeptResponse, settlement: SettlementWallets | undefined,
-): Promise<ReceiptView | undefined> {
-  const { ctx } = deps;
-  const remembered = settlement?.of(p.tenantId);
-  const [txn, provider, key] = await ctx.store.read((r) => Promise.all([
-    r.transactions.get(input.transactionId),
-    remembered === undefined ? r.tenants.get(p.tenantId) : undefined,
-    r.paymentIdempotency.byTransaction(input.transactionId),
-  ]), { snapshot: false });
-  const payTo = remembered ?? provider?.settlementWalletId ?? undefined;
-  const now = ctx.clock.now();
-  if (!txn || txn.providerId !== p.tenantId || txn.status !== 'authorized' || isOverdue(txn, now) || !payTo) return undefined;
-  try {
-    const receipt = await ctx.store.tx((r) => succeed(deps, r, txn, payTo, key, response, input.responseHash, now));
-    settlement?.remember(p.tenantId, payTo);
-    return receipt;
-  } catch (e) {
-    if (e instanceof AlreadyResolved) return undefined;
-    throw e;
-  }
 }

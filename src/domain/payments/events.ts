@@ -4,7 +4,7 @@
  *   payment.succeeded  completed: the price captured, the sale and the fee credited
  *   payment.failed     the seller reported a failure: the hold refunded to the buyer
  *   payment.refunded   no complete or fail in time: the hold expired and was refunded
- * Written by recordPlacedEvent: no read, no round trip added to the completion's placed path.
+ * Written by recordPlacedEvent: nothing read, nothing waited for.
  */
 import type { Repos } from '../../store/store.js';
 import type { Transaction } from '../../store/repos/payments.js';

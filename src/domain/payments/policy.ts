@@ -34,7 +34,7 @@ export interface PurchasePolicy {
   check(r: Repos, purchase: Purchase, transactionId: string, prefetched?: unknown): Promise<void>;
   /**
    * Optional: starts the reads `check` needs that the wallet alone decides, with the
-   * authorization's own first reads (one round trip on PostgreSQL); what it returns is passed to
+   * authorization's own first reads (asked for at once); what it returns is passed to
    * `check` as `prefetched`.
    */
   prefetch?(r: Repos, walletId: string): Promise<unknown>;

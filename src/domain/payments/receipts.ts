@@ -9,6 +9,7 @@ import { iso } from '../../core/clock.js';
 import type { Repos } from '../../store/store.js';
 import type { Receipt } from '../../store/repos/payments.js';
 import type { Transaction } from '../../store/repos/payments.js';
+import type { LedgerEntry } from '../../store/repos/wallets.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import type { DomainContext } from '../platform/context.js';
 import type { SigningKeys } from './signing-keys.js';
@@ -16,7 +17,11 @@ import type { SigningKeys } from './signing-keys.js';
 export const RECEIPT_PAGE_DEFAULT = 50;
 export const RECEIPT_PAGE_MAX = 200;
 
+/** A link of a wallet's hash chain a receipt signs: the entry a resolution appended (docs/ledger.md). */
+export interface ChainLink { walletId: string; seq: number; hash: string }
+
 export function unsignedReceipt(rc: Receipt) {
+  const ledger = rc.ledgerHeads === null ? undefined : (JSON.parse(rc.ledgerHeads) as ChainLink[]);
   return {
     id: rc.id,
     transactionId: rc.transactionId,
@@ -27,6 +32,8 @@ export function unsignedReceipt(rc: Receipt) {
     responseHash: rc.responseHash,
     status: rc.status,
     timestamp: iso(rc.timestamp),
+    // receipts written before the hash chain have none
+    ...(ledger ? { ledger } : {}),
   };
 }
 
@@ -36,14 +43,20 @@ export function receiptView(rc: Receipt): ReceiptView {
   return { ...unsignedReceipt(rc), signature: rc.signature, signingKeyId: rc.signingKeyId };
 }
 
-/** Signs and stores the receipt of a transaction's resolution; call inside its `tx`. */
+/**
+ * Signs and stores the receipt of a transaction's resolution; call inside its `tx`, after the
+ * resolution's movements: `entries`, the ledger entries they appended, are signed with it (the
+ * heads of those wallets' chains as the resolution left them).
+ */
 export async function writeReceipt(
   r: Repos,
   deps: { ctx: Pick<DomainContext, 'clock' | 'ids'>; signingKeys: SigningKeys },
   txn: Transaction,
   status: Receipt['status'],
   responseHash: string | null,
+  entries: readonly LedgerEntry[],
 ): Promise<ReceiptView> {
+  const links: ChainLink[] = entries.map((e) => ({ walletId: e.walletId, seq: e.seq, hash: e.hash! }));
   const row: Receipt = {
     id: deps.ctx.ids.next('receipt'),
     transactionId: txn.id,
@@ -58,6 +71,7 @@ export async function writeReceipt(
     timestamp: deps.ctx.clock.now(),
     signature: '',
     signingKeyId: '',
+    ledgerHeads: JSON.stringify(links),
   };
   const signed = deps.signingKeys.sign(unsignedReceipt(row));
   await r.receipts.insert({ ...row, signature: signed.signature, signingKeyId: signed.signingKeyId });

@@ -36,7 +36,7 @@ export async function refundHold(
   txn: Transaction,
   outcome: { status: 'failed' | 'expired'; reason: string; responseHash: string | null; memo: string; statusCode?: number },
 ): Promise<ReceiptView> {
-  await post(r, deps.ctx, {
+  const refund = await post(r, deps.ctx, {
     walletId: txn.walletId,
     type: 'refund',
     amountMinor: 0n,
@@ -50,7 +50,7 @@ export async function refundHold(
   await r.approvals.giveBack(txn.id);
   // nothing was bought: the buyer's idempotency key is free for another attempt
   await r.paymentIdempotency.removeByTransaction(txn.id);
-  const receipt = await writeReceipt(r, deps, { ...txn, status: outcome.status }, 'failed', outcome.responseHash);
+  const receipt = await writeReceipt(r, deps, { ...txn, status: outcome.status }, 'failed', outcome.responseHash, [refund]);
   // payment.failed (the seller reported it) or payment.refunded (it expired), in this transaction
   await recordPaymentEvent(r, deps.ctx, outcome.status === 'failed' ? 'payment.failed' : 'payment.refunded', txn, receipt, {
     reason: outcome.reason, refundedMinor: txn.amountMinor.toString(), ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),

@@ -130,7 +130,7 @@ export class AccountService {
       const now = this.ctx.clock.now();
       await r.passwordResets.markUsed(reset.id, now);
       await r.passwordResets.retireOpenForAccount(reset.accountId, now);
-      await r.accounts.get(reset.accountId); // locks it (PostgreSQL): a login issuing a key meanwhile queues behind
+      await r.accounts.get(reset.accountId); // locks it (a store with row locks): a login issuing a key meanwhile queues behind
       await r.accounts.update(reset.accountId, { passwordHash, updatedAt: now });
       await revokeAll((at) => r.apiKeys.revokeLoginKeys(reset.accountId, at), now);
     });

@@ -85,10 +85,10 @@ export async function issueKey(
 }
 
 /**
- * Revokes what `revoke` selects until a round finds nothing more: on PostgreSQL a key minted by
- * a transaction that committed while the first round ran is seen by the next one (each
- * statement sees what was committed when it began), and a key minted after it finds its parent
- * revoked. On SQLite the second round finds nothing. The ids revoked.
+ * Revokes what `revoke` selects until a round finds nothing more: where transactions run side by
+ * side, a key minted by a transaction that committed while the first round ran is seen by the next
+ * one (each statement sees what was committed when it began), and a key minted after it finds its
+ * parent revoked. Where they run one at a time the second round finds nothing. The ids revoked.
  */
 export async function revokeAll(revoke: (at: number) => Promise<string[]>, at: number): Promise<string[]> {
   const all: string[] = [];

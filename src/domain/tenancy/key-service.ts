@@ -87,7 +87,7 @@ export class KeyService {
     this.expiryOf(input); // refuse a bad expiry before queueing for the transaction
     const name = input.name?.trim() || input.preset || 'key';
     const { record, key } = await this.ctx.store.tx(async (r) => {
-      // locked (PostgreSQL) until this transaction ends: revoking the parent waits for the new
+      // locked (a store with row locks) until this transaction ends: revoking the parent waits for the new
       // key, or this finds the parent revoked; either way the new key cannot outlive it
       const parent = await this.callerKey(r, p);
       const now = this.ctx.clock.now();
@@ -119,7 +119,7 @@ export class KeyService {
    */
   async revoke(p: Principal, keyId: string): Promise<RevokedKeys> {
     return this.ctx.store.tx(async (r) => {
-      const k = await r.apiKeys.get(keyId); // locked (PostgreSQL): a key being minted from it commits first
+      const k = await r.apiKeys.get(keyId); // locked (a store with row locks): a key being minted from it commits first
       if (!k || k.tenantId !== p.tenantId) throw notFound('NOT_FOUND', 'API key', keyId);
       const revokedKeyIds = await revokeAll((at) => r.apiKeys.revokeTree(k.id, p.tenantId, at), this.ctx.clock.now());
       const after = await r.apiKeys.get(k.id);

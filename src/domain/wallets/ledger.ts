@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { IdGenerator } from '../../core/ids.js';
 import type { Repos } from '../../store/store.js';
+import { MovementRefused } from '../../store/errors.js';
 import type { LedgerEntry, Placement } from '../../store/repos/wallets.js';
 
 export type EntryType =
@@ -53,55 +54,39 @@ export function balanceFrom(last: LedgerEntry | undefined): Balance {
 }
 
 /**
- * Appends one entry and extends the wallet's running sums. Refuses any entry that
- * would leave the balance, the held amount or the available amount negative, so a
- * caller's bug cannot overdraw a wallet either. `known.last`: the wallet's last entry, when the
- * caller has just read it in the same transaction (saves reading it again).
+ * Asks the store to place movements, in the order given, each after its wallet's last entry
+ * (`LedgerRepo.place`): the store owns the ledger's rule (src/store/ledger-chain.ts) and refuses
+ * a movement that would leave the balance, the held amount or the available amount negative with
+ * `MovementRefused`, before anything is appended. Returns the entries appended.
  */
-export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement, known?: { last: LedgerEntry | undefined }): Promise<LedgerEntry> {
-  const last = known ? known.last : await r.ledger.last(m.walletId);
-  const hold = m.holdMinor ?? 0n;
-  const balanceAfter = (last?.balanceAfter ?? 0n) + m.amountMinor;
-  const heldAfter = (last?.heldAfter ?? 0n) + hold;
-  if (balanceAfter < 0n || heldAfter < 0n || balanceAfter - heldAfter < 0n) {
-    throw new AppError('INSUFFICIENT_FUNDS', `wallet ${m.walletId} has insufficient available balance`, {
-      walletId: m.walletId,
-      availableMinor: String((last?.balanceAfter ?? 0n) - (last?.heldAfter ?? 0n)),
-    });
+export function placeAll(r: Repos, deps: { clock: Clock; ids: IdGenerator }, ms: Movement[]): Promise<LedgerEntry[]> {
+  return r.ledger.place(ms.map((m) => placement(deps, m)));
+}
+
+/** One movement placed, as `placeAll` places each. */
+export async function place(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement): Promise<LedgerEntry> {
+  return (await r.ledger.place([placement(deps, m)]))[0]!;
+}
+
+/** One movement placed, a refusal answered as INSUFFICIENT_FUNDS (the wallet and what it has available). */
+export async function post(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement): Promise<LedgerEntry> {
+  try {
+    return await place(r, deps, m);
+  } catch (e) {
+    if (e instanceof MovementRefused) throw insufficientFunds(e);
+    throw e;
   }
-  const entry: LedgerEntry = {
-    id: deps.ids.next('ledgerEntry'),
-    walletId: m.walletId,
-    seq: (last?.seq ?? 0) + 1,
-    type: m.type,
-    amountMinor: m.amountMinor,
-    holdMinor: hold,
-    balanceAfter,
-    heldAfter,
-    currency: m.currency,
-    transactionId: m.transactionId ?? null,
-    reference: m.reference ?? null,
-    memo: m.memo ?? null,
-    createdAt: deps.clock.now(),
-  };
-  await r.ledger.append(entry);
-  return entry;
 }
 
-/**
- * A movement the caller need not check first (a seller's sale, the platform's fee, the capture of
- * a hold): the store places it after the wallet's last entry itself (`ledger.place`) instead of
- * this process reading the head first, and refuses it, failing the transaction, if it would leave
- * a sum negative (a caller's bug). A wallet that every sale moves is then held for that one step,
- * not for a round trip between the read and the write (PostgreSQL).
- */
-export async function place(r: Repos, deps: { clock: Clock; ids: IdGenerator }, m: Movement): Promise<void> {
-  await r.ledger.place(placement(deps, m));
-}
-
-/** Movements placed by the store in the order given, as `place` places each (one statement on PostgreSQL). */
-export async function placeAll(r: Repos, deps: { clock: Clock; ids: IdGenerator }, ms: Movement[]): Promise<void> {
-  await r.ledger.placeAll(ms.map((m) => placement(deps, m)));
+/** A refusal of the store's as the domain's error; `amountMinor`: what was asked for, when it says so. */
+export function insufficientFunds(e: MovementRefused, amountMinor?: bigint): AppError {
+  const { walletId, availableMinor } = e.wallet;
+  const message = amountMinor === undefined
+    ? `wallet ${walletId} has insufficient available balance`
+    : `wallet ${walletId} has ${availableMinor} available and the call costs ${amountMinor}; fund the wallet`;
+  return new AppError('INSUFFICIENT_FUNDS', message, {
+    walletId, availableMinor: availableMinor.toString(), ...(amountMinor === undefined ? {} : { amountMinor: amountMinor.toString() }),
+  });
 }
 
 function placement(deps: { clock: Clock; ids: IdGenerator }, m: Movement): Placement {

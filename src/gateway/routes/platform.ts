@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import { PlatformPublicKey, ReceiptKey } from 'agentpay-sdk/contract';
+import { LedgerCheckpoint, PlatformPublicKey, ReceiptKey } from 'agentpay-sdk/contract';
+import { CHECKPOINT_PAGE_MAX } from '../../domain/wallets/checkpoints.js';
 
 export default async function platformRoutes(app: FastifyInstance) {
-  const { signingKeys } = app.services;
+  const { signingKeys, ledgerCheckpoints } = app.services;
 
   // The platform's public keys are for everyone, pages included: a buyer in a browser checks a
   // challenge's signature against them from any origin (a simple GET: no preflight, no credentials).
@@ -38,5 +39,27 @@ export default async function platformRoutes(app: FastifyInstance) {
   app.post('/v1/platform/keys/rotate', { config: { scope: 'operator' }, schema: { summary: 'Rotate the signing key (operator)', response: { 200: PlatformPublicKey } } }, async () => {
     const rec = await signingKeys.rotate();
     return { signingKeyId: rec.id, publicKeyPem: rec.publicKeyPem };
+  });
+
+  // The signed heads of the ledger's chains (docs/ledger.md): the operator's, as they name every wallet.
+  app.get<{ Querystring: { limit?: number; after?: string } }>(
+    '/v1/platform/ledger-checkpoints',
+    {
+      config: { scope: 'operator' },
+      schema: {
+        summary: "Signed checkpoints of the ledger's hash chains, newest first (operator)",
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: CHECKPOINT_PAGE_MAX, description: `checkpoints per page (default 20, at most ${CHECKPOINT_PAGE_MAX})` })),
+          after: Type.Optional(Type.String({ maxLength: 100, description: 'the nextCursor of the previous page' })),
+        }, { additionalProperties: false }),
+        response: { 200: Type.Object({ checkpoints: Type.Array(LedgerCheckpoint), nextCursor: Type.Optional(Type.String()) }) },
+      },
+    },
+    async (request) => ledgerCheckpoints.list(request.query),
+  );
+
+  app.post('/v1/platform/ledger-checkpoints', { config: { scope: 'operator' }, schema: { summary: "Sign a checkpoint of the ledger's chains now (operator)", response: { 201: LedgerCheckpoint } } }, async (_request, reply) => {
+    reply.code(201);
+    return ledgerCheckpoints.make();
   });
 }

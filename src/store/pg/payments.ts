@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, lte, or } from 'drizzle-orm';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { transactions, receipts, breakers, paymentIdempotency, wallets, capabilities, tenants } from '../schema-pg/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo, PurchaseFactsRepo } from '../repos/payments.js';
@@ -58,6 +58,9 @@ export class PgTransactions implements TransactionRepo {
   async resolve(id: string, patch: Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>) {
     // drizzle-pg/0007: a conditional update that raises when the row is not authorized; sent, not waited for
     await send(this.s, 'tx_resolve', TX_RESOLVE, [id, patch.status, patch.feeMinor?.toString() ?? null, patch.failureReason ?? null, patch.resolvedAt]);
+  }
+  async page(opts: { afterId?: string; limit: number }) {
+    return this.db.select().from(transactions).where(opts.afterId === undefined ? undefined : gt(transactions.id, opts.afterId)).orderBy(asc(transactions.id)).limit(opts.limit);
   }
   async listExpired(now: number, limit: number, walletId?: string) {
     const overdue = and(eq(transactions.status, 'authorized'), lte(transactions.expiresAt, now));

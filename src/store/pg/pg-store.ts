@@ -43,7 +43,8 @@ import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, Unique
 import { pgMigrationsDir } from '../../paths.js';
 import { commonRepos } from '../sql/repos.js';
 import { PgSql } from '../sql/sql.js';
-import { PgWallets, PgLedger } from './wallets.js';
+import { sealLedger } from '../ledger-chain.js';
+import { PgWallets, PgLedger, PgLedgerCheckpoints } from './wallets.js';
 import { PgDiscovery } from './discovery.js';
 import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency, PgPurchaseFacts } from './payments.js';
 import { resetSession, settle, type Session } from './sql.js';
@@ -106,6 +107,7 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
   const repos: Omit<Repos, keyof ReturnType<typeof commonRepos>> = {
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
+    ledgerCheckpoints: new PgLedgerCheckpoints(db),
     discovery: new PgDiscovery(db),
     transactions: new PgTransactions(db, s),
     receipts: new PgReceipts(db, s),
@@ -205,6 +207,7 @@ export class PgStore implements Store {
     const store = new PgStore(opts);
     try {
       await store.migrate(opts.migrate ?? true);
+      await sealLedger(store); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
       return store;
     } catch (e) {
       await store.pool.end().catch(() => undefined);

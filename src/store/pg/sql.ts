@@ -14,6 +14,7 @@ import { execute, type Rows } from './statement.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
 import { getTableColumns, getTableName, type Table } from 'drizzle-orm';
+import type { LedgerEntry } from '../repos/wallets.js';
 
 /** Where a repository's SQL runs: one pooled connection inside `tx`/`read`, or the shared connection (autocommit reads). */
 export interface Session {
@@ -25,6 +26,8 @@ export interface Session {
   touched: Set<string> | undefined;
   /** wallets whose row this transaction has locked (their ledger head is then read without the lock) */
   locked: Set<string>;
+  /** the ledger heads of the locked wallets as this transaction left them (PgLedger keeps them) */
+  heads?: Map<string, LedgerEntry | undefined>;
   /** writes sent inside this `tx` and not waited for (`send`): settled before the transaction's outcome is told */
   pending: Promise<void>[];
   /** the first of those writes that PostgreSQL refused (the transaction is then aborted: its COMMIT rolls back) */
@@ -36,6 +39,7 @@ export function resetSession(s: Session, writable: boolean, touched: Set<string>
   s.writable = writable;
   s.touched = touched;
   s.locked.clear();
+  s.heads?.clear();
   s.pending.length = 0;
   s.failed = undefined;
 }

@@ -21,6 +21,8 @@ export interface TransactionRepo {
   resolve(id: string, patch: Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>): Promise<void>;
   /** authorized transactions whose in-flight time ran out by `now`, oldest expiry first; of one wallet if given */
   listExpired(now: number, limit: number, walletId?: string): Promise<Transaction[]>;
+  /** Every transaction by id, a page at a time (`afterId` pages on): the ledger's verification reads them all. */
+  page(opts: { afterId?: string; limit: number }): Promise<Transaction[]>;
 }
 
 export interface ReceiptRepo {

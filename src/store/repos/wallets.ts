@@ -1,9 +1,12 @@
-import type { wallets, ledgerEntries } from '../schema/index.js';
+import type { wallets, ledgerEntries, ledgerCheckpoints } from '../schema/index.js';
 
 export type Wallet = typeof wallets.$inferSelect;
 export type LedgerEntry = typeof ledgerEntries.$inferSelect;
-/** A ledger entry the store places itself: at the wallet's next seq, its running sums extended. */
-export type Placement = Omit<LedgerEntry, 'seq' | 'balanceAfter' | 'heldAfter'>;
+/** A ledger entry the store places itself: at the wallet's next seq, its running sums extended, its hash linked to the head's. */
+export type Placement = Omit<LedgerEntry, 'seq' | 'balanceAfter' | 'heldAfter' | 'hash'>;
+/** Where a wallet's chain ends: its last entry's seq and hash. */
+export interface LedgerHead { walletId: string; seq: number; hash: string | null }
+export type LedgerCheckpoint = typeof ledgerCheckpoints.$inferSelect;
 
 export interface WalletRepo {
   insert(w: Wallet): Promise<void>;
@@ -13,22 +16,37 @@ export interface WalletRepo {
 }
 
 export interface LedgerRepo {
-  /** The wallet's newest entry: its running sums are the balance and the held amount. */
-  last(walletId: string): Promise<LedgerEntry | undefined>;
-  append(e: LedgerEntry): Promise<void>;
   /**
-   * Appends a movement after the wallet's last entry, placed by the store: `seq` and the running
-   * sums are the last entry's extended by `amountMinor` and `holdMinor`, read and written in one
-   * step, so a busy wallet is held for that step alone (PostgreSQL: one statement, no round trip
-   * between locking the wallet and writing). Refused, failing the transaction, when it would leave
-   * the balance, the held or the available amount negative (MovementRefused). For movements the
-   * caller need not check first: a sale, a fee, the capture of a hold, a hold the store refuses
-   * when the wallet cannot cover it.
+   * The wallet's newest entry: its running sums are the balance and the held amount. Inside a
+   * write transaction it takes the wallet's lock first (PostgreSQL: the wallet's row, to COMMIT),
+   * so what is decided on it holds until the commit.
    */
-  place(e: Placement): Promise<void>;
-  /** Places each movement as `place` does, in the order given (PostgreSQL: one statement for all). */
-  placeAll(es: Placement[]): Promise<void>;
+  last(walletId: string): Promise<LedgerEntry | undefined>;
+  /**
+   * The only way into the ledger. Each movement, in the order given, is placed after its wallet's
+   * last entry under the wallet's lock, by the one rule of src/store/ledger-chain.ts (`placeAfter`):
+   * `seq` and the running sums extended, refused with MovementRefused (nothing appended, the
+   * database transaction intact) when a sum would go negative. Returns the entries appended.
+   * How many round trips that takes is the store's business (PostgreSQL: the heads of all the
+   * wallets not yet locked in this transaction locked and read in one statement, the entries
+   * sent with the COMMIT).
+   */
+  place(ps: Placement[]): Promise<LedgerEntry[]>;
   /** Entries oldest first; `afterSeq` pages on. */
   list(walletId: string, opts?: { afterSeq?: number; limit?: number }): Promise<LedgerEntry[]>;
   byTransaction(transactionId: string): Promise<LedgerEntry[]>;
+  /** The head of every wallet's chain that has an entry, by wallet id. */
+  heads(): Promise<LedgerHead[]>;
+  /** Wallets with an entry that has no hash yet (written before the chain existed). */
+  unsealedWallets(): Promise<string[]>;
+  /** Sets the hash of an entry that has none (src/store/ledger-chain.ts sealLedger; the triggers refuse any other update). */
+  seal(id: string, hash: string): Promise<void>;
+}
+
+/** Signed checkpoints of the chains' heads, append-only. */
+export interface LedgerCheckpointRepo {
+  insert(c: LedgerCheckpoint): Promise<void>;
+  /** Newest first; `before`: older than this one (paging). */
+  list(opts: { limit: number; before?: { createdAt: number; id: string } }): Promise<LedgerCheckpoint[]>;
+  get(id: string): Promise<LedgerCheckpoint | undefined>;
 }

@@ -9,7 +9,7 @@ import { pgTables } from '../tables/kit.js';
 
 export const {
   tenants, signups, accounts, passwordResets, apiKeys, authThrottles,
-  wallets, ledgerEntries,
+  wallets, ledgerEntries, ledgerCheckpoints,
   signingKeys,
   capabilities, capabilityVersions, verificationRequests, ratings,
   transactions, receipts, breakers, paymentIdempotency,

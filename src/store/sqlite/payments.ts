@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt, lte, or } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, lte, or } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { transactions, receipts, breakers, paymentIdempotency } from '../schema/index.js';
 import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo, PurchaseFactsRepo } from '../repos/payments.js';
@@ -28,6 +28,9 @@ export class SqliteTransactions implements TransactionRepo {
     // the store's transactions are serialised: a read and an update are one step
     if (this.s.first({ id })?.status !== 'authorized') throw new AlreadyResolved(`transaction ${id} is not authorized any more: it was resolved first`);
     this.s.update({ id }, patch);
+  }
+  async page(opts: { afterId?: string; limit: number }) {
+    return this.db.select().from(transactions).where(opts.afterId === undefined ? undefined : gt(transactions.id, opts.afterId)).orderBy(asc(transactions.id)).limit(opts.limit).all();
   }
   async listExpired(now: number, limit: number, walletId?: string) {
     // transactions_open (status, expires_at) bounds the scan to what is overdue; the wallet is a filter on that

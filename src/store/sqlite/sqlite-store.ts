@@ -6,7 +6,7 @@ import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
 import { commonRepos } from '../sql/repos.js';
 import { SqliteSql } from '../sql/sql.js';
-import { SqliteWallets, SqliteLedger } from './wallets.js';
+import { SqliteWallets, SqliteLedger, SqliteLedgerCheckpoints, sealSqliteLedger } from './wallets.js';
 import { SqliteDiscovery } from './discovery.js';
 import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempotency, SqlitePurchaseFacts } from './payments.js';
 import { WalSync } from './wal-sync.js';
@@ -76,6 +76,7 @@ export class SqliteStore implements Store {
     this.raw.defaultSafeIntegers(true);
     this.db = drizzle(this.raw);
     migrate(this.db, { migrationsFolder: migrationsDir() });
+    sealSqliteLedger(this.db); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
     // after the migrations: a new database has no log file before its first write
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
@@ -84,6 +85,7 @@ export class SqliteStore implements Store {
       ...commonRepos(new SqliteSql(this.raw)),
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
+      ledgerCheckpoints: new SqliteLedgerCheckpoints(this.db),
       discovery: new SqliteDiscovery(this.db),
       transactions: new SqliteTransactions(this.db),
       receipts: new SqliteReceipts(this.db),

@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { wallets, ledgerEntries } from '../schema/index.js';
-import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement } from '../repos/wallets.js';
-import { MovementRefused, storeError, UniqueViolation } from '../errors.js';
+import { wallets, ledgerEntries, ledgerCheckpoints } from '../schema/index.js';
+import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement, LedgerHead, LedgerCheckpointRepo, LedgerCheckpoint } from '../repos/wallets.js';
+import { storeError, UniqueViolation } from '../errors.js';
+import { placeAfter, seals } from '../ledger-chain.js';
 import { statementsFor, type TableStatements } from './statements.js';
 
 type Db = BetterSQLite3Database;
@@ -20,7 +21,15 @@ export class SqliteLedger implements LedgerRepo {
   private readonly s: TableStatements<typeof ledgerEntries>;
   constructor(private db: Db) { this.s = statementsFor(db, ledgerEntries); }
   async last(walletId: string) { return this.s.first({ walletId }, 'ORDER BY "seq" DESC'); }
-  async append(e: LedgerEntry) {
+  async place(ps: Placement[]) {
+    // one writer at a time (SqliteStore.tx): the heads read here cannot move before the commit
+    const heads = new Map<string, LedgerEntry | undefined>();
+    for (const p of ps) if (!heads.has(p.walletId)) heads.set(p.walletId, await this.last(p.walletId));
+    const entries = placeAfter(heads, ps);
+    for (const e of entries) this.append(e);
+    return entries;
+  }
+  private append(e: LedgerEntry) {
     try {
       this.s.insert(e);
     } catch (err) {
@@ -32,19 +41,6 @@ export class SqliteLedger implements LedgerRepo {
       throw storeError(err);
     }
   }
-  async place(m: Placement) {
-    const last = await this.last(m.walletId);
-    const balanceAfter = (last?.balanceAfter ?? 0n) + m.amountMinor;
-    const heldAfter = (last?.heldAfter ?? 0n) + m.holdMinor;
-    // the domain's rule (post in src/domain/wallets/ledger.ts), as PostgreSQL's ledger_place keeps it
-    if (balanceAfter < 0n || heldAfter < 0n || balanceAfter - heldAfter < 0n) {
-      throw new MovementRefused(`wallet ${m.walletId} would be left with balance ${balanceAfter} and held ${heldAfter}: refused`);
-    }
-    await this.append({ ...m, seq: (last?.seq ?? 0) + 1, balanceAfter, heldAfter });
-  }
-  async placeAll(es: Placement[]) {
-    for (const e of es) await this.place(e);
-  }
   async list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const where = opts.afterSeq === undefined ? eq(ledgerEntries.walletId, walletId) : and(eq(ledgerEntries.walletId, walletId), gt(ledgerEntries.seq, opts.afterSeq));
     const q = this.db.select().from(ledgerEntries).where(where).orderBy(asc(ledgerEntries.seq));
@@ -53,4 +49,39 @@ export class SqliteLedger implements LedgerRepo {
   async byTransaction(transactionId: string) {
     return this.db.select().from(ledgerEntries).where(eq(ledgerEntries.transactionId, transactionId)).orderBy(asc(ledgerEntries.createdAt)).all();
   }
+  async heads(): Promise<LedgerHead[]> {
+    return this.db.all<LedgerHead>(sql`SELECT e.wallet_id AS walletId, e.seq AS seq, e.hash AS hash FROM ledger_entries e
+      JOIN (SELECT wallet_id, max(seq) AS seq FROM ledger_entries GROUP BY wallet_id) h ON h.wallet_id = e.wallet_id AND h.seq = e.seq ORDER BY e.wallet_id`)
+      .map((h) => ({ walletId: h.walletId, seq: Number(h.seq), hash: h.hash }));
+  }
+  async unsealedWallets() {
+    return this.db.selectDistinct({ w: ledgerEntries.walletId }).from(ledgerEntries).where(isNull(ledgerEntries.hash)).all().map((x) => x.w);
+  }
+  async seal(id: string, hash: string) { this.db.update(ledgerEntries).set({ hash }).where(and(eq(ledgerEntries.id, id), isNull(ledgerEntries.hash))).run(); }
+}
+
+export class SqliteLedgerCheckpoints implements LedgerCheckpointRepo {
+  constructor(private db: Db) {}
+  async insert(c: LedgerCheckpoint) { this.db.insert(ledgerCheckpoints).values(c).run(); }
+  async get(id: string) { return this.db.select().from(ledgerCheckpoints).where(eq(ledgerCheckpoints.id, id)).get(); }
+  async list(opts: { limit: number; before?: { createdAt: number; id: string } }) {
+    const b = opts.before;
+    const where = b ? or(lt(ledgerCheckpoints.createdAt, b.createdAt), and(eq(ledgerCheckpoints.createdAt, b.createdAt), lt(ledgerCheckpoints.id, b.id))) : undefined;
+    return this.db.select().from(ledgerCheckpoints).where(where).orderBy(desc(ledgerCheckpoints.createdAt), desc(ledgerCheckpoints.id)).limit(opts.limit).all();
+  }
+}
+
+/** ledger-chain.ts's sealLedger, synchronously, as the store opens (one writer: nothing else runs yet). */
+export function sealSqliteLedger(db: Db): number {
+  let n = 0;
+  const unsealed = db.selectDistinct({ w: ledgerEntries.walletId }).from(ledgerEntries).where(isNull(ledgerEntries.hash)).all().map((x) => x.w);
+  for (const w of unsealed) {
+    db.transaction((t) => {
+      for (const m of seals(t.select().from(ledgerEntries).where(eq(ledgerEntries.walletId, w)).orderBy(asc(ledgerEntries.seq)).all())) {
+        t.update(ledgerEntries).set({ hash: m.hash }).where(eq(ledgerEntries.id, m.id)).run();
+        n++;
+      }
+    });
+  }
+  return n;
 }

@@ -39,6 +39,8 @@ export const receipts = table('receipts', {
   timestamp: int('timestamp').notNull(),
   signature: text('signature').notNull(),
   signingKeyId: text('signing_key_id').notNull(),
+  /** the canonical JSON of the entries the resolution appended, [{walletId, seq, hash}]; signed as the receipt's `ledger`; null on receipts from before the chain */
+  ledgerHeads: text('ledger_heads'),
 }, (t) => [
   index('receipts_transaction').on(t.transactionId),
   index('receipts_workspace').on(t.workspaceId, t.timestamp),

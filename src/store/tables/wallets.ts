@@ -39,6 +39,12 @@ export const ledgerEntries = table('ledger_entries', {
   reference: text('reference'),
   memo: text('memo'),
   createdAt: int('created_at').notNull(),
+  /**
+   * The entry's link in its wallet's hash chain: SHA-256 over its fields and the previous entry's
+   * hash (src/store/ledger-chain.ts, docs/ledger.md); null only on an entry written before the
+   * chain existed, until the store's first start seals it.
+   */
+  hash: text('hash'),
 }, (t) => [
   uniqueIndex('ledger_wallet_seq').on(t.walletId, t.seq),
   index('ledger_transaction').on(t.transactionId),
@@ -46,3 +52,17 @@ export const ledgerEntries = table('ledger_entries', {
   // sum walked the wallet's whole history (38 ms at 200,000 entries, inside the write transaction)
   index('ledger_holds').on(t.walletId, t.createdAt).where(sql`type = 'hold'`),
 ]);
+
+/**
+ * The heads of every wallet's chain at one time, signed by the platform (docs/ledger.md): a later
+ * change to an entry at or before a head, or the deletion of one, no longer matches. `heads`: the
+ * canonical JSON of [{walletId, seq, hash}] by wallet id; the signed object is the checkpoint's
+ * wire form without `signature` and `signingKeyId` (src/domain/wallets/checkpoints.ts).
+ */
+export const ledgerCheckpoints = table('ledger_checkpoints', {
+  id: text('id').primaryKey(),
+  createdAt: int('created_at').notNull(),
+  heads: text('heads').notNull(),
+  signature: text('signature').notNull(),
+  signingKeyId: text('signing_key_id').notNull(),
+}, (t) => [index('ledger_checkpoints_time').on(t.createdAt)]);

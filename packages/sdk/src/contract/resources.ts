@@ -132,6 +132,14 @@ export const CapabilityVersion = Closed({
   hash: Type.String({ description: 'sha256: and the hex SHA-256 of the canonical JSON of {address, schema}' }),
 });
 
+/** A link of a wallet's ledger hash chain (docs/ledger.md): the entry at `seq` hashes to `hash`. */
+export const ChainLink = Closed({
+  walletId: Id('wal'),
+  seq: Type.Integer({ minimum: 1, description: "the entry's place in its wallet's ledger, from 1" }),
+  hash: Type.String({ pattern: '^[0-9a-f]{64}$', description: "the entry's chain hash: lowercase hex SHA-256 (docs/ledger.md)" }),
+});
+export type ChainLink = Static<typeof ChainLink>;
+
 export const Receipt = Closed({
   id: Id('rcp'),
   transactionId: Id('txn'),
@@ -142,6 +150,7 @@ export const Receipt = Closed({
   responseHash: Nullable(Type.String({ description: '`sha256:<hex>` of the exact response bytes; null on a failed receipt without a response' })),
   status: StringEnum(['success', 'failed'] as const),
   timestamp: Timestamp(),
+  ledger: Type.Optional(Type.Array(ChainLink, { description: 'the ledger entries this resolution appended (the capture, sale and fee; or the refund): the heads of those wallets\' chains then, signed with the receipt; absent on receipts from before the chain' })),
   signature: Type.String({ description: "ed25519 signature (base64url) of the receipt's canonical JSON without signature and signingKeyId" }),
   signingKeyId: Type.String(),
 });
@@ -219,3 +228,13 @@ export const WebhookDelivery = Closed({
   finishedAt: Nullable(Timestamp()),
 });
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
+
+/** The heads of every wallet's ledger chain at one time, signed by the platform (GET /v1/platform/ledger-checkpoints). */
+export const LedgerCheckpoint = Closed({
+  id: Id('lck'),
+  createdAt: Timestamp(),
+  heads: Type.Array(ChainLink, { description: "each wallet's last entry then, by wallet id" }),
+  signature: Type.String({ description: "ed25519 signature of the checkpoint's canonical JSON without signature and signingKeyId, by the platform key signingKeyId (as receipts are)" }),
+  signingKeyId: Type.String(),
+});
+export type LedgerCheckpoint = Static<typeof LedgerCheckpoint>;

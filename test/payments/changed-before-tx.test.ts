@@ -1,19 +1,19 @@
 /**
- * The placed authorization and completion (authorize.ts placedPurchase, complete.ts
- * placedCompletion) read before their transaction. Here the state changes between those reads and
- * the transaction, as another request or instance would change it: the transaction must not act
- * on what it read, and the full path must answer as it always did, with the ledger unchanged but
- * for what that answer moved. Runs on SQLite, and on PostgreSQL in the postgres project.
+ * Authorization and completion read what they decide on inside their transaction (one path each,
+ * docs/architecture.md "Money"). Here the state changes just before that transaction, as another
+ * request or instance would change it while this one was on its way: the answer must follow what
+ * the transaction then reads, with the ledger unchanged but for what that answer moved. Runs on
+ * SQLite, and on PostgreSQL in the postgres project.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/core/errors.js';
 import type { Principal } from '../../src/domain/tenancy/api-keys.js';
 import { PaymentService, allowAll } from '../../src/domain/payments/service.js';
-import type { ReadOptions, Repos, Store } from '../../src/store/store.js';
+import type { Repos, Store } from '../../src/store/store.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { createCapability, expectLedgerConsistent, ledgerBalance, ledgerRows, newBuyer, signProof, transactionRow } from './helpers.js';
 
-describe('paid calls whose state changes between their reads and their transaction', () => {
+describe('paid calls whose state changes just before their transaction', () => {
   let t: TestGateway;
   beforeAll(async () => {
     t = await startTestGateway();
@@ -22,19 +22,18 @@ describe('paid calls whose state changes between their reads and their transacti
     await t.close();
   });
 
-  /** The gateway's services over its store, `between` run once after the next snapshot-free read (the placed paths' reads). */
+  /** The gateway's services over its store, `between` run once before the next transaction begins. */
   function serviceWith() {
     const { ctx, signingKeys, config } = t.gw.services;
     let between: (() => Promise<void>) | undefined;
     const store: Store = Object.assign(Object.create(ctx.store) as Store, {
-      read: async <T>(fn: (r: Repos) => Promise<T>, opts?: ReadOptions) => {
-        const value = await ctx.store.read(fn, opts);
-        const hook = opts?.snapshot === false ? between : undefined;
+      tx: async <T>(fn: (r: Repos) => Promise<T>) => {
+        const hook = between;
         if (hook) {
           between = undefined;
           await hook();
         }
-        return value;
+        return ctx.store.tx(fn);
       },
     });
     const service = new PaymentService({ ctx: { ...ctx, store }, signingKeys, settings: config, policy: allowAll });
