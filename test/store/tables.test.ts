@@ -59,6 +59,7 @@ describe('tables described once', () => {
       reference: string | null;
       memo: string | null;
       createdAt: number;
+      hash: string | null;
     }>();
     expectTypeOf<typeof pg.capabilities.$inferSelect.tags>().toEqualTypeOf<string[]>();
     expectTypeOf<typeof lite.capabilities.$inferSelect.latencyP50Ms>().toEqualTypeOf<number | null>();

@@ -13,8 +13,8 @@ import { WebhookEndpoints, WebhookDeliveries } from './webhooks.js';
 import { AlertMails } from './alerts.js';
 import { X402Authorizations } from './x402.js';
 
-/** every repository but the ledger's and the payments' (wallets, ledger, transactions, receipts, breakers, idempotency, purchase facts) and discovery's */
-export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'transactions' | 'receipts' | 'breakers' | 'paymentIdempotency' | 'purchaseFacts' | 'discovery'>;
+/** every repository but the ledger's and the payments' (wallets, ledger, ledger checkpoints, transactions, receipts, breakers, idempotency, purchase facts) and discovery's */
+export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints' | 'transactions' | 'receipts' | 'breakers' | 'paymentIdempotency' | 'purchaseFacts' | 'discovery'>;
 
 export function commonRepos(c: Sql): CommonRepos {
   return {
