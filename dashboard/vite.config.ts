@@ -5,7 +5,7 @@
  * of this origin: no CDN, no inline script (the gateway's Content-Security-Policy forbids both).
  */
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -14,6 +14,9 @@ export default defineConfig({
   root: here,
   base: '/dashboard/',
   plugins: [react()],
+  // the SDK's sources (its `agentpay-source` export condition), not its dist/: `npm ci` builds the
+  // dashboard before the SDK, and src/core/errors.ts takes the error codes from agentpay-sdk/contract
+  resolve: { conditions: ['agentpay-source', ...defaultClientConditions] },
   logLevel: 'warn',
   build: {
     outDir: fileURLToPath(new URL('../dist/dashboard', import.meta.url)),
