@@ -127,6 +127,9 @@ export function packing(prefix: string) {
         reject(new Error(`${args.join(' ')} exited (${code}) before it was ready; stderr:\n${stderr}`));
       });
     });
+    // a caller that waits on something else (a port, say) never awaits the line; stopping such a process must not
+    // leave a rejection unhandled (vitest fails the whole run on one). A caller that awaits it still gets the error.
+    firstLine.catch(() => undefined);
     return { child, firstLine, stderr: () => stderr };
   }
 
