@@ -46,7 +46,6 @@ import { PgSql } from '../sql/sql.js';
 import { sealLedger } from '../ledger-chain.js';
 import { PgWallets, PgLedger, PgLedgerCheckpoints } from './wallets.js';
 import { PgDiscovery } from './discovery.js';
-import { PgTransactions, PgReceipts, PgBreakers, PgPaymentIdempotency, PgPurchaseFacts } from './payments.js';
 import { resetSession, settle, type Session } from './sql.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
@@ -109,11 +108,6 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     ledger: new PgLedger(db, s),
     ledgerCheckpoints: new PgLedgerCheckpoints(db),
     discovery: new PgDiscovery(db),
-    transactions: new PgTransactions(db, s),
-    receipts: new PgReceipts(db, s),
-    paymentIdempotency: new PgPaymentIdempotency(db, s),
-    breakers: new PgBreakers(db, s),
-    purchaseFacts: new PgPurchaseFacts(s),
   };
   // the common repositories (../sql) raise typed store errors themselves
   for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);

@@ -12,9 +12,10 @@ import { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents, Rec
 import { WebhookEndpoints, WebhookDeliveries } from './webhooks.js';
 import { AlertMails } from './alerts.js';
 import { X402Authorizations } from './x402.js';
+import { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './payments.js';
 
-/** every repository but the ledger's and the payments' (wallets, ledger, ledger checkpoints, transactions, receipts, breakers, idempotency, purchase facts) and discovery's */
-export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints' | 'transactions' | 'receipts' | 'breakers' | 'paymentIdempotency' | 'purchaseFacts' | 'discovery'>;
+/** every repository but the ledger's (wallets, ledger, ledger checkpoints) and discovery's */
+export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints' | 'discovery'>;
 
 export function commonRepos(c: Sql): CommonRepos {
   return {
@@ -43,5 +44,10 @@ export function commonRepos(c: Sql): CommonRepos {
     webhookDeliveries: new WebhookDeliveries(c),
     alertMails: new AlertMails(c),
     x402Authorizations: new X402Authorizations(c),
+    transactions: new Transactions(c),
+    receipts: new Receipts(c),
+    breakers: new Breakers(c),
+    paymentIdempotency: new PaymentIdempotencies(c),
+    purchaseFacts: new PurchaseFacts(c),
   };
 }

@@ -113,6 +113,11 @@ export class Table<R> {
     this.selectList = this.columns();
   }
 
+  /** how many columns `columns()` selects */
+  get width(): number {
+    return this.cols.length;
+  }
+
   /** the select list of every column, in schema order; under `alias` for a statement that joins */
   columns(alias?: string): string {
     return this.cols.map((c) => (alias ? `${alias}.${quote(c.name)}` : quote(c.name))).join(', ');
@@ -199,9 +204,20 @@ export class Table<R> {
     return { id, text, values: keys.map((c) => this.encode(c.key, r[c.key])) };
   }
 
-  async insert(row: R): Promise<void> {
+  /** with `sent`, a write whose result nobody reads: sent without waiting inside a PostgreSQL `tx` (`Sql.send`) */
+  async insert(row: R, sent = false): Promise<void> {
     const i = this.insertOf(row);
-    await this.sql.run(i.text, i.values);
+    await (sent ? this.sql.send(i.text, i.values) : this.sql.run(i.text, i.values));
+  }
+
+  /** Inserts `row`, or sets every other column of the row with its `keys` to `row`'s; sent as `insert` says. */
+  async upsert(row: R, keys: readonly (keyof R & string)[], sent = false): Promise<void> {
+    const i = this.insertOf(row);
+    const text = this.text(`upsert:${i.id}:${keys.join(',')}`, () => {
+      const set = i.id.split(',').filter((k) => !keys.includes(k as keyof R & string)).map((k) => quote(this.col(k).name));
+      return `${i.text} ON CONFLICT (${keys.map((k) => quote(this.col(k).name)).join(', ')}) DO UPDATE SET ${set.map((n) => `${n} = excluded.${n}`).join(', ')}`;
+    });
+    await (sent ? this.sql.send(text, i.values) : this.sql.run(text, i.values));
   }
 
   /**
@@ -226,9 +242,21 @@ export class Table<R> {
     const set = Object.keys(p).filter((k) => p[k] !== undefined);
     if (set.length === 0) return 0;
     const w = this.where(match as Record<string, unknown>);
-    const text = this.text(`update:${set.join(',')}:${w.id}:${and}`, () =>
+    return this.sql.run(this.updateText(set, w, and), [...set.map((k) => this.encode(k, p[k])), ...w.values, ...andValues]);
+  }
+
+  private updateText(set: string[], w: { id: string; text: string }, and: string): string {
+    return this.text(`update:${set.join(',')}:${w.id}:${and}`, () =>
       `UPDATE ${this.name} SET ${set.map((k) => `${quote(this.col(k).name)} = ?`).join(', ')} WHERE ${w.text}${and ? ` AND ${and}` : ''}`);
-    return this.sql.run(text, [...set.map((k) => this.encode(k, p[k])), ...w.values, ...andValues]);
+  }
+
+  /** As `updateWhere`, for a write whose count nobody reads: sent as `insert` says. */
+  async updateSent(patch: Partial<R>, match: Match<R>, and = ''): Promise<void> {
+    const p = patch as Record<string, unknown>;
+    const set = Object.keys(p).filter((k) => p[k] !== undefined);
+    if (set.length === 0) return;
+    const w = this.where(match as Record<string, unknown>);
+    await this.sql.send(this.updateText(set, w, and), [...set.map((k) => this.encode(k, p[k])), ...w.values]);
   }
 
   async delete(match: Match<R>): Promise<number> {

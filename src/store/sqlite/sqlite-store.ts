@@ -8,7 +8,6 @@ import { commonRepos } from '../sql/repos.js';
 import { SqliteSql } from '../sql/sql.js';
 import { SqliteWallets, SqliteLedger, SqliteLedgerCheckpoints, sealSqliteLedger } from './wallets.js';
 import { SqliteDiscovery } from './discovery.js';
-import { SqliteTransactions, SqliteReceipts, SqliteBreakers, SqlitePaymentIdempotency, SqlitePurchaseFacts } from './payments.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
 
@@ -81,18 +80,13 @@ export class SqliteStore implements Store {
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
     this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
-    const repos: Omit<Repos, 'purchaseFacts'> = {
+    this.repos = {
       ...commonRepos(new SqliteSql(this.raw)),
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
       ledgerCheckpoints: new SqliteLedgerCheckpoints(this.db),
       discovery: new SqliteDiscovery(this.db),
-      transactions: new SqliteTransactions(this.db),
-      receipts: new SqliteReceipts(this.db),
-      paymentIdempotency: new SqlitePaymentIdempotency(this.db),
-      breakers: new SqliteBreakers(this.db),
     };
-    this.repos = { ...repos, purchaseFacts: new SqlitePurchaseFacts(repos) };
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {

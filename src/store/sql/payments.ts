@@ -1,0 +1,127 @@
+/**
+ * Payments: transactions, receipts, breakers, payment idempotency and an authorization's checks.
+ * On the paid call's hot path: a write whose result the domain does not read is sent (`sent`,
+ * `Sql.send`: on PostgreSQL inside a `tx` it leaves with the COMMIT, not waited for).
+ */
+import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo, PurchaseFactsRepo } from '../repos/payments.js';
+import { AlreadyResolved } from '../errors.js';
+import type { Sql } from './sql.js';
+
+type Resolution = Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>;
+
+export class Transactions implements TransactionRepo {
+  private readonly t;
+  constructor(private readonly c: Sql) { this.t = c.table('transactions'); }
+  /** a reused nonce: UniqueViolation, which the domain tells apart as a replay */
+  insert(t: Transaction) { return this.t.insert(t, true); }
+  /** in a `tx`, locked (Sql.lock): complete, fail and the sweeper read a status and resolve it; a second resolver waits, then reads the first one's */
+  get(id: string) { return this.t.first({ id }, '', true); }
+  byNonce(nonce: string) { return this.t.first({ nonce }); }
+  update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) { return this.t.updateSent(patch, { id }); }
+  /**
+   * Dialect switch, resolution: PostgreSQL's transaction_resolve (drizzle-pg/0007) updates the row
+   * while it is authorized and raises otherwise, sent, not waited for (its refusal fails the COMMIT);
+   * SQLite's one writer updates it where it is authorized and counts.
+   */
+  async resolve(id: string, patch: Resolution) {
+    if (this.c.dialect === 'pg') return this.c.send('SELECT transaction_resolve(?, ?, ?, ?, ?)', [id, patch.status, patch.feeMinor ?? null, patch.failureReason ?? null, patch.resolvedAt]);
+    if ((await this.t.update({ id, status: 'authorized' }, patch)) === 0) throw new AlreadyResolved(`transaction ${id} is not authorized any more: it was resolved first`);
+  }
+  page(opts: { afterId?: string; limit: number }) {
+    return opts.afterId === undefined ? this.t.all({}, 'ORDER BY id LIMIT ?', [opts.limit]) : this.t.select('WHERE id > ? ORDER BY id LIMIT ?', [opts.afterId, opts.limit]);
+  }
+  listExpired(now: number, limit: number, walletId?: string) {
+    // transactions_open (status, expires_at) bounds the scan to what is overdue; the wallet is a filter on that.
+    // Locked as get() is: a completion that won the race is read again (and no longer listed) on PostgreSQL
+    const wallet = walletId === undefined ? '' : ' AND wallet_id = ?';
+    return this.t.select(`WHERE status = 'authorized' AND expires_at <= ?${wallet} ORDER BY expires_at, id LIMIT ?${this.c.lock}`,
+      walletId === undefined ? [now, limit] : [now, walletId, limit]);
+  }
+}
+
+export class Receipts implements ReceiptRepo {
+  private readonly t;
+  constructor(c: Sql) { this.t = c.table('receipts'); }
+  insert(r: Receipt) { return this.t.insert(r, true); }
+  get(id: string) { return this.t.first({ id }); }
+  byTransaction(transactionId: string) { return this.t.all({ transactionId }, 'ORDER BY "timestamp", id'); }
+  list(owner: { workspaceId: string } | { providerId: string }, opts: { limit: number; before?: { timestamp: number; id: string } }) {
+    const [col, id] = 'workspaceId' in owner ? ['workspace_id', owner.workspaceId] : ['provider_id', owner.providerId];
+    const b = opts.before;
+    return this.t.select(`WHERE ${col} = ?${b ? ' AND ("timestamp" < ? OR ("timestamp" = ? AND id < ?))' : ''} ORDER BY "timestamp" DESC, id DESC LIMIT ?`,
+      b ? [id, b.timestamp, b.timestamp, b.id, opts.limit] : [id, opts.limit]);
+  }
+}
+
+export class Breakers implements BreakerRepo {
+  private readonly t;
+  constructor(c: Sql) { this.t = c.table('breakers'); }
+  get(walletId: string, providerId: string) { return this.t.first({ walletId, providerId }); }
+  put(b: Breaker) { return this.t.upsert(b, ['walletId', 'providerId'], true); }
+  /** a success writes without reading the breaker first */
+  clearFailures(walletId: string, providerId: string, at: number) {
+    return this.t.updateSent({ consecutiveFailures: 0, updatedAt: at }, { walletId, providerId }, 'consecutive_failures <> 0');
+  }
+}
+
+export class PaymentIdempotencies implements PaymentIdempotencyRepo {
+  private readonly t;
+  constructor(private readonly c: Sql) { this.t = c.table('paymentIdempotency'); }
+  get(walletId: string, capabilityId: string, key: string) { return this.t.first({ walletId, capabilityId, key }); }
+  insert(row: PaymentIdempotency) { return this.t.insert(row); }
+  byTransaction(transactionId: string) { return this.t.first({ transactionId }); }
+  async complete(transactionId: string, response: { status: number; contentType: string | null; body: string } | null) {
+    await this.t.update({ transactionId }, {
+      state: 'completed',
+      responseStatus: response?.status ?? null,
+      responseContentType: response?.contentType ?? null,
+      responseBody: response?.body ?? null,
+    });
+  }
+  async remove(walletId: string, capabilityId: string, key: string) { await this.t.delete({ walletId, capabilityId, key }); }
+  async removeByTransaction(transactionId: string) { await this.t.delete({ transactionId }); }
+  removeExpired(now: number, limit: number) {
+    return this.c.run(`DELETE FROM payment_idempotency WHERE transaction_id IN
+      (SELECT transaction_id FROM payment_idempotency WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`, [now, limit]);
+  }
+}
+
+/**
+ * An authorization's checks in one statement: one row whatever exists, each table's columns in
+ * turn, then whether the wallet, capability and seller exist, the breaker's pause and whether the
+ * nonce is used.
+ */
+export class PurchaseFacts implements PurchaseFactsRepo {
+  private readonly w;
+  private readonly cap;
+  private readonly tn;
+  private readonly text: string;
+  constructor(private readonly c: Sql) {
+    this.w = c.table('wallets');
+    this.cap = c.table('capabilities');
+    this.tn = c.table('tenants');
+    this.text = `SELECT ${this.w.columns('w')}, ${this.cap.columns('c')}, ${this.tn.columns('t')},
+      w.id IS NOT NULL, c.id IS NOT NULL, t.id IS NOT NULL, coalesce(b.paused, false), n.id IS NOT NULL
+      FROM (SELECT 1) AS one
+      LEFT JOIN wallets w ON w.id = ?
+      LEFT JOIN capabilities c ON c.id = ?
+      LEFT JOIN tenants t ON t.id = ?
+      LEFT JOIN breakers b ON b.wallet_id = ? AND b.provider_id = ?
+      LEFT JOIN transactions n ON n.nonce = ?`;
+  }
+  async read(q: { nonce: string; walletId: string; capabilityId: string; providerId: string }) {
+    const row = (await this.c.one(this.text, [q.walletId, q.capabilityId, q.providerId, q.walletId, q.providerId, q.nonce]))!;
+    const ww = this.w.width;
+    const cw = this.cap.width;
+    const at = ww + cw + this.tn.width;
+    // true on PostgreSQL, 1 on SQLite
+    const yes = (v: unknown) => v === true || v === 1n || v === 1;
+    return {
+      wallet: yes(row[at]) ? this.w.row(row, 0) : undefined,
+      capability: yes(row[at + 1]) ? this.cap.row(row, ww) : undefined,
+      seller: yes(row[at + 2]) ? this.tn.row(row, ww + cw) : undefined,
+      paused: yes(row[at + 3]),
+      nonceUsed: yes(row[at + 4]),
+    };
+  }
+}
