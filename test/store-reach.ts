@@ -52,7 +52,7 @@ export const SQLITE_ONLY: Readonly<Record<string, string>> = {
   'test/store/wal-sync.test.ts': "SQLite's WAL file synced to a second file",
   'test/gateway/data-dir-damage.test.ts': "a damaged or missing agentpay.db in the data dir (PostgreSQL's damage is the server's)",
   'test/gateway/files-at-rest.test.ts': "the modes of the data dir's files, agentpay.db and its -wal/-shm among them",
-  'test/market/discovery-scale.test.ts': "the SQLite discovery query's plan on a large catalog (src/store/sqlite/discovery.ts; PostgreSQL's is the server's)",
+  'test/market/discovery-scale.test.ts': "the SQLite discovery query's plan on a large catalog (src/store/sql/discovery.ts; PostgreSQL's is the server's)",
   'test/gateway/key-dir.test.ts': "the signing keys' DATA_DIR/keys files, which a sandbox on PostgreSQL does not use: it keeps them in the database (test/store/signing-keys.test.ts, test/fleet/signing-keys.test.ts)",
   'test/cli/demo/demo.test.ts': 'agentpay demo runs its own sandbox gateway in a temp dir, on SQLite (it takes no --database)',
   'test/templates/templates.test.ts': "a generated project's own npm test and npm run e2e against agentpay dev, run as a user would, with its default store",

@@ -22,7 +22,7 @@ import {
 } from '../../src/domain/market/discovery.js';
 import { providerSummary } from '../../src/domain/market/providers.js';
 import { reputations } from '../../src/domain/market/reputation.js';
-import { SqliteDiscovery } from '../../src/store/sqlite/discovery.js';
+import { Discovery } from '../../src/store/sql/discovery.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Repos } from '../../src/store/store.js';
 
@@ -241,7 +241,7 @@ describe('DiscoveryService.search on a varied catalogue', () => {
   }, 120_000);
 
   it('breaks ties of rounded scores by id, not by the unrounded score', async () => {
-    const byScore = vi.spyOn(SqliteDiscovery.prototype, 'byScore');
+    const byScore = vi.spyOn(Discovery.prototype, 'byScore');
     const all = await expectSame({ category: 'ties', limit: 100 });
     // the store's first answer ended inside the tie, so it was asked for every listing near the page's edge
     expect(byScore.mock.calls.some(([, , take]) => 'minKey' in take)).toBe(true);
@@ -258,9 +258,9 @@ describe('DiscoveryService.search on a varied catalogue', () => {
   it('stays exact when the store\'s score keys are off by one from ours and its ties come in any order', async () => {
     // a store whose arithmetic differs from JavaScript's as far as the argument in
     // src/domain/market/discovery.ts allows: each key moved by -1, 0 or +1, equal keys in reverse id order
-    const original = SqliteDiscovery.prototype.byScore;
+    const original = Discovery.prototype.byScore;
     const shift = (id: string) => (id.charCodeAt(id.length - 1) % 3) - 1;
-    const byScore = vi.spyOn(SqliteDiscovery.prototype, 'byScore').mockImplementation(async function (this: SqliteDiscovery, filter, inputs, take) {
+    const byScore = vi.spyOn(Discovery.prototype, 'byScore').mockImplementation(async function (this: Discovery, filter, inputs, take) {
       const all = (await original.call(this, filter, inputs, { minKey: Number.MIN_SAFE_INTEGER })).map((r) => ({ ...r, key: r.key + shift(r.id) }));
       all.sort((a, b) => b.key - a.key || (a.id < b.id ? 1 : -1));
       return 'limit' in take ? all.slice(0, take.limit) : all.filter((r) => r.key >= take.minKey);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { UniqueViolation } from '../../src/store/errors.js';
+import { AlreadyResolved, UniqueViolation } from '../../src/store/errors.js';
 import * as tenancy from '../../src/store/sql/tenancy.js';
 import * as platform from '../../src/store/sql/platform.js';
 import * as market from '../../src/store/sql/market.js';
@@ -15,6 +15,8 @@ import * as rails from '../../src/store/sql/rails.js';
 import * as webhooks from '../../src/store/sql/webhooks.js';
 import * as alerts from '../../src/store/sql/alerts.js';
 import * as x402 from '../../src/store/sql/x402.js';
+import * as payments from '../../src/store/sql/payments.js';
+import * as discovery from '../../src/store/sql/discovery.js';
 import type { Capability } from '../../src/store/repos/market.js';
 import type { RailTransaction } from '../../src/store/repos/rails.js';
 import type { WebhookDelivery } from '../../src/store/repos/webhooks.js';
@@ -24,7 +26,7 @@ import { storeBackends } from '../helpers/store-backends.js';
 /** `Class.method` called on the backend whose cases run now (backends run one after another) */
 const called = new Map<string, Set<string>>();
 let backend = '';
-const classes = [tenancy, platform, market, policies, rails, webhooks, alerts, x402]
+const classes = [tenancy, platform, market, policies, rails, webhooks, alerts, x402, payments, discovery]
   .flatMap((m) => Object.values(m))
   .filter((v): v is new (...a: never[]) => object => typeof v === 'function' && /^class\s/.test(Function.prototype.toString.call(v)));
 for (const cls of classes) {
@@ -228,6 +230,135 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect(await store.read((r) => r.ratings.byTransaction('txn_r2'))).toMatchObject({ id: 'r2', rating: 2 });
     expect(await store.read((r) => r.ratings.summary(['prv_m', 'prv_x', 'prv_none']))).toEqual(new Map([['prv_m', { count: 2, sum: 7 }], ['prv_x', { count: 1, sum: 4 }]]));
     expect(await store.read((r) => r.ratings.summary([]))).toEqual(new Map());
+
+    // discovery's ranking: cap_a and cap_b may be shown (cap_u's seller is unverified, cap_old is deprecated)
+    expect(await store.read((r) => r.discovery.stats({}))).toEqual({ count: 2, cheapestMinor: 10n, fastestMs: 12.5 });
+    expect(await store.read((r) => r.discovery.stats({ category: 'data' }))).toEqual({ count: 1, cheapestMinor: 10n, fastestMs: null });
+    expect(await store.read((r) => r.discovery.stats({ category: 'none' }))).toEqual({ count: 0, cheapestMinor: null, fastestMs: null });
+    const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((a, b) => a.id.localeCompare(b.id));
+    expect(byId(await store.read((r) => r.discovery.rows({})))).toEqual([
+      { id: 'cap_a', providerId: 'prv_m', priceMinor: 10n, latencyP50Ms: null, sellerVerified: true },
+      { id: 'cap_b', providerId: 'prv_m', priceMinor: 9_007_199_254_740_993n, latencyP50Ms: 12.5, sellerVerified: true },
+    ]);
+    expect((await store.read((r) => r.discovery.rows({ ids: ['cap_b', 'cap_u', 'cap_old', 'cap_none'] }))).map((x) => x.id)).toEqual(['cap_b']);
+    expect(await store.read((r) => r.discovery.rows({ ids: [] }))).toEqual([]);
+    expect(await store.read((r) => r.discovery.rows({}, 1))).toHaveLength(1);
+    expect((await store.read((r) => r.discovery.rows({ maxLatencyMs: 12.75, maxPriceMinor: 9_007_199_254_740_993n }))).map((x) => x.id)).toEqual(['cap_b']);
+    // relevance 0.5 * 0.2, price 10 / price, latency 12.5 / latency (unknown: 0.25), reputation, verified 1:
+    // cap_a 0.1 + 1 + 0.25 + 0.5 + 1 = 2.85, cap_b 0.1 + ~0 + 1 + 0.5 + 1 = 2.6; without prv_m's reputation 0.1 instead of 0.5
+    const inputs = (reputations: [string, number][]) => ({
+      weights: { relevance: 0.5, price: 1, latency: 1, reputation: 1, verification: 1 },
+      relevance: 0.2, cheapest: 10, fastest: 12.5, unknownLatency: 0.25, reputations: new Map(reputations), otherReputation: 0.1,
+    });
+    const keys = (rows: { id: string; key: number }[]) => rows.map((x) => [x.id, x.key]);
+    expect(keys(await store.read((r) => r.discovery.byScore({}, inputs([['prv_m', 0.5]]), { limit: 10 })))).toEqual([['cap_a', 28500], ['cap_b', 26000]]);
+    expect(keys(await store.read((r) => r.discovery.byScore({}, inputs([]), { limit: 1 })))).toEqual([['cap_a', 24500]]);
+    expect(keys(await store.read((r) => r.discovery.byScore({}, inputs([['prv_m', 0.5]]), { minKey: 26001 })))).toEqual([['cap_a', 28500]]);
+    expect(keys(await store.read((r) => r.discovery.byScore({ category: 'ai' }, inputs([]), { minKey: 0 })))).toEqual([['cap_b', 22000]]);
+    expect(await store.read((r) => r.discovery.ratingSummaries())).toEqual(new Map([['prv_m', { count: 2, sum: 7 }], ['prv_x', { count: 1, sum: 4 }]]));
+  });
+
+  it('payments: transactions by nonce, resolved once, overdue, paged; receipts by owner; breakers; idempotency keys; an authorization\'s facts', async () => {
+    const txn = (id: string, nonce: string, over: Record<string, unknown> = {}) => ({
+      id, nonce, capabilityId: 'cap_p', providerId: 'prv_p', walletId: 'wal_pm', workspaceId: 'ws_p', amountMinor: 9_007_199_254_740_993n, feeMinor: null,
+      currency: 'USD', status: 'authorized' as const, failureReason: null, authorizedAt: 1, expiresAt: 5, resolvedAt: null, ...over,
+    });
+    await store.tx(async (r) => {
+      await r.transactions.insert(txn('txn_b', 'n_b'));
+      await r.transactions.insert(txn('txn_a', 'n_a'));
+      await r.transactions.insert(txn('txn_c', 'n_c', { walletId: 'wal_q', expiresAt: 3 }));
+      await r.transactions.insert(txn('txn_d', 'n_d', { expiresAt: 99 }));
+    });
+    await expect(store.tx((r) => r.transactions.insert(txn('txn_dup', 'n_a')))).rejects.toBeInstanceOf(UniqueViolation);
+    expect(await store.read((r) => r.transactions.get('txn_a'))).toEqual(txn('txn_a', 'n_a'));
+    expect(await store.tx((r) => r.transactions.get('txn_a'))).toEqual(txn('txn_a', 'n_a'));
+    expect(await store.read((r) => r.transactions.byNonce('n_b'))).toMatchObject({ id: 'txn_b' });
+    expect(await store.read((r) => r.transactions.byNonce('n_none'))).toBeUndefined();
+    const ids = (rows: { id: string }[]) => rows.map((x) => x.id);
+    // oldest expiry first, equal ones by id; of one wallet when given
+    expect(ids(await store.tx((r) => r.transactions.listExpired(5, 10)))).toEqual(['txn_c', 'txn_a', 'txn_b']);
+    expect(ids(await store.read((r) => r.transactions.listExpired(5, 2)))).toEqual(['txn_c', 'txn_a']);
+    expect(ids(await store.tx((r) => r.transactions.listExpired(5, 10, 'wal_pm')))).toEqual(['txn_a', 'txn_b']);
+    await store.tx((r) => r.transactions.resolve('txn_a', { status: 'succeeded', resolvedAt: 6, feeMinor: 3n }));
+    await expect(store.tx((r) => r.transactions.resolve('txn_a', { status: 'failed', resolvedAt: 7, failureReason: 'late' }))).rejects.toBeInstanceOf(AlreadyResolved);
+    await expect(store.tx((r) => r.transactions.resolve('txn_none', { status: 'failed', resolvedAt: 7 }))).rejects.toBeInstanceOf(AlreadyResolved);
+    expect(await store.read((r) => r.transactions.get('txn_a'))).toEqual(txn('txn_a', 'n_a', { status: 'succeeded', feeMinor: 3n, resolvedAt: 6 }));
+    await store.tx((r) => r.transactions.update('txn_b', { status: 'expired', resolvedAt: 8, failureReason: 'timeout' }));
+    expect(await store.read((r) => r.transactions.get('txn_b'))).toEqual(txn('txn_b', 'n_b', { status: 'expired', resolvedAt: 8, failureReason: 'timeout' }));
+    expect(ids(await store.read((r) => r.transactions.listExpired(5, 10)))).toEqual(['txn_c']);
+    expect(ids(await store.read((r) => r.transactions.page({ limit: 2 })))).toEqual(['txn_a', 'txn_b']);
+    expect(ids(await store.read((r) => r.transactions.page({ afterId: 'txn_b', limit: 10 })))).toEqual(['txn_c', 'txn_d']);
+
+    const receipt = (id: string, timestamp: number, over: Record<string, unknown> = {}) => ({
+      id, transactionId: 'txn_a', providerId: 'prv_p', consumerId: 'wal_pm', workspaceId: 'ws_p', capabilityId: 'cap_p', amountMinor: 9_007_199_254_740_993n,
+      currency: 'USD', responseHash: null, status: 'success' as const, timestamp, signature: 's', signingKeyId: 'k', ledgerHeads: '[]', ...over,
+    });
+    await store.tx(async (r) => {
+      await r.receipts.insert(receipt('rc_2', 5));
+      await r.receipts.insert(receipt('rc_1', 5));
+      await r.receipts.insert(receipt('rc_0', 1, { transactionId: 'txn_b', workspaceId: 'ws_q', status: 'failed', ledgerHeads: null }));
+    });
+    expect(await store.read((r) => r.receipts.get('rc_0'))).toEqual(receipt('rc_0', 1, { transactionId: 'txn_b', workspaceId: 'ws_q', status: 'failed', ledgerHeads: null }));
+    expect(ids(await store.read((r) => r.receipts.byTransaction('txn_a')))).toEqual(['rc_1', 'rc_2']);
+    expect(ids(await store.read((r) => r.receipts.list({ workspaceId: 'ws_p' }, { limit: 10 })))).toEqual(['rc_2', 'rc_1']);
+    expect(ids(await store.read((r) => r.receipts.list({ providerId: 'prv_p' }, { limit: 2 })))).toEqual(['rc_2', 'rc_1']);
+    expect(ids(await store.read((r) => r.receipts.list({ providerId: 'prv_p' }, { limit: 10, before: { timestamp: 5, id: 'rc_2' } })))).toEqual(['rc_1', 'rc_0']);
+
+    const breaker = (consecutiveFailures: number, paused: boolean, updatedAt: number) => ({ walletId: 'wal_pm', providerId: 'prv_p', consecutiveFailures, paused, updatedAt });
+    expect(await store.read((r) => r.breakers.get('wal_pm', 'prv_p'))).toBeUndefined();
+    await store.tx((r) => r.breakers.put(breaker(2, false, 1)));
+    await store.tx((r) => r.breakers.put(breaker(3, true, 2)));
+    expect(await store.read((r) => r.breakers.get('wal_pm', 'prv_p'))).toEqual(breaker(3, true, 2));
+    await store.tx((r) => r.breakers.clearFailures('wal_pm', 'prv_p', 4));
+    // already clear: left as it is
+    await store.tx((r) => r.breakers.clearFailures('wal_pm', 'prv_p', 5));
+    await store.tx((r) => r.breakers.clearFailures('wal_none', 'prv_p', 5));
+    expect(await store.read((r) => r.breakers.get('wal_pm', 'prv_p'))).toEqual(breaker(0, true, 4));
+    expect(await store.read((r) => r.breakers.get('wal_none', 'prv_p'))).toBeUndefined();
+
+    const key = (k: string, transactionId: string, expiresAt: number) => ({
+      walletId: 'wal_pm', capabilityId: 'cap_p', key: k, requestHash: 'h', transactionId, state: 'in_progress' as const,
+      responseStatus: null, responseContentType: null, responseBody: null, createdAt: 1, expiresAt,
+    });
+    await store.tx(async (r) => {
+      await r.paymentIdempotency.insert(key('k1', 'txn_a', 5));
+      await r.paymentIdempotency.insert(key('k2', 'txn_b', 3));
+      await r.paymentIdempotency.insert(key('k3', 'txn_c', 9));
+      await r.paymentIdempotency.insert(key('k4', 'txn_d', 9));
+    });
+    await expect(store.tx((r) => r.paymentIdempotency.insert(key('k1', 'txn_x', 5)))).rejects.toBeInstanceOf(UniqueViolation);
+    expect(await store.read((r) => r.paymentIdempotency.get('wal_pm', 'cap_p', 'k1'))).toEqual(key('k1', 'txn_a', 5));
+    expect(await store.read((r) => r.paymentIdempotency.byTransaction('txn_b'))).toEqual(key('k2', 'txn_b', 3));
+    await store.tx(async (r) => {
+      await r.paymentIdempotency.complete('txn_a', { status: 200, contentType: 'application/json', body: 'e30=' });
+      await r.paymentIdempotency.complete('txn_c', null);
+    });
+    expect(await store.read((r) => r.paymentIdempotency.get('wal_pm', 'cap_p', 'k1'))).toMatchObject({ state: 'completed', responseStatus: 200, responseContentType: 'application/json', responseBody: 'e30=' });
+    expect(await store.read((r) => r.paymentIdempotency.get('wal_pm', 'cap_p', 'k3'))).toMatchObject({ state: 'completed', responseStatus: null, responseBody: null });
+    // the earliest expiry first
+    expect(await store.tx((r) => r.paymentIdempotency.removeExpired(5, 1))).toBe(1);
+    expect(await store.read((r) => r.paymentIdempotency.byTransaction('txn_b'))).toBeUndefined();
+    expect(await store.tx((r) => r.paymentIdempotency.removeExpired(5, 10))).toBe(1);
+    expect(await store.tx((r) => r.paymentIdempotency.removeExpired(5, 10))).toBe(0);
+    await store.tx(async (r) => {
+      await r.paymentIdempotency.remove('wal_pm', 'cap_p', 'k3');
+      await r.paymentIdempotency.removeByTransaction('txn_d');
+    });
+    expect(await store.read(async (r) => [await r.paymentIdempotency.get('wal_pm', 'cap_p', 'k3'), await r.paymentIdempotency.byTransaction('txn_d')])).toEqual([undefined, undefined]);
+
+    const wallet = newWalletRow({ id: 'wal_pm', tenantId: 'ws_p', ownerType: 'workspace', ownerId: 'ws_p', publicKeyPem: null }, 1);
+    await store.tx(async (r) => {
+      await r.tenants.insert(tenant('prv_p', 'provider'));
+      await r.wallets.insert(wallet);
+      await r.capabilities.insert(capability('cap_p', 'prv_p'));
+    });
+    const facts = { nonce: 'n_a', walletId: 'wal_pm', capabilityId: 'cap_p', providerId: 'prv_p' };
+    expect(await store.read((r) => r.purchaseFacts.read(facts))).toEqual({
+      nonceUsed: true, wallet, paused: true, capability: capability('cap_p', 'prv_p'), seller: tenant('prv_p', 'provider'),
+    });
+    expect(await store.tx((r) => r.purchaseFacts.read({ nonce: 'n_none', walletId: 'wal_none', capabilityId: 'cap_none', providerId: 'prv_none' }))).toEqual({
+      nonceUsed: false, wallet: undefined, paused: false, capability: undefined, seller: undefined,
+    });
   });
 
   it('policies: get, approvals resolved and used once, given back, refunds due; spend by workspace', async () => {

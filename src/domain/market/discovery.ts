@@ -22,7 +22,7 @@
  * - With a query: the full-text match picks at most MATCH_CEILING listings, and all of them are
  *   scored here.
  * - Without one, up to SCORE_ALL_UP_TO listings are scored here too. Beyond that the store orders
- *   the listings by the same score (src/store/sqlite/discovery.ts): exact SQL ordering is not
+ *   the listings by the same score (src/store/sql/discovery.ts): exact SQL ordering is not
  *   needed, nor relied on. Its key, Math.round(score * 10^4), comes from the same formula on the
  *   same numbers, so it is at most 1 away from ours (float rounding, far below half a step). Let k
  *   be the store's key of its `limit`-th listing: the `limit` listings it ranks first have keys of

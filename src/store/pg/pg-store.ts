@@ -45,7 +45,6 @@ import { commonRepos } from '../sql/repos.js';
 import { PgSql } from '../sql/sql.js';
 import { sealLedger } from '../ledger-chain.js';
 import { PgWallets, PgLedger, PgLedgerCheckpoints } from './wallets.js';
-import { PgDiscovery } from './discovery.js';
 import { resetSession, settle, type Session } from './sql.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
@@ -107,7 +106,6 @@ function makeRepos(db: NodePgDatabase, s: Session): Repos {
     wallets: new PgWallets(db, s),
     ledger: new PgLedger(db, s),
     ledgerCheckpoints: new PgLedgerCheckpoints(db),
-    discovery: new PgDiscovery(db),
   };
   // the common repositories (../sql) raise typed store errors themselves
   for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);

@@ -12,10 +12,11 @@ import { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents, Rec
 import { WebhookEndpoints, WebhookDeliveries } from './webhooks.js';
 import { AlertMails } from './alerts.js';
 import { X402Authorizations } from './x402.js';
+import { Discovery } from './discovery.js';
 import { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './payments.js';
 
-/** every repository but the ledger's (wallets, ledger, ledger checkpoints) and discovery's */
-export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints' | 'discovery'>;
+/** every repository but the ledger's (wallets, ledger, ledger checkpoints) */
+export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints'>;
 
 export function commonRepos(c: Sql): CommonRepos {
   return {
@@ -29,6 +30,7 @@ export function commonRepos(c: Sql): CommonRepos {
     capabilities: new Capabilities(c),
     capabilityVersions: new CapabilityVersions(c),
     capabilitySearch: new CapabilitySearch(c),
+    discovery: new Discovery(c),
     verificationRequests: new VerificationRequests(c),
     ratings: new Ratings(c),
     policies: new Policies(c),

@@ -7,7 +7,6 @@ import type { ReadOptions, Repos, Store } from '../store.js';
 import { commonRepos } from '../sql/repos.js';
 import { SqliteSql } from '../sql/sql.js';
 import { SqliteWallets, SqliteLedger, SqliteLedgerCheckpoints, sealSqliteLedger } from './wallets.js';
-import { SqliteDiscovery } from './discovery.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
 
@@ -85,7 +84,6 @@ export class SqliteStore implements Store {
       wallets: new SqliteWallets(this.db),
       ledger: new SqliteLedger(this.db),
       ledgerCheckpoints: new SqliteLedgerCheckpoints(this.db),
-      discovery: new SqliteDiscovery(this.db),
     };
   }
 
