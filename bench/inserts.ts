@@ -14,8 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { statementsFor } from '../src/store/sqlite/statements.js';
-import { ledgerEntries, transactions } from '../src/store/schema/index.js';
+import { SqliteSql } from '../src/store/sql/sql.js';
 import { challengeNonce, randomIds } from '../src/core/ids.js';
 import { DEFAULT_PAYMENTS } from '../src/domain/payments/config.js';
 import { parseArgs } from 'node:util';
@@ -76,9 +75,9 @@ function measure(v: Variant): number {
     raw.pragma('foreign_keys = OFF'); // rows without their wallets and capabilities
     if (v.sql) raw.exec(v.sql);
     raw.pragma('synchronous = NORMAL'); // the log is written at COMMIT, not synced: inserts only
-    const insert = v.table === 'ledger'
-      ? ((s) => (row: unknown) => s.insert(row as never))(statementsFor(store.db, ledgerEntries))
-      : ((s) => (row: unknown) => s.insert(row as never))(statementsFor(store.db, transactions));
+    // SqliteSql runs a statement before its promise returns: each insert is done when the call is
+    const table = new SqliteSql(raw).table(v.table === 'ledger' ? 'ledgerEntries' : 'transactions');
+    const insert = (row: unknown) => void table.insert(row as never);
     const rows: unknown[] = v.table === 'ledger' ? ledgerRows(ROWS) : transactionRows(ROWS);
     raw.exec('BEGIN');
     const before = process.cpuUsage();

@@ -47,6 +47,10 @@ export function storeError(e: unknown): unknown {
     if (cur.code === 'SQLITE_CONSTRAINT_UNIQUE' || cur.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cur.code === '23505') {
       return new UniqueViolation(String(cur.message ?? 'unique constraint violated'), typeof cur.constraint === 'string' ? cur.constraint : undefined, { cause: e });
     }
+    // SQLite's no-replace trigger on the ledger (drizzle/0004) fires before the unique index: the same refusal
+    if (cur.code === 'SQLITE_CONSTRAINT_TRIGGER' && String(cur.message).includes('with this id or wallet seq exists')) {
+      return new UniqueViolation(String(cur.message), 'ledger_wallet_seq', { cause: e });
+    }
     // PostgreSQL's function of drizzle-pg/0007 names its refusal
     if (cur.code === '23514' && cur.constraint === 'transaction_authorized') return new AlreadyResolved(String(cur.message), { cause: e });
   }

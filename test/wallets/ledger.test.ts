@@ -5,9 +5,9 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteLedger } from '../../src/store/sqlite/wallets.js';
+import { Ledger } from '../../src/store/sql/wallets.js';
+import { SqliteSql } from '../../src/store/sql/sql.js';
 import { startTestGateway, sqliteOf, testBackend } from '../helpers/gateway.js';
 import { expectLedger } from './ledger-checks.js';
 
@@ -42,7 +42,7 @@ describe.skipIf(testBackend() === 'postgres')('ledger_entries', () => {
   });
 });
 
-describe.skipIf(testBackend() === 'postgres')('a balance read (SqliteLedger.last)', () => {
+describe.skipIf(testBackend() === 'postgres')('a balance read (Ledger.last on SQLite)', () => {
   it('is one search of the index ledger_wallet_seq: no scan, no sort', async () => {
     // run the repository's own query and catch its SQL on the way to the database
     const ro = new Database(dbPath, { readonly: true });
@@ -51,7 +51,7 @@ describe.skipIf(testBackend() === 'postgres')('a balance read (SqliteLedger.last
       const queries: string[] = [];
       const prepare = ro.prepare.bind(ro);
       (ro as unknown as { prepare: (sql: string) => unknown }).prepare = (sql: string) => (queries.push(sql), prepare(sql));
-      await new SqliteLedger(drizzle(ro)).last('wal_any');
+      await new Ledger(new SqliteSql(ro)).last('wal_any');
       expect(queries).toHaveLength(1);
       const plan = (prepare(`EXPLAIN QUERY PLAN ${queries[0]!}`).all('wal_any') as { detail: string }[]).map((p) => p.detail);
       expect(plan.join('\n')).toMatch(/^SEARCH ledger_entries USING INDEX ledger_wallet_seq \(wallet_id=\?\)$/m);

@@ -34,7 +34,7 @@
  * Statements sent in one run of JavaScript leave in one socket write (`corkUntilIdle`).
  */
 import pg from 'pg';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { ReadOptions, Repos, Store } from '../store.js';
@@ -44,7 +44,6 @@ import { pgMigrationsDir } from '../../paths.js';
 import { commonRepos } from '../sql/repos.js';
 import { PgSql } from '../sql/sql.js';
 import { sealLedger } from '../ledger-chain.js';
-import { PgWallets, PgLedger, PgLedgerCheckpoints } from './wallets.js';
 import { resetSession, settle, type Session } from './sql.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
@@ -69,48 +68,6 @@ const BEGIN_TX = {
   'repeatable-read': 'BEGIN ISOLATION LEVEL REPEATABLE READ',
 }[process.env.AGENTPAY_PG_ISOLATION ?? ''] ?? 'BEGIN ISOLATION LEVEL READ COMMITTED';
 const RETRYABLE = new Set(['40001', '40P01', '23505']);
-
-const translate = (e: unknown): never => {
-  throw storeError(e);
-};
-
-/** the repository classes whose methods already raise typed store errors */
-const translated = new WeakSet<object>();
-
-/**
- * Every repository call raises typed store errors (a unique violation as UniqueViolation): each
- * method of a repository class is wrapped once, on its prototype, the first time the class is
- * used, not on every instance (a transaction builds all the repositories afresh).
- */
-function translateErrorsOf(proto: Record<string, unknown>): void {
-  if (translated.has(proto)) return;
-  translated.add(proto);
-  for (const name of Object.getOwnPropertyNames(proto)) {
-    const method = proto[name];
-    if (name === 'constructor' || typeof method !== 'function') continue;
-    // one promise more per call, not an async function's frame and await (this runs for every
-    // statement of the hot path)
-    proto[name] = function (this: unknown, ...args: unknown[]) {
-      try {
-        const out = (method as (...a: unknown[]) => unknown).apply(this, args) as PromiseLike<unknown> | undefined;
-        return typeof out?.then === 'function' ? Promise.resolve(out.then(undefined, translate)) : Promise.resolve(out);
-      } catch (e) {
-        return Promise.reject(storeError(e));
-      }
-    };
-  }
-}
-
-function makeRepos(db: NodePgDatabase, s: Session): Repos {
-  const repos: Omit<Repos, keyof ReturnType<typeof commonRepos>> = {
-    wallets: new PgWallets(db, s),
-    ledger: new PgLedger(db, s),
-    ledgerCheckpoints: new PgLedgerCheckpoints(db),
-  };
-  // the common repositories (../sql) raise typed store errors themselves
-  for (const repo of Object.values(repos) as object[]) translateErrorsOf(Object.getPrototypeOf(repo) as Record<string, unknown>);
-  return { ...repos, ...commonRepos(new PgSql(s)) };
-}
 
 const codeOf = (e: unknown): string | undefined => {
   for (let cur = e as { code?: unknown; cause?: unknown } | undefined; cur; cur = cur.cause as typeof cur) {
@@ -190,7 +147,7 @@ export class PgStore implements Store {
     // the process; the statement in flight fails on its own and the pool discards the client on release
     this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
-    this.autocommitRepos = makeRepos(drizzle(this.pool), { conn: this.shared, writable: false, touched: undefined, locked: new Set(), pending: [], failed: undefined });
+    this.autocommitRepos = commonRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), pending: [], failed: undefined }));
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -385,8 +342,8 @@ export class PgStore implements Store {
   private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
     let c = this.conns.get(client);
     if (!c) {
-      const session: Session = { conn: client, writable, touched, locked: new Set(), pending: [], failed: undefined };
-      c = { session, repos: makeRepos(drizzle(client), session) };
+      const session: Session = { conn: client, writable, touched, heads: new Map(), pending: [], failed: undefined };
+      c = { session, repos: commonRepos(new PgSql(session)) };
       this.conns.set(client, c);
     }
     resetSession(c.session, writable, touched);

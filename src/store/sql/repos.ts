@@ -13,13 +13,14 @@ import { WebhookEndpoints, WebhookDeliveries } from './webhooks.js';
 import { AlertMails } from './alerts.js';
 import { X402Authorizations } from './x402.js';
 import { Discovery } from './discovery.js';
+import { Wallets, Ledger, LedgerCheckpoints } from './wallets.js';
 import { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './payments.js';
 
-/** every repository but the ledger's (wallets, ledger, ledger checkpoints) */
-export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints'>;
-
-export function commonRepos(c: Sql): CommonRepos {
+export function commonRepos(c: Sql): Repos {
   return {
+    wallets: new Wallets(c),
+    ledger: new Ledger(c),
+    ledgerCheckpoints: new LedgerCheckpoints(c),
     tenants: new Tenants(c),
     signups: new Signups(c),
     accounts: new Accounts(c),

@@ -18,6 +18,7 @@ import * as liteTables from '../schema/index.js';
 import * as pgTables from '../schema-pg/index.js';
 import { storeError } from '../errors.js';
 import { run as pgRun, send as pgSend, type Session } from '../pg/sql.js';
+import type { LedgerEntry } from '../repos/wallets.js';
 
 export type Dialect = 'sqlite' | 'pg';
 
@@ -26,6 +27,8 @@ export type TableName = { [K in keyof Tables]: Tables[K] extends DrizzleTable ? 
 type RowOf<K extends TableName> = Tables[K]['$inferSelect'];
 /** a column's value, or null (IS NULL), or a list (IN) */
 type Match<R> = { [K in keyof R]?: R[K] | null | readonly R[K][] };
+/** the ledger heads a PostgreSQL `tx` locked and keeps, and the wallets a retry queues on (../pg/sql.ts Session) */
+export type LockedHeads = { heads: Map<string, LedgerEntry | undefined>; touched: Set<string> | undefined };
 
 const quote = (name: string) => `"${name}"`;
 
@@ -76,6 +79,14 @@ export abstract class Sql {
    */
   get skipLocked(): string {
     return this.dialect === 'pg' ? ' FOR UPDATE SKIP LOCKED' : '';
+  }
+
+  /**
+   * Dialect switch, ledger locks: inside a PostgreSQL `tx`, the wallets' heads it has locked and
+   * keeps (./wallets.ts Ledger); undefined elsewhere (SQLite reads heads under its one writer).
+   */
+  get lockedHeads(): LockedHeads | undefined {
+    return undefined;
   }
 
   /** Dialect switch, list parameters: `expr` is one of a list bound as one parameter (`list`), one text whatever its length. */
@@ -202,6 +213,17 @@ export class Table<R> {
     const text = this.text(`insert:${id}`, () =>
       `INSERT INTO ${this.name} (${keys.map((c) => quote(c.name)).join(', ')}) VALUES (${keys.map(() => '?').join(', ')})`);
     return { id, text, values: keys.map((c) => this.encode(c.key, r[c.key])) };
+  }
+
+  /** Inserts `rows` in one statement, every column of each (undefined as NULL); sent as `insert` says. */
+  async insertAll(rows: readonly R[], sent = false): Promise<void> {
+    if (rows.length === 0) return;
+    const text = this.text(`insertAll:${rows.length}`, () => {
+      const one = `(${this.cols.map(() => '?').join(', ')})`;
+      return `INSERT INTO ${this.name} (${this.selectList}) VALUES ${rows.map(() => one).join(', ')}`;
+    });
+    const values = rows.flatMap((r) => this.cols.map((c) => this.encode(c.key, (r as Record<string, unknown>)[c.key])));
+    await (sent ? this.sql.send(text, values) : this.sql.run(text, values));
   }
 
   /** with `sent`, a write whose result nobody reads: sent without waiting inside a PostgreSQL `tx` (`Sql.send`) */
@@ -337,6 +359,10 @@ export class PgSql extends Sql {
 
   get writable(): boolean {
     return this.session.writable;
+  }
+
+  override get lockedHeads(): LockedHeads | undefined {
+    return this.session.writable ? this.session : undefined;
   }
 
   value(v: unknown): unknown {

@@ -6,7 +6,9 @@ import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
 import { commonRepos } from '../sql/repos.js';
 import { SqliteSql } from '../sql/sql.js';
-import { SqliteWallets, SqliteLedger, SqliteLedgerCheckpoints, sealSqliteLedger } from './wallets.js';
+import { asc, eq, isNull } from 'drizzle-orm';
+import { ledgerEntries } from '../schema/index.js';
+import { seals } from '../ledger-chain.js';
 import { WalSync } from './wal-sync.js';
 import type { StoreObserver } from '../observer.js';
 
@@ -74,17 +76,12 @@ export class SqliteStore implements Store {
     this.raw.defaultSafeIntegers(true);
     this.db = drizzle(this.raw);
     migrate(this.db, { migrationsFolder: migrationsDir() });
-    sealSqliteLedger(this.db); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
+    sealLedger(this.db); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
     // after the migrations: a new database has no log file before its first write
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
     this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
-    this.repos = {
-      ...commonRepos(new SqliteSql(this.raw)),
-      wallets: new SqliteWallets(this.db),
-      ledger: new SqliteLedger(this.db),
-      ledgerCheckpoints: new SqliteLedgerCheckpoints(this.db),
-    };
+    this.repos = commonRepos(new SqliteSql(this.raw));
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -211,5 +208,17 @@ export class SqliteStore implements Store {
     await this.exclusive(async () => undefined);
     await this.wal?.close();
     if (this.raw.open) this.raw.close();
+  }
+}
+
+/** ledger-chain.ts's sealLedger, synchronously, as the store opens (one writer: nothing else runs yet). */
+function sealLedger(db: BetterSQLite3Database): void {
+  const unsealed = db.selectDistinct({ w: ledgerEntries.walletId }).from(ledgerEntries).where(isNull(ledgerEntries.hash)).all().map((x) => x.w);
+  for (const w of unsealed) {
+    db.transaction((t) => {
+      for (const m of seals(t.select().from(ledgerEntries).where(eq(ledgerEntries.walletId, w)).orderBy(asc(ledgerEntries.seq)).all())) {
+        t.update(ledgerEntries).set({ hash: m.hash }).where(eq(ledgerEntries.id, m.id)).run();
+      }
+    });
   }
 }

@@ -1,0 +1,109 @@
+/**
+ * Wallets, the ledger and its signed checkpoints. The ledger's rule is `placeAfter`
+ * (../ledger-chain.ts); here is only where each backend gets the wallets' heads under their lock.
+ */
+import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement, LedgerHead, LedgerCheckpointRepo, LedgerCheckpoint } from '../repos/wallets.js';
+import { placeAfter } from '../ledger-chain.js';
+import type { LockedHeads, Sql } from './sql.js';
+
+export class Wallets implements WalletRepo {
+  private readonly t;
+  constructor(c: Sql) { this.t = c.table('wallets'); }
+  insert(w: Wallet) { return this.t.insert(w); }
+  get(id: string) { return this.t.first({ id }); }
+  listByTenant(tenantId: string) { return this.t.all({ tenantId }, 'ORDER BY created_at, id'); }
+  async update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'frozenBy' | 'status' | 'updatedAt'>>) { await this.t.update({ id }, patch); }
+}
+
+export class Ledger implements LedgerRepo {
+  private readonly t;
+  constructor(private readonly c: Sql) { this.t = c.table('ledgerEntries'); }
+
+  /**
+   * The wallet's last entry. Dialect switch, ledger locks (`Sql.lockedHeads`): in a PostgreSQL
+   * write transaction the first read of a wallet's head locks the wallet's row (FOR NO KEY UPDATE,
+   * held to COMMIT) and reads the head in a fresh snapshot, in one round trip (ledger_head_for_update,
+   * drizzle-pg/0005): a concurrent movement of the same wallet waits for this one to commit, then
+   * reads the head it appended, instead of both reading one head and colliding on the next seq
+   * (docs/deploy.md, "Concurrency"). Later reads in the transaction answer from the heads it keeps
+   * (only `place` moves them). SQLite reads the head under its one writer.
+   */
+  async last(walletId: string) {
+    const locked = this.c.lockedHeads;
+    if (!locked) return this.t.first({ walletId }, 'ORDER BY seq DESC');
+    if (!locked.heads.has(walletId)) await this.lock(locked, [walletId]);
+    return locked.heads.get(walletId);
+  }
+
+  /**
+   * PostgreSQL: locks the wallets and reads their heads in one statement, several in the order
+   * given (buyer, seller, platform for a completion: the lock order of docs/deploy.md;
+   * ledger_heads_for_update, drizzle-pg/0013). A retry of the transaction queues on them (PgStore.tx).
+   */
+  private async lock(locked: LockedHeads, walletIds: string[]) {
+    for (const w of walletIds) locked.touched?.add(w);
+    const rows = walletIds.length === 1
+      ? await this.c.rows(`SELECT ${this.t.columns()} FROM ledger_head_for_update(?)`, walletIds)
+      : await this.c.rows(`SELECT ${this.t.columns()} FROM ledger_heads_for_update(?::text[])`, [walletIds]);
+    const heads = rows.map((r) => this.t.row(r));
+    for (const w of walletIds) locked.heads.set(w, heads.find((e) => e.walletId === w));
+  }
+
+  /**
+   * The heads of the wallets not yet read (PostgreSQL: not yet locked in this transaction) read,
+   * the entries made by the one rule (placeAfter: refused before anything is written, the
+   * transaction stays usable) and appended in one INSERT, sent: on PostgreSQL it leaves with the
+   * COMMIT, not waited for.
+   */
+  async place(ps: Placement[]) {
+    const locked = this.c.lockedHeads;
+    if (!locked && this.c.dialect === 'pg') throw new Error('LedgerRepo.place runs inside a write transaction (Store.tx)');
+    const heads = locked?.heads ?? new Map<string, LedgerEntry | undefined>();
+    const need = [...new Set(ps.map((p) => p.walletId))].filter((w) => !heads.has(w));
+    if (locked) {
+      if (need.length > 0) await this.lock(locked, need);
+    } else {
+      // SQLite: one writer at a time (SqliteStore.tx): the heads read here cannot move before the commit
+      for (const w of need) heads.set(w, await this.last(w));
+    }
+    const entries = placeAfter(heads, ps);
+    await this.t.insertAll(entries, true);
+    return entries;
+  }
+
+  list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
+    const after = opts.afterSeq === undefined ? '' : ' AND seq > ?';
+    const limit = opts.limit ? ' LIMIT ?' : '';
+    return this.t.select(`WHERE wallet_id = ?${after} ORDER BY seq${limit}`,
+      [walletId, ...(opts.afterSeq === undefined ? [] : [opts.afterSeq]), ...(opts.limit ? [opts.limit] : [])]);
+  }
+
+  /** created_at, then seq: entries of one transaction in one millisecond keep their order */
+  byTransaction(transactionId: string) { return this.t.all({ transactionId }, 'ORDER BY created_at, seq'); }
+
+  async heads(): Promise<LedgerHead[]> {
+    const rows = await this.c.rows(`SELECT e.wallet_id, e.seq, e.hash FROM ledger_entries e
+      JOIN (SELECT wallet_id, max(seq) AS seq FROM ledger_entries GROUP BY wallet_id) h ON h.wallet_id = e.wallet_id AND h.seq = e.seq
+      ORDER BY e.wallet_id`);
+    return rows.map((r) => ({ walletId: r[0] as string, seq: Number(r[1]), hash: r[2] as string | null }));
+  }
+
+  async unsealedWallets() {
+    return (await this.c.rows('SELECT DISTINCT wallet_id FROM ledger_entries WHERE hash IS NULL')).map((r) => r[0] as string);
+  }
+
+  async seal(id: string, hash: string) { await this.t.update({ id, hash: null }, { hash }); }
+}
+
+export class LedgerCheckpoints implements LedgerCheckpointRepo {
+  private readonly t;
+  constructor(c: Sql) { this.t = c.table('ledgerCheckpoints'); }
+  insert(c: LedgerCheckpoint) { return this.t.insert(c); }
+  get(id: string) { return this.t.first({ id }); }
+  list(opts: { limit: number; before?: { createdAt: number; id: string } }) {
+    const b = opts.before;
+    return b
+      ? this.t.select('WHERE created_at < ? OR (created_at = ? AND id < ?) ORDER BY created_at DESC, id DESC LIMIT ?', [b.createdAt, b.createdAt, b.id, opts.limit])
+      : this.t.all({}, 'ORDER BY created_at DESC, id DESC LIMIT ?', [opts.limit]);
+  }
+}
