@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/store.js';
-import { AlreadyResolved, UniqueViolation } from '../../src/store/errors.js';
+import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
 import * as tenancy from '../../src/store/sql/tenancy.js';
 import * as platform from '../../src/store/sql/platform.js';
 import * as market from '../../src/store/sql/market.js';
@@ -17,6 +17,8 @@ import * as alerts from '../../src/store/sql/alerts.js';
 import * as x402 from '../../src/store/sql/x402.js';
 import * as payments from '../../src/store/sql/payments.js';
 import * as discovery from '../../src/store/sql/discovery.js';
+import * as wallets from '../../src/store/sql/wallets.js';
+import { entryHash } from '../../src/store/ledger-chain.js';
 import type { Capability } from '../../src/store/repos/market.js';
 import type { RailTransaction } from '../../src/store/repos/rails.js';
 import type { WebhookDelivery } from '../../src/store/repos/webhooks.js';
@@ -26,7 +28,7 @@ import { storeBackends } from '../helpers/store-backends.js';
 /** `Class.method` called on the backend whose cases run now (backends run one after another) */
 const called = new Map<string, Set<string>>();
 let backend = '';
-const classes = [tenancy, platform, market, policies, rails, webhooks, alerts, x402, payments, discovery]
+const classes = [tenancy, platform, market, policies, rails, webhooks, alerts, x402, payments, discovery, wallets]
   .flatMap((m) => Object.values(m))
   .filter((v): v is new (...a: never[]) => object => typeof v === 'function' && /^class\s/.test(Function.prototype.toString.call(v)));
 for (const cls of classes) {
@@ -40,9 +42,9 @@ for (const cls of classes) {
     };
   }
 }
-/** public methods: not the private helpers (by convention here, only `revokeFrom` and `spent`) */
+/** public methods: not the private helpers (by convention here, only `revokeFrom`, `spent` and `lock`) */
 const everyMethod = () => classes.flatMap((cls) => Object.getOwnPropertyNames(cls.prototype)
-  .filter((n) => n !== 'constructor' && !['revokeFrom', 'spent'].includes(n))
+  .filter((n) => n !== 'constructor' && !['revokeFrom', 'spent', 'lock'].includes(n))
   .map((n) => `${cls.name}.${n}`)).sort();
 
 const tenant = (id: string, kind: 'workspace' | 'provider', createdAt = 1) =>
@@ -359,6 +361,70 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect(await store.tx((r) => r.purchaseFacts.read({ nonce: 'n_none', walletId: 'wal_none', capabilityId: 'cap_none', providerId: 'prv_none' }))).toEqual({
       nonceUsed: false, wallet: undefined, paused: false, capability: undefined, seller: undefined,
     });
+  });
+
+  it('wallets and the ledger: wallets by tenant, movements placed by the one rule or refused, heads; checkpoints paged', async () => {
+    const wallet = (id: string, createdAt: number) => newWalletRow({ id, tenantId: 'ws_l', ownerType: 'agent', ownerId: 'ag', publicKeyPem: null }, createdAt);
+    await store.tx(async (r) => {
+      await r.wallets.insert(wallet('wal_l2', 1));
+      await r.wallets.insert(wallet('wal_l1', 1));
+      await r.wallets.insert(wallet('wal_l0', 0));
+      await r.wallets.update('wal_l0', { frozen: true, frozenBy: 'operator', updatedAt: 2 });
+    });
+    await expect(store.tx((r) => r.wallets.insert(wallet('wal_l0', 3)))).rejects.toBeInstanceOf(UniqueViolation);
+    expect(await store.read((r) => r.wallets.get('wal_l0'))).toEqual({ ...wallet('wal_l0', 0), frozen: true, frozenBy: 'operator', updatedAt: 2 });
+    expect(await store.read((r) => r.wallets.get('wal_none'))).toBeUndefined();
+    expect((await store.read((r) => r.wallets.listByTenant('ws_l'))).map((w) => w.id)).toEqual(['wal_l0', 'wal_l1', 'wal_l2']);
+
+    const move = (id: string, walletId: string, amountMinor: bigint, holdMinor: bigint, over: Record<string, unknown> = {}) =>
+      ({ id, walletId, type: 'fund', amountMinor, holdMinor, currency: 'USD', transactionId: null, reference: null, memo: null, createdAt: 1, ...over });
+    const big = 9_007_199_254_740_993n;
+    const placed = await store.tx((r) => r.ledger.place([
+      move('le_1', 'wal_l1', big, 0n, { reference: 'ref', memo: 'm' }),
+      move('le_2', 'wal_l1', 0n, 5n, { type: 'hold', transactionId: 'txn_l', createdAt: 2 }),
+      move('le_3', 'wal_l2', 7n, 0n, { transactionId: 'txn_l', createdAt: 2 }),
+    ]));
+    expect(placed.map((e) => [e.id, e.seq, e.balanceAfter, e.heldAfter])).toEqual([['le_1', 1, big, 0n], ['le_2', 2, big, 5n], ['le_3', 1, 7n, 0n]]);
+    const { hash, ...second } = placed[1]!;
+    expect(hash).toBe(entryHash(second, placed[0]!.hash));
+    // in a transaction, the head it placed is the one `last` answers
+    await store.tx(async (r) => {
+      const [e] = await r.ledger.place([move('le_4', 'wal_l2', -2n, 0n, { createdAt: 3 })]);
+      expect(await r.ledger.last('wal_l2')).toEqual(e);
+    });
+    // refused before anything is appended: the transaction goes on
+    await store.tx(async (r) => {
+      await expect(r.ledger.place([move('le_x', 'wal_l2', -6n, 0n)])).rejects.toBeInstanceOf(MovementRefused);
+      await expect(r.ledger.place([move('le_y', 'wal_l1', -big, 0n)])).rejects.toBeInstanceOf(MovementRefused);
+      await r.ledger.place([move('le_5', 'wal_l2', -5n, 0n, { createdAt: 4 })]);
+    });
+    expect(await store.read((r) => r.ledger.last('wal_l2'))).toMatchObject({ id: 'le_5', seq: 3, balanceAfter: 0n, heldAfter: 0n });
+    expect(await store.read((r) => r.ledger.last('wal_l0'))).toBeUndefined();
+    expect(await store.read((r) => r.ledger.list('wal_l1'))).toEqual(placed.slice(0, 2));
+    expect((await store.read((r) => r.ledger.list('wal_l2'))).map((e) => e.id)).toEqual(['le_3', 'le_4', 'le_5']);
+    expect((await store.read((r) => r.ledger.list('wal_l2', { afterSeq: 1, limit: 1 }))).map((e) => e.id)).toEqual(['le_4']);
+    // by time, then seq
+    expect((await store.read((r) => r.ledger.byTransaction('txn_l'))).map((e) => e.id)).toEqual(['le_3', 'le_2']);
+    const heads = await store.read((r) => r.ledger.heads());
+    const last2 = await store.read((r) => r.ledger.last('wal_l2'));
+    expect(heads.filter((h) => h.walletId.startsWith('wal_l'))).toEqual([
+      { walletId: 'wal_l1', seq: 2, hash: placed[1]!.hash },
+      { walletId: 'wal_l2', seq: 3, hash: last2!.hash },
+    ]);
+    expect(await store.read((r) => r.ledger.unsealedWallets())).toEqual([]);
+    // an entry that has its hash keeps it
+    await store.tx((r) => r.ledger.seal('le_1', 'other'));
+    expect((await store.read((r) => r.ledger.list('wal_l1', { limit: 1 })))[0]!.hash).toBe(placed[0]!.hash);
+
+    const checkpoint = (id: string, createdAt: number) => ({ id, createdAt, heads: '[{"walletId":"wal_l1"}]', signature: 's', signingKeyId: 'k' });
+    await store.tx(async (r) => {
+      await r.ledgerCheckpoints.insert(checkpoint('cp_2', 5));
+      await r.ledgerCheckpoints.insert(checkpoint('cp_1', 5));
+      await r.ledgerCheckpoints.insert(checkpoint('cp_0', 1));
+    });
+    expect(await store.read((r) => r.ledgerCheckpoints.get('cp_1'))).toEqual(checkpoint('cp_1', 5));
+    expect((await store.read((r) => r.ledgerCheckpoints.list({ limit: 2 }))).map((c) => c.id)).toEqual(['cp_2', 'cp_1']);
+    expect((await store.read((r) => r.ledgerCheckpoints.list({ limit: 10, before: { createdAt: 5, id: 'cp_2' } }))).map((c) => c.id)).toEqual(['cp_1', 'cp_0']);
   });
 
   it('policies: get, approvals resolved and used once, given back, refunds due; spend by workspace', async () => {
