@@ -41,7 +41,7 @@ import type { ReadOptions, Repos, Store } from '../store.js';
 import type { StoreObserver } from '../observer.js';
 import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, UniqueViolation } from '../errors.js';
 import { pgMigrationsDir } from '../../paths.js';
-import { commonRepos } from '../sql/repos.js';
+import { makeRepos } from '../sql/repos.js';
 import { PgSql } from '../sql/sql.js';
 import { sealLedger } from '../ledger-chain.js';
 import { resetSession, settle, type Session } from './sql.js';
@@ -147,7 +147,7 @@ export class PgStore implements Store {
     // the process; the statement in flight fails on its own and the pool discards the client on release
     this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
-    this.autocommitRepos = commonRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), pending: [], failed: undefined }));
+    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), pending: [], failed: undefined }));
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -343,7 +343,7 @@ export class PgStore implements Store {
     let c = this.conns.get(client);
     if (!c) {
       const session: Session = { conn: client, writable, touched, heads: new Map(), pending: [], failed: undefined };
-      c = { session, repos: commonRepos(new PgSql(session)) };
+      c = { session, repos: makeRepos(new PgSql(session)) };
       this.conns.set(client, c);
     }
     resetSession(c.session, writable, touched);

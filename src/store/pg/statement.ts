@@ -10,7 +10,7 @@
  * again: together about a tenth of the gateway's CPU per paid call. Here a statement's result is
  * described once per process (at its first execution, on whichever connection), its column
  * parsers are kept by statement name, and rows come back as arrays of parsed values in the
- * statement's column order, for `TableSql` to map by position.
+ * statement's column order, for `Table.row` (../sql/sql.ts) to map by position.
  */
 import { createRequire } from 'node:module';
 import pg from 'pg';

@@ -1,5 +1,5 @@
 /**
- * The repositories written once (./sql.ts), for either store: SqliteStore makes them once over its
+ * Every repository, written once (./sql.ts), for either store: SqliteStore makes them once over its
  * connection, PgStore once per pooled connection (and once for its autocommit reads).
  */
 import type { Repos } from '../store.js';
@@ -16,7 +16,7 @@ import { Discovery } from './discovery.js';
 import { Wallets, Ledger, LedgerCheckpoints } from './wallets.js';
 import { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './payments.js';
 
-export function commonRepos(c: Sql): Repos {
+export function makeRepos(c: Sql): Repos {
   return {
     wallets: new Wallets(c),
     ledger: new Ledger(c),

@@ -4,7 +4,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { migrationsDir } from '../../paths.js';
 import { ensurePrivateFile } from '../../core/files.js';
 import type { ReadOptions, Repos, Store } from '../store.js';
-import { commonRepos } from '../sql/repos.js';
+import { makeRepos } from '../sql/repos.js';
 import { SqliteSql } from '../sql/sql.js';
 import { asc, eq, isNull } from 'drizzle-orm';
 import { ledgerEntries } from '../schema/index.js';
@@ -81,7 +81,7 @@ export class SqliteStore implements Store {
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
     this.savepoint = { open: this.raw.prepare('SAVEPOINT tx'), release: this.raw.prepare('RELEASE tx'), rollback: this.raw.prepare('ROLLBACK TO tx') };
-    this.repos = commonRepos(new SqliteSql(this.raw));
+    this.repos = makeRepos(new SqliteSql(this.raw));
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
