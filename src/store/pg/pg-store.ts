@@ -1,19 +1,17 @@
 /**
- * The PostgreSQL store: drizzle over a node-postgres Pool, for any number of gateway instances
- * on one database (docs/deploy.md).
+ * The PostgreSQL store: a node-postgres Pool (drizzle only to migrate), for any number of gateway
+ * instances on one database (docs/deploy.md).
  *
- * Concurrency: the domain was written for a serialised store (it reads a wallet's last ledger
- * entry, then appends the next one, in one `tx`). Every `tx` here runs READ COMMITTED with row
- * locks on what it reads to decide a write, so concurrent writers queue instead of colliding:
- * the first read of a wallet's ledger head locks the wallet's row (PgLedger.last, through
- * drizzle-pg/0005's ledger_head_for_update: lock, then read with a fresh snapshot, in one round
- * trip); reading a transaction in a `tx` locks its row (complete, fail and the sweeper then
- * resolve it once: a second resolver waits and reads the first one's status); a workspace budget
- * writes the workspace's row before it sums (PgSpend.byWorkspace). Unique keys decide the rest
- * (a nonce, an idempotency key, a wallet's seq as the last guard), and approvals and rail
- * states change by conditional updates of one row. Measured (docs/performance.md): REPEATABLE
- * READ with retries rolled back about one transaction per paid call under load (every complete
- * credits the one seller wallet), READ COMMITTED with these locks none.
+ * Concurrency: every `tx` runs READ COMMITTED with row locks on what it reads to decide a write,
+ * so concurrent writers queue instead of colliding: the first read of a wallet's ledger head locks
+ * the wallet's row (Ledger.last in ../sql/wallets.ts: lock, then read with a fresh snapshot, in one
+ * round trip); reading a transaction in a `tx` locks its row (complete, fail and the sweeper then
+ * resolve it once); a workspace budget writes the workspace's row before it sums
+ * (Spend.byWorkspace). Unique keys decide the rest (a nonce, an idempotency key, a wallet's seq as
+ * the last guard), and approvals and rail states change by conditional updates of one row.
+ * Measured (docs/performance.md): REPEATABLE READ with retries rolled back about one transaction
+ * per paid call under load (every complete credits the one seller wallet), READ COMMITTED with
+ * these locks none.
  *
  * A transaction is still run again from the start when PostgreSQL refuses it: a deadlock
  * (40P01), a unique violation (23505) the domain did not catch, or a serialization failure
@@ -26,12 +24,12 @@
  * and clock readings made inside are simply made again. A `read` is one REPEATABLE READ READ ONLY
  * transaction (one snapshot for all its queries); an `unsynced` read is autocommit queries.
  *
- * The hot path's repository methods run hand-written SQL as named prepared statements (./sql.ts),
- * each described once per process (./statement.ts); each pooled connection's repositories are
- * made once, not per transaction. Inside a `tx`, writes whose result the domain does not read are
- * sent without waiting (`send`): PostgreSQL runs a connection's statements in order, so later reads
- * see them, and the first of them to fail fails the transaction at its COMMIT (`settle`).
- * Statements sent in one run of JavaScript leave in one socket write (`corkUntilIdle`).
+ * The repositories (../sql) run their SQL as named prepared statements (./sql.ts), each described
+ * once per process (./statement.ts); each pooled connection's repositories are made once. Inside a
+ * `tx`, writes whose result the domain does not read are sent without waiting (`send`): PostgreSQL
+ * runs a connection's statements in order, so later reads see them, and the first of them to fail
+ * fails the transaction at its COMMIT (`settle`). Statements sent in one run of JavaScript leave in
+ * one socket write (`corkUntilIdle`).
  */
 import pg from 'pg';
 import { drizzle } from 'drizzle-orm/node-postgres';

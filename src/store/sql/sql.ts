@@ -8,8 +8,9 @@
  * so a row read here equals one read through drizzle.
  *
  * Where the two databases truly differ, the switch is here, named (`Sql.lock`, `Sql.rowLocks`,
- * `Sql.anyOf`/`Sql.list`), or in a repository method that says so (full-text search, discovery's
- * ranking, the signing keys' advisory lock). Driver errors are raised as typed store errors
+ * `Sql.skipLocked`, `Sql.anyOf`/`Sql.list`, `Sql.lockedHeads`), or in a repository method that
+ * says so (full-text search, discovery's ranking, a transaction's resolution, the signing keys'
+ * advisory lock). Driver errors are raised as typed store errors
  * (../errors.ts) on both.
  */
 import type Database from 'better-sqlite3';
