@@ -44,7 +44,7 @@ describe.skipIf(!pgEnabled())('PostgreSQL statements (described once, rows as ar
     expect(await execute(c!, 'st_ins', ins, ['b', '2', false, 'x'])).toEqual({ rows: [], count: 1 });
     expect(await execute(c!, 'st_upd', 'UPDATE t SET note = note WHERE id = ANY($1)', [['a', 'b', 'none']])).toEqual({ rows: [], count: 2 });
     const sel = 'SELECT id, n, ok, note FROM t WHERE id = ANY($1) ORDER BY id';
-    // bigint comes back as text (node-postgres's parser for int8); TableSql's column types make it a bigint
+    // bigint comes back as text (node-postgres's parser for int8); Table.row's column types (src/store/sql/sql.ts) make it a bigint
     expect(await execute(c!, 'st_sel', sel, [['a', 'b']])).toEqual({ rows: [['a', '9007199254740993', true, null], ['b', '2', false, 'x']] });
     expect(await execute(c!, 'st_sel', sel, [['none']])).toEqual({ rows: [] });
   });
