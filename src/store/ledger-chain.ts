@@ -48,13 +48,15 @@ export function entryHash(e: Omit<LedgerEntry, 'hash'>, prev: string | null): st
  * last entry (undefined: none yet) and is told each new head (`set`). Each entry's `seq` is the
  * head's plus one, its running sums are the head's extended by the movement and its hash links it
  * to the head's (`entryHash`). Refused
- * (MovementRefused, nothing appended) when a movement would leave the balance, the held amount or
+ * (MovementRefused, nothing appended, `heads` unchanged) when a movement would leave the balance, the held amount or
  * the available amount negative.
  */
 export function placeAfter(heads: Pick<Map<string, LedgerEntry | undefined>, 'get' | 'set'>, ps: readonly Placement[]): LedgerEntry[] {
   const out: LedgerEntry[] = [];
+  // the new heads, told to `heads` only once every movement is placed: a refusal leaves them as they were
+  const moved = new Map<string, LedgerEntry>();
   for (const p of ps) {
-    const head = heads.get(p.walletId);
+    const head = moved.get(p.walletId) ?? heads.get(p.walletId);
     const balanceAfter = (head?.balanceAfter ?? 0n) + p.amountMinor;
     const heldAfter = (head?.heldAfter ?? 0n) + p.holdMinor;
     if (balanceAfter < 0n || heldAfter < 0n || balanceAfter - heldAfter < 0n) {
@@ -66,9 +68,10 @@ export function placeAfter(heads: Pick<Map<string, LedgerEntry | undefined>, 'ge
     }
     const unhashed = { ...p, seq: (head?.seq ?? 0) + 1, balanceAfter, heldAfter };
     const entry: LedgerEntry = { ...unhashed, hash: entryHash(unhashed, head?.hash ?? null) };
-    heads.set(p.walletId, entry);
+    moved.set(p.walletId, entry);
     out.push(entry);
   }
+  for (const [w, e] of moved) heads.set(w, e);
   return out;
 }
 

@@ -40,10 +40,11 @@ const newEmptyDatabase: NewDatabase = async () => {
  * The stores of one process's runs. SQLite: a new file in a temp dir per run. PostgreSQL: one
  * database (made on first use, dropped by `close`) and one open store, emptied before each run
  * (every table truncated: the append-only ledger's TRUNCATE trigger is switched off for that
- * statement alone); a new database and its migrations for each run would cost a second or more.
+ * statement alone) and opened again; a new database and its migrations for each run would cost a
+ * second or more.
  */
 export class Stores {
-  private pg?: { store: PgStore; drop(): Promise<void> };
+  private pg?: { store: PgStore; url: string; drop(): Promise<void> };
   private used = false;
 
   constructor(readonly backend: Backend, private newDatabase: NewDatabase = newEmptyDatabase) {}
@@ -63,13 +64,17 @@ export class Stores {
     if (!this.pg) {
       const { url, drop } = await this.newDatabase();
       try {
-        this.pg = { store: await PgStore.open({ url, poolSize: 4 }), drop };
+        this.pg = { store: await PgStore.open({ url, poolSize: 4 }), url, drop };
       } catch (e) {
         await drop();
         throw e;
       }
     } else if (this.used) {
       await emptyDatabase(this.pg.store);
+      // a store keeps the ledger heads it committed (src/store/pg/ledger-heads.ts): emptied behind
+      // its back, it is opened again, as a gateway would be after its database was replaced
+      await this.pg.store.close();
+      this.pg.store = await PgStore.open({ url: this.pg.url, poolSize: 4 });
     }
     this.used = true;
     // closed by `close`, not after each run

@@ -42,9 +42,9 @@ for (const cls of classes) {
     };
   }
 }
-/** public methods: not the private helpers (by convention here, only `revokeFrom`, `spent` and `lock`) */
+/** public methods: not the private helpers (by convention here, only `revokeFrom`, `spent` and `hold`) */
 const everyMethod = () => classes.flatMap((cls) => Object.getOwnPropertyNames(cls.prototype)
-  .filter((n) => n !== 'constructor' && !['revokeFrom', 'spent', 'lock'].includes(n))
+  .filter((n) => n !== 'constructor' && !['revokeFrom', 'spent', 'hold'].includes(n))
   .map((n) => `${cls.name}.${n}`)).sort();
 
 const tenant = (id: string, kind: 'workspace' | 'provider', createdAt = 1) =>

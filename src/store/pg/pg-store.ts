@@ -43,6 +43,7 @@ import { makeRepos } from '../sql/repos.js';
 import { PgSql } from '../sql/sql.js';
 import { sealLedger } from '../ledger-chain.js';
 import { resetSession, settle, type Session } from './sql.js';
+import { LedgerHeads } from './ledger-heads.js';
 import { corkUntilIdle } from './cork.js';
 import { SharedConnection } from './shared-connection.js';
 
@@ -121,6 +122,8 @@ export class PgStore implements Store {
   private readonly autocommitRepos: Repos;
   /** each pooled connection's repositories, made once (a connection serves one `tx` or `read` at a time) */
   private readonly conns = new WeakMap<pg.PoolClient, { session: Session; repos: Repos }>();
+  /** the ledger heads this process committed, and the wallets' turns (./ledger-heads.ts) */
+  private readonly ledgerHeads = new LedgerHeads();
   /** the dedicated connection that holds this instance's fleet duties (advisory locks) */
   private dutyClient: pg.Client | undefined;
   private dutyConnecting: Promise<pg.Client> | undefined;
@@ -145,7 +148,7 @@ export class PgStore implements Store {
     // the process; the statement in flight fails on its own and the pool discards the client on release
     this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
-    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), pending: [], failed: undefined }));
+    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), turns: [], locked: new Set(), pending: [], failed: undefined }));
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -246,6 +249,7 @@ export class PgStore implements Store {
         if (beginFailure) throw beginFailure;
         if (commitFailure) throw commitFailure;
         await settle(session);
+        this.ledgerHeads.committed(session, session.heads);
         // one transaction per commit here (no group commit); a counter's failure must not fail the commit
         try {
           observer?.committed?.((performance.now() - began) / 1000, 1);
@@ -260,6 +264,7 @@ export class PgStore implements Store {
         // a write sent and not waited for failed first: what followed it failed because of it
         if (session) await Promise.all(session.pending);
         const e = session?.failed ? session.failed.error : thrown;
+        if (session) this.ledgerHeads.abandoned(session, LedgerHeads.collision(e));
         const code = codeOf(e);
         if (code && RETRYABLE.has(code)) {
           if (attempt >= this.maxAttempts) {
@@ -272,6 +277,8 @@ export class PgStore implements Store {
         }
         throw e instanceof UniqueViolation ? e : storeError(e);
       } finally {
+        // a turn left held (a throw before the catch saw the session) is ended, its heads forgotten
+        if (session && session.turns.length > 0) this.ledgerHeads.abandoned(session, undefined);
         if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch(() => {
           broken = true;
         });
@@ -340,7 +347,7 @@ export class PgStore implements Store {
   private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
     let c = this.conns.get(client);
     if (!c) {
-      const session: Session = { conn: client, writable, touched, heads: new Map(), pending: [], failed: undefined };
+      const session: Session = { conn: client, writable, touched, heads: new Map(), turns: [], locked: new Set(), pending: [], failed: undefined, ledgerHeads: this.ledgerHeads };
       c = { session, repos: makeRepos(new PgSql(session)) };
       this.conns.set(client, c);
     }

@@ -4,6 +4,7 @@
  * "PostgreSQL against SQLite"), writes sent without waiting inside a `tx`, and the state one
  * transaction keeps.
  */
+import type { LedgerHeads } from './ledger-heads.js';
 import pg from 'pg';
 import { execute, type Rows } from './statement.js';
 import { corkUntilIdle } from './cork.js';
@@ -18,8 +19,14 @@ export interface Session {
   writable: boolean;
   /** wallets whose ledger head this transaction read (PgStore queues a retry on them) */
   touched: Set<string> | undefined;
-  /** the ledger heads of the wallets this transaction locked, as it left them (../sql/wallets.ts Ledger keeps them) */
+  /** the ledger heads of the wallets this transaction holds (by turn or by lock), as it left them (../sql/wallets.ts Ledger keeps them) */
   heads: Map<string, LedgerEntry | undefined>;
+  /** wallets whose turn in this process this transaction holds (./ledger-heads.ts), until its COMMIT is answered */
+  turns: string[];
+  /** wallets whose row this transaction has locked (FOR NO KEY UPDATE, until COMMIT) */
+  locked: Set<string>;
+  /** the heads this process committed and the wallets' turns (PgStore's) */
+  ledgerHeads?: LedgerHeads;
   /** writes sent inside this `tx` and not waited for (`send`): settled before the transaction's outcome is told */
   pending: Promise<void>[];
   /** the first of those writes that PostgreSQL refused (the transaction is then aborted: its COMMIT rolls back) */
@@ -31,6 +38,8 @@ export function resetSession(s: Session, writable: boolean, touched: Set<string>
   s.writable = writable;
   s.touched = touched;
   s.heads.clear();
+  s.turns.length = 0;
+  s.locked.clear();
   s.pending.length = 0;
   s.failed = undefined;
 }

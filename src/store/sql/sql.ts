@@ -13,6 +13,7 @@
  * advisory lock). Driver errors are raised as typed store errors
  * (../errors.ts) on both.
  */
+import type { LedgerHeads } from '../pg/ledger-heads.js';
 import type Database from 'better-sqlite3';
 import { getTableColumns, getTableName, type Column, type Table as DrizzleTable } from 'drizzle-orm';
 import * as liteTables from '../schema/index.js';
@@ -28,8 +29,18 @@ export type TableName = { [K in keyof Tables]: Tables[K] extends DrizzleTable ? 
 type RowOf<K extends TableName> = Tables[K]['$inferSelect'];
 /** a column's value, or null (IS NULL), or a list (IN) */
 type Match<R> = { [K in keyof R]?: R[K] | null | readonly R[K][] };
-/** the ledger heads a PostgreSQL `tx` locked and keeps, and the wallets a retry queues on (../pg/sql.ts Session) */
-export type LockedHeads = { heads: Map<string, LedgerEntry | undefined>; touched: Set<string> | undefined };
+/**
+ * What a PostgreSQL `tx` holds of the ledger (../pg/sql.ts Session): the heads it keeps, the wallets a
+ * retry queues on, the wallets it holds by their turn in this process and by their row lock, and the
+ * process's heads and turns (../pg/ledger-heads.ts)
+ */
+export type LockedHeads = {
+  heads: Map<string, LedgerEntry | undefined>;
+  touched: Set<string> | undefined;
+  turns: string[];
+  locked: Set<string>;
+  ledgerHeads?: LedgerHeads;
+};
 
 const quote = (name: string) => `"${name}"`;
 

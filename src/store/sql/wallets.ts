@@ -20,40 +20,55 @@ export class Ledger implements LedgerRepo {
   constructor(private readonly c: Sql) { this.t = c.table('ledgerEntries'); }
 
   /**
-   * The wallet's last entry. Dialect switch, ledger locks (`Sql.lockedHeads`): in a PostgreSQL
-   * write transaction the first read of a wallet's head locks the wallet's row (FOR NO KEY UPDATE,
-   * held to COMMIT) and reads the head in a fresh snapshot, in one round trip (ledger_head_for_update,
-   * drizzle-pg/0005): a concurrent movement of the same wallet waits for this one to commit, then
-   * reads the head it appended, instead of both reading one head and colliding on the next seq
-   * (docs/deploy.md, "Concurrency"). Later reads in the transaction answer from the heads it keeps
-   * (only `place` moves them). SQLite reads the head under its one writer.
+   * The wallet's last entry. Dialect switch, ledger holds (`Sql.lockedHeads`): in a PostgreSQL write
+   * transaction the wallet is held until the COMMIT, by its turn in this process when it has one
+   * (../pg/ledger-heads.ts: the head this process committed, no lock and no round trip once known), else
+   * by its row (ledger_head_for_update, drizzle-pg/0005: FOR NO KEY UPDATE, held to COMMIT, the head
+   * read in a fresh snapshot: a concurrent movement of the same wallet waits for this one to commit,
+   * then reads the head it appended; docs/deploy.md, "Concurrency"). Later reads in the transaction
+   * answer from the heads it keeps (only `place` moves them). SQLite reads the head under its one writer.
    */
   async last(walletId: string) {
     const locked = this.c.lockedHeads;
     if (!locked) return this.t.first({ walletId }, 'ORDER BY seq DESC');
-    if (!locked.heads.has(walletId)) await this.lock(locked, [walletId]);
+    if (!locked.heads.has(walletId)) await this.hold(locked, [walletId]);
     return locked.heads.get(walletId);
   }
 
   /**
-   * PostgreSQL: locks the wallets and reads their heads in one statement, several in the order
-   * given (buyer, seller, platform for a completion: the lock order of docs/deploy.md;
-   * ledger_heads_for_update, drizzle-pg/0013). A retry of the transaction queues on them (PgStore.tx).
+   * PostgreSQL: holds the wallets and puts their heads in the transaction's. By turn where this process
+   * may (the head it knows, or read without a lock); the others locked and their heads read in one
+   * statement, several in the order given (buyer, seller, platform for a completion: the lock order of
+   * docs/deploy.md; ledger_heads_for_update, drizzle-pg/0013). A retry of the transaction queues on
+   * them all (PgStore.tx).
    */
-  private async lock(locked: LockedHeads, walletIds: string[]) {
-    for (const w of walletIds) locked.touched?.add(w);
-    const rows = walletIds.length === 1
-      ? await this.c.rows(`SELECT ${this.t.columns()} FROM ledger_head_for_update(?)`, walletIds)
-      : await this.c.rows(`SELECT ${this.t.columns()} FROM ledger_heads_for_update(?::text[])`, [walletIds]);
-    const heads = rows.map((r) => this.t.row(r));
-    for (const w of walletIds) locked.heads.set(w, heads.find((e) => e.walletId === w));
+  private async hold(h: LockedHeads, walletIds: string[]) {
+    for (const w of walletIds) h.touched?.add(w);
+    const byTurn = h.ledgerHeads ? await h.ledgerHeads.take(h, walletIds) : [];
+    const unknown = byTurn.filter((w) => !h.ledgerHeads!.knows(w));
+    for (const w of byTurn) if (h.ledgerHeads!.knows(w)) h.heads.set(w, h.ledgerHeads!.head(w));
+    const toLock = walletIds.filter((w) => !byTurn.includes(w));
+    const cols = this.t.columns();
+    const [read, lockedRows] = await Promise.all([
+      unknown.length === 0 ? [] : this.c.rows(`SELECT DISTINCT ON (wallet_id) ${cols} FROM ledger_entries WHERE wallet_id = ANY(?::text[]) ORDER BY wallet_id, seq DESC`, [unknown]),
+      toLock.length === 0 ? []
+        : toLock.length === 1 ? this.c.rows(`SELECT ${cols} FROM ledger_head_for_update(?)`, toLock)
+        : this.c.rows(`SELECT ${cols} FROM ledger_heads_for_update(?::text[])`, [toLock]),
+    ]);
+    const heads = [...read, ...lockedRows].map((r) => this.t.row(r));
+    for (const w of unknown) h.heads.set(w, heads.find((e) => e.walletId === w));
+    for (const w of toLock) {
+      h.locked.add(w);
+      h.heads.set(w, heads.find((e) => e.walletId === w));
+    }
   }
 
   /**
-   * The heads of the wallets not yet read (PostgreSQL: not yet locked in this transaction) read,
-   * the entries made by the one rule (placeAfter: refused before anything is written, the
-   * transaction stays usable) and appended in one INSERT, sent: on PostgreSQL it leaves with the
-   * COMMIT, not waited for.
+   * The heads of the wallets not yet read (PostgreSQL: not yet held in this transaction) read, the
+   * entries made by the one rule (placeAfter: refused before anything is written, the transaction
+   * stays usable) and appended in one INSERT, sent: on PostgreSQL it leaves with the COMMIT, not
+   * waited for, after the row locks of the wallets held by their turn (sent too, in the order given:
+   * another instance that holds one of them by its lock then reads the head these entries make).
    */
   async place(ps: Placement[]) {
     const locked = this.c.lockedHeads;
@@ -61,12 +76,17 @@ export class Ledger implements LedgerRepo {
     const heads = locked?.heads ?? new Map<string, LedgerEntry | undefined>();
     const need = [...new Set(ps.map((p) => p.walletId))].filter((w) => !heads.has(w));
     if (locked) {
-      if (need.length > 0) await this.lock(locked, need);
+      if (need.length > 0) await this.hold(locked, need);
     } else {
       // SQLite: one writer at a time (SqliteStore.tx): the heads read here cannot move before the commit
       for (const w of need) heads.set(w, await this.last(w));
     }
     const entries = placeAfter(heads, ps);
+    const lock = locked ? [...new Set(entries.map((e) => e.walletId))].filter((w) => !locked.locked.has(w)) : [];
+    if (lock.length > 0) {
+      for (const w of lock) locked!.locked.add(w);
+      await this.c.send('SELECT count(*) FROM ledger_heads_for_update(?::text[])', [lock]);
+    }
     await this.t.insertAll(entries, true);
     return entries;
   }
