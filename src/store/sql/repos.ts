@@ -12,6 +12,7 @@ import { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents, Rec
 import { WebhookEndpoints, WebhookDeliveries } from './webhooks.js';
 import { AlertMails } from './alerts.js';
 import { X402Authorizations } from './x402.js';
+import { Sessions } from './sessions.js';
 
 /** every repository but the ledger's and the payments' (wallets, ledger, ledger checkpoints, transactions, receipts, breakers, idempotency, purchase facts) and discovery's */
 export type CommonRepos = Omit<Repos, 'wallets' | 'ledger' | 'ledgerCheckpoints' | 'transactions' | 'receipts' | 'breakers' | 'paymentIdempotency' | 'purchaseFacts' | 'discovery'>;
@@ -43,5 +44,6 @@ export function commonRepos(c: Sql): CommonRepos {
     webhookDeliveries: new WebhookDeliveries(c),
     alertMails: new AlertMails(c),
     x402Authorizations: new X402Authorizations(c),
+    sessions: new Sessions(c),
   };
 }
