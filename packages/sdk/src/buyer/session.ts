@@ -69,7 +69,10 @@ export class PendingSession {
 
 export class BuyerSession {
   private sequence = 0;
+  /** what the calls this side paid for add up to */
   private cumulative = 0n;
+  /** the seller's accepted cumulative amount after a resync: a voucher never goes below it */
+  private floor = 0n;
   private closed = false;
   private last: Voucher | null = null;
 
@@ -81,7 +84,7 @@ export class BuyerSession {
 
   /** What is left of the cap for further calls. */
   get remainingMinor(): bigint {
-    return BigInt(this.grant.capMinor) - this.cumulative;
+    return BigInt(this.grant.capMinor) - (this.cumulative > this.floor ? this.cumulative : this.floor);
   }
 
   /**
@@ -92,12 +95,14 @@ export class BuyerSession {
   async voucher(priceMinor: string | bigint, requestHash: string): Promise<Voucher> {
     if (this.closed) throw new AgentpayError('SESSION_CLOSED', `session ${this.sessionId} is closed on this side; open another`);
     if (this.now() >= Date.parse(this.grant.expiresAt)) throw new AgentpayError('SESSION_EXPIRED', `session ${this.sessionId} expired at ${this.grant.expiresAt}; open another`);
-    const cumulative = this.cumulative + BigInt(priceMinor);
+    const due = this.cumulative + BigInt(priceMinor);
+    const cumulative = due > this.floor ? due : this.floor;
     if (cumulative > BigInt(this.grant.capMinor)) {
       throw new AgentpayError('VOUCHER_ABOVE_CAP', `session ${this.sessionId} has ${this.remainingMinor} left of its cap and the call costs ${priceMinor}; open another session`);
     }
     this.sequence += 1;
-    this.cumulative = cumulative;
+    this.cumulative = due;
+    this.floor = cumulative;
     const unsigned: UnsignedVoucher = { sessionId: this.sessionId, cumulativeMinor: cumulative.toString(), sequence: this.sequence, requestHash };
     const v: Voucher = { ...unsigned, signature: await signObject(this.sessionPrivateKeyPem, unsigned) };
     if (!this.last || v.sequence > this.last.sequence) this.last = v;
@@ -117,8 +122,9 @@ export class BuyerSession {
       throw new AgentpayError('INVALID_SESSION_STATE', `the seller says session ${this.sessionId} stands at ${state.cumulativeMinor} (spent ${state.spentMinor}), above the ${this.cumulative} signed; not resynced`);
     }
     this.sequence = Math.max(this.sequence, state.sequence);
-    // the next voucher must be at least what was served (and never below what the seller accepted)
-    this.cumulative = spent > cumulative ? spent : cumulative;
+    // the next voucher covers what was served plus its call, and never goes below what the seller accepted
+    this.cumulative = spent;
+    this.floor = cumulative;
   }
 
   /** A per-call receipt, checked against the seller's key that the grant names, the session and the response received. */
