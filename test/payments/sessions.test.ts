@@ -127,9 +127,10 @@ describe('a session from open to close', () => {
       const d = await checker.check(await paying.voucher('10', requestHash), { priceMinor: '10', requestHash });
       expect(d.kind).toBe('accept');
     }
-    const closed = await s.client.sessions.close(session.id, (await checker.highest(session.id))!);
-    expect(closed.claim).toMatchObject({ status: 'claimed', cumulativeMinor: '250', amountMinor: '50', feeMinor: String(fee(250n) - fee(200n)) });
-    expect(closed.session).toMatchObject({ status: 'closed', claimedMinor: '250', feeMinor: String(fee(250n)), heldMinor: '0', lastSequence: 25 });
+    const [last] = await s.client.sessions.claim(await checker.claims());
+    expect(last!.body).toMatchObject({ status: 'claimed', cumulativeMinor: '250', amountMinor: '50', feeMinor: String(fee(250n) - fee(200n)) });
+    const closed = await s.client.sessions.close(session.id);
+    expect(closed).toMatchObject({ status: 'closed', claimedMinor: '250', feeMinor: String(fee(250n)), heldMinor: '0', lastSequence: 25 });
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 750n, held: 0n });
     expect(ledgerBalance(t, s.walletId)).toEqual({ balance: 250n - fee(250n), held: 0n });
     expect(platformBalance() - platformBefore).toBe(fee(250n));
@@ -138,7 +139,7 @@ describe('a session from open to close', () => {
 
     // the close again answers the closed session; nothing more moves
     const rowsClosed = ledgerRows(t).length;
-    expect((await s.client.sessions.close(session.id)).session.status).toBe('closed');
+    expect((await s.client.sessions.close(session.id)).status).toBe('closed');
     expect(ledgerRows(t).length).toBe(rowsClosed);
 
     // the buyer's workspace and the seller see it; another seller does not

@@ -9,7 +9,7 @@ import { principal } from '../plugins/auth.js';
 import { errorResponse } from '../plugins/errors.js';
 import { Id, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import {
-  ClaimSessionsBody, Closed, ClosedSession, CloseSessionBody, ErrorEnvelope, OpenedSession, OpenSessionBody, Session, SESSION_PAGE_MAX, SessionClaimResult, SessionPage, SessionStatus,
+  ClaimSessionsBody, Closed, CloseSessionBody, ErrorEnvelope, OpenedSession, OpenSessionBody, Session, SESSION_PAGE_MAX, SessionClaimResult, SessionPage, SessionStatus,
 } from 'agentpay-sdk/contract';
 
 const SessionParams = Type.Object({ id: Id('ses') });
@@ -51,9 +51,9 @@ export default async function sessionRoutes(app: FastifyInstance) {
     };
   });
 
-  app.post<{ Params: SessionParams; Body: Static<typeof CloseBody> }>('/v1/sessions/:id/close', { config: { ...write, errors: CLAIMING }, schema: { summary: 'Close a session, claiming its last voucher first if given: the rest goes back to the buyer (the seller)', params: SessionParams, body: CloseBody, response: { 200: ClosedSession } } }, async (request) =>
-    sessions.close(principal(request), request.params.id, request.body?.voucher),
-  );
+  app.post<{ Params: SessionParams; Body: Static<typeof CloseBody> }>('/v1/sessions/:id/close', { config: { ...write, errors: ['SESSION_NOT_FOUND', 'CONFLICT'] }, schema: { summary: 'Close a session (after claiming its highest voucher): the rest goes back to the buyer (the seller)', params: SessionParams, body: CloseBody, response: { 200: Closed({ session: Session }) } } }, async (request) => ({
+    session: await sessions.close(principal(request), request.params.id),
+  }));
 
   app.get<{ Params: SessionParams }>('/v1/sessions/:id', { config: { ...read, errors: ['SESSION_NOT_FOUND'] }, schema: { summary: "A payment session (the seller's, or one of the workspace's wallets')", params: SessionParams, response: { 200: Closed({ session: Session }) } } }, async (request) => ({
     session: await sessions.get(principal(request), request.params.id),

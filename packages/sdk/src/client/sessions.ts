@@ -5,7 +5,7 @@
  */
 import type { HttpClient } from './http.js';
 import type {
-  ClosedSession, OpenedSession, Session, SessionClaimResult, SessionOpen, SessionPage, Voucher,
+  OpenedSession, Session, SessionClaimResult, SessionOpen, SessionPage, Voucher,
 } from '../contract/sessions.js';
 
 /** What a claim's own request would have answered: its status and body (an error envelope from 400 up). */
@@ -25,9 +25,9 @@ export class SessionsApi {
   async claim(claims: { sessionId: string; voucher: Voucher }[]): Promise<SessionClaimOutcome[]> {
     return (await this.http.request<{ results: SessionClaimOutcome[] }>('POST', '/v1/sessions/claims', { body: { claims } })).results;
   }
-  /** Closes the session, claiming `voucher` first when given; the rest goes back to the buyer. */
-  close(sessionId: string, voucher?: Voucher): Promise<ClosedSession> {
-    return this.http.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/close`, { body: voucher ? { voucher } : {} });
+  /** Closes the session (claim its highest voucher first: a closed session takes no claim); the rest goes back to the buyer. */
+  async close(sessionId: string): Promise<Session> {
+    return (await this.http.request<{ session: Session }>('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/close`, { body: {} })).session;
   }
   async get(sessionId: string): Promise<Session> {
     return (await this.http.request<{ session: Session }>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}`)).session;

@@ -168,14 +168,9 @@ export const SessionClaimResult = Closed({
 });
 export type SessionClaimResult = Static<typeof SessionClaimResult>;
 
-export const CloseSessionBody = Type.Object({
-  voucher: Type.Optional(Voucher),
-  ...IgnoredTenantIds,
-}, { additionalProperties: false, description: 'optional: the highest voucher, claimed before the close' });
+/** No fields: the seller claims its highest voucher first (POST /v1/sessions/claims), then closes. */
+export const CloseSessionBody = Type.Object({ ...IgnoredTenantIds }, { additionalProperties: false });
 export type CloseSessionBody = Static<typeof CloseSessionBody>;
-
-export const ClosedSession = Closed({ session: Session, claim: Nullable(SessionClaimResult) });
-export type ClosedSession = Static<typeof ClosedSession>;
 
 export const SESSION_PAGE_MAX = 100;
 

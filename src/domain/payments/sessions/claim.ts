@@ -21,8 +21,8 @@ import type { Principal } from '../../tenancy/api-keys.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../tenancy/tenants.js';
 import { placeAll, post, type Movement } from '../../wallets/ledger.js';
 import { requireProvider, type PaymentDeps } from '../deps.js';
-import { sessionNotFound, sessionView } from './view.js';
-import type { ClosedSession, SessionClaimResult, Voucher } from 'agentpay-sdk/contract';
+import { sessionNotFound, sessionView, type SessionView } from './view.js';
+import type { SessionClaimResult, Voucher } from 'agentpay-sdk/contract';
 
 export interface ClaimInput {
   sessionId: string;
@@ -122,22 +122,17 @@ async function release(deps: PaymentDeps, r: Repos, s: Session, status: 'closed'
 }
 
 /**
- * The seller closes its session, claiming `voucher` first when given; the rest is released to
- * the buyer. Closing a closed session answers it as it is.
+ * The seller closes its session (after claiming its highest voucher): the rest is released to
+ * the buyer. Closing a closed or expired session answers it as it is.
  */
-export async function closeSession(deps: PaymentDeps, p: Principal, sessionId: string, voucher?: Voucher): Promise<ClosedSession> {
+export async function closeSession(deps: PaymentDeps, p: Principal, sessionId: string): Promise<SessionView> {
   requireProvider(p);
-  if (voucher) await checkSignature(deps, p, { sessionId, voucher });
   return deps.ctx.store.tx(async (r) => {
-    let s = await ownSession(r, p, sessionId);
-    const now = deps.ctx.clock.now();
-    let claim: SessionClaimResult | null = null;
-    if (voucher) ({ result: claim, session: s } = await claimIn(deps, r, s, voucher, now));
-    if (s.status !== 'open') return { session: sessionView(s), claim };
-    const closed = await release(deps, r, s, 'closed', now);
+    const s = await ownSession(r, p, sessionId);
+    if (s.status !== 'open') return sessionView(s);
+    const closed = await release(deps, r, s, 'closed', deps.ctx.clock.now());
     if (!closed) throw concurrent(s.id);
-    if (claim) claim = { ...claim, session: sessionView(closed) };
-    return { session: sessionView(closed), claim };
+    return sessionView(closed);
   });
 }
 

@@ -7,7 +7,7 @@ import { VerificationKeys } from '../verification-keys.js';
 import { openSession, type OpenSessionInput } from './open.js';
 import { claimSession, closeSession, sweepSessions, type ClaimInput } from './claim.js';
 import { sessionNotFound, sessionView, type SessionView } from './view.js';
-import { SESSION_PAGE_MAX, type ClosedSession, type OpenedSession, type SessionClaimResult, type SessionPage, type Voucher } from 'agentpay-sdk/contract';
+import { SESSION_PAGE_MAX, type OpenedSession, type SessionClaimResult, type SessionPage } from 'agentpay-sdk/contract';
 
 export type { ClaimInput, OpenSessionInput };
 
@@ -35,8 +35,8 @@ export class SessionService {
     return claimSession(this.deps, p, input);
   }
 
-  close(p: Principal, sessionId: string, voucher?: Voucher): Promise<ClosedSession> {
-    return closeSession(this.deps, p, sessionId, voucher);
+  close(p: Principal, sessionId: string): Promise<SessionView> {
+    return closeSession(this.deps, p, sessionId);
   }
 
   /** Releases the rest of the sessions whose claim window ended (the expiry sweeper calls it). */
