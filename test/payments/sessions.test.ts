@@ -11,7 +11,7 @@ import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js'
 import { CLAIM_WINDOW_MS } from '../../src/domain/payments/sessions/view.js';
 import { startTestGateway, ManualClock, type TestGateway } from '../helpers/gateway.js';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';
-import { hashOf, ledgerBalance, ledgerRows, newBuyer, newSeller, refused, type Buyer } from './helpers.js';
+import { authorizeCall, hashOf, ledgerBalance, ledgerRows, newBuyer, newSeller, refused, type Buyer } from './helpers.js';
 import { openRequest } from '../../packages/sdk/src/buyer/session.js';
 import { MemoryVoucherStore, SessionChecker } from '../../packages/sdk/src/seller/sessions.js';
 import type { SessionGrant, SessionOpen, Voucher } from '../../packages/sdk/src/contract/sessions.js';
@@ -236,6 +236,44 @@ describe('claims refused write nothing', () => {
     await s.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem });
     await refused(s.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem }), 409, 'REPLAY_DETECTED');
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 100n, held: 50n });
+  });
+});
+
+describe('policies decide on the cap', () => {
+  it('a budget counts the cap while the session is open, and what was not used once it is closed', async () => {
+    const ws = await t.newWorkspace('Session Budget');
+    const buyer = await newBuyer(t, ws.client, '5000');
+    await ws.client.policies.apply('budget:\n  per agent 1000 per day\n');
+    const s = await newSeller(t, '300');
+    const denied = await refused(opened(s, buyer, '1200'), 403, 'POLICY_DENIED');
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 5000n, held: 0n });
+    void denied;
+    const { session, sessionKey } = await opened(s, buyer, '800');
+    // 800 of the day's 1000 are taken by the cap: a per-call purchase of 300 does not fit
+    await refused(authorizeCall(s.client, s.capabilityId, buyer), 403, 'POLICY_DENIED');
+    await s.client.sessions.claim([{ sessionId: session.id, voucher: voucherOf(sessionKey, session.id, '100', 1) }]);
+    await s.client.sessions.close(session.id);
+    // 100 spent in the session: the 300 fit now
+    await authorizeCall(s.client, s.capabilityId, buyer);
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 4900n, held: 300n });
+  });
+
+  it('an approval rule holds an open above it for a person; once approved, the same open request opens', async () => {
+    const ws = await t.newWorkspace('Session Approval');
+    const buyer = await newBuyer(t, ws.client, '5000');
+    await ws.client.policies.apply('approval "over 500":\n  price > 500\n');
+    const s = await newSeller(t, '10');
+    const { open } = signedOpen(s, buyer, '600');
+    const held = await refused(s.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem }), 403, 'APPROVAL_REQUIRED');
+    const approvalId = (held as { details: { approvalId: string } }).details.approvalId;
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 5000n, held: 0n });
+    await ws.client.approvals.approve(approvalId);
+    const { session } = await s.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem });
+    expect(session.capMinor).toBe('600');
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 5000n, held: 600n });
+    // a seller-wide session has no one capability for the policies to judge
+    await refused(opened(s, buyer, '100', { capabilityId: null }), 403, 'POLICY_DENIED');
+    await s.client.sessions.close(session.id);
   });
 });
 
