@@ -64,6 +64,10 @@ async function opened(s: Seller, buyer: Buyer, capMinor: string, over: Partial<S
   return { ...res, sessionKey: sessionKey.privateKeyPem };
 }
 
+/** The types of a session's entries on one wallet, in the wallet's order (seq: PostgreSQL's physical order is not insertion order). */
+const entryTypes = (sessionId: string, walletId: string) =>
+  ledgerRows(t, { transactionId: sessionId }).filter((e) => e.wallet_id === walletId).sort((a, b) => Number(a.seq - b.seq)).map((e) => e.type);
+
 const bodyOf = (o: SessionClaimOutcome) => o.body as Record<string, unknown> & { error?: { code: string } };
 
 describe('a session from open to close', () => {
@@ -134,7 +138,7 @@ describe('a session from open to close', () => {
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 750n, held: 0n });
     expect(ledgerBalance(t, s.walletId)).toEqual({ balance: 250n - fee(250n), held: 0n });
     expect(platformBalance() - platformBefore).toBe(fee(250n));
-    expect(ledgerRows(t, { transactionId: session.id }).filter((e) => e.wallet_id === buyer.walletId).map((e) => e.type)).toEqual(['hold', 'capture', 'capture', 'release']);
+    expect(entryTypes(session.id, buyer.walletId)).toEqual(['hold', 'capture', 'capture', 'release']);
     await expectLedgerVerifies();
 
     // the close again answers the closed session; nothing more moves
@@ -296,7 +300,7 @@ describe('expiry', () => {
     await t.gw.services.sweeper.sweepOnce();
     expect(await s.client.sessions.get(session.id)).toMatchObject({ status: 'expired', claimedMinor: '120', heldMinor: '0' });
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 880n, held: 0n });
-    expect(ledgerRows(t, { transactionId: session.id }).filter((e) => e.wallet_id === buyer.walletId).map((e) => e.type)).toEqual(['hold', 'capture', 'release']);
+    expect(entryTypes(session.id, buyer.walletId)).toEqual(['hold', 'capture', 'release']);
     // a second sweep releases nothing more
     const rows = ledgerRows(t).length;
     await t.gw.services.sweeper.sweepOnce();
