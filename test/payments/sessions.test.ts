@@ -193,6 +193,45 @@ describe('a session from open to close', () => {
   });
 });
 
+describe('top-up', () => {
+  it('raises the cap by a buyer-signed top-up: the increase is held, a new grant the seller and the buyer take; a replay changes nothing', async () => {
+    const s = await newSeller(t, '10');
+    const buyer = await newBuyer(t, t.workspace, '1000');
+    const checker = new SessionChecker({ providerId: s.id, sellerPrivateKeyPem: sellerKey.privateKeyPem, platformKey, store: new MemoryVoucherStore(), now: () => clock.now() });
+    const { open, session: pending } = await openRequest({
+      walletId: buyer.walletId, privateKeyPem: buyer.privateKeyPem, providerId: s.id, capabilityId: s.capabilityId, capMinor: '20', currency: 'USD',
+      expiresAt: new Date(clock.now() + HOUR).toISOString(), now: () => clock.now(),
+    });
+    const { session, grant } = await s.client.sessions.open({ open, sellerPublicKey: await checker.publicKeyPem() });
+    const paying = await pending.start(grant, await platformKey(grant.signingKeyId));
+    await checker.acceptGrant(grant);
+    for (let i = 1; i <= 2; i++) expect((await checker.check(await paying.voucher('10', hashOf(`${i}`)), { priceMinor: '10', requestHash: hashOf(`${i}`) })).kind).toBe('accept');
+    await expect(paying.voucher('10', hashOf('3'))).rejects.toMatchObject({ code: 'VOUCHER_ABOVE_CAP' });
+
+    const topUp = await paying.topUpRequest(buyer.privateKeyPem, '50');
+    const raised = await s.client.sessions.topUp(session.id, topUp);
+    expect(raised.session).toMatchObject({ capMinor: '50', heldMinor: '50' });
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n, held: 50n });
+    expect(entryTypes(session.id, buyer.walletId)).toEqual(['hold', 'hold']);
+    // the same top-up again: applied already, nothing held twice
+    expect((await s.client.sessions.topUp(session.id, topUp)).session.capMinor).toBe('50');
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n, held: 50n });
+    // a top-up from a cap it no longer has is refused; one changed after signing too; neither holds anything
+    await refused(s.client.sessions.topUp(session.id, await paying.topUpRequest(buyer.privateKeyPem, '60')), 409, 'CONFLICT');
+    await refused(s.client.sessions.topUp(session.id, { ...topUp, toCapMinor: '60' }), 403, 'FORBIDDEN');
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 1000n, held: 50n });
+
+    await paying.raised(raised.grant, await platformKey(raised.grant.signingKeyId));
+    await checker.acceptGrant(raised.grant);
+    const v3 = await paying.voucher('10', hashOf('3'));
+    expect(await checker.check(v3, { priceMinor: '10', requestHash: hashOf('3') })).toMatchObject({ kind: 'accept', state: { cumulativeMinor: '30' } });
+    await s.client.sessions.claim(await checker.claims());
+    await s.client.sessions.close(session.id);
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 970n, held: 0n });
+    await expectLedgerVerifies();
+  });
+});
+
 describe('claims refused write nothing', () => {
   it('above the cap, with a bad signature, for another session, or below what was claimed', async () => {
     const s = await newSeller(t, '10');

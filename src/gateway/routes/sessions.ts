@@ -9,7 +9,7 @@ import { principal } from '../plugins/auth.js';
 import { errorResponse } from '../plugins/errors.js';
 import { Id, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import {
-  ClaimSessionsBody, Closed, CloseSessionBody, ErrorEnvelope, OpenedSession, OpenSessionBody, Session, SESSION_PAGE_MAX, SessionClaimResult, SessionPage, SessionStatus,
+  ClaimSessionsBody, Closed, CloseSessionBody, ErrorEnvelope, OpenedSession, OpenSessionBody, Session, SESSION_PAGE_MAX, SessionClaimResult, SessionPage, SessionStatus, TopUpSessionBody,
 } from 'agentpay-sdk/contract';
 
 const SessionParams = Type.Object({ id: Id('ses') });
@@ -54,6 +54,10 @@ export default async function sessionRoutes(app: FastifyInstance) {
   app.post<{ Params: SessionParams; Body: Static<typeof CloseBody> }>('/v1/sessions/:id/close', { config: { ...write, errors: ['SESSION_NOT_FOUND', 'CONFLICT'] }, schema: { summary: 'Close a session (after claiming its highest voucher): the rest goes back to the buyer (the seller)', params: SessionParams, body: CloseBody, response: { 200: Closed({ session: Session }) } } }, async (request) => ({
     session: await sessions.close(principal(request), request.params.id),
   }));
+
+  app.post<{ Params: SessionParams; Body: Static<typeof TopUpSessionBody> }>('/v1/sessions/:id/top-up', { config: { ...write, errors: ['SESSION_NOT_FOUND', 'SESSION_CLOSED', 'SESSION_EXPIRED', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'CONFLICT'] }, schema: { summary: "Raise a session's cap from the buyer's signed top-up: holds the increase (the seller)", params: SessionParams, body: TopUpSessionBody, response: { 200: OpenedSession } } }, async (request) =>
+    sessions.topUp(principal(request), request.params.id, request.body.topUp),
+  );
 
   app.get<{ Params: SessionParams }>('/v1/sessions/:id', { config: { ...read, errors: ['SESSION_NOT_FOUND'] }, schema: { summary: "A payment session (the seller's, or one of the workspace's wallets')", params: SessionParams, response: { 200: Closed({ session: Session }) } } }, async (request) => ({
     session: await sessions.get(principal(request), request.params.id),

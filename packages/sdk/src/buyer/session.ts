@@ -14,7 +14,7 @@
  * Runs in Node, browsers and edge runtimes: no Node imports.
  */
 import { generateKeyPair, signObject, verifyObject } from '../signing.js';
-import type { SessionGrant, SessionOpen, SessionReceipt, SessionState, UnsignedSessionOpen, UnsignedVoucher, Voucher } from '../contract/sessions.js';
+import type { SessionGrant, SessionOpen, SessionReceipt, SessionState, SessionTopUp, UnsignedSessionOpen, UnsignedSessionTopUp, UnsignedVoucher, Voucher } from '../contract/sessions.js';
 import { AgentpayError } from '../errors.js';
 
 export interface OpenRequestOptions {
@@ -76,10 +76,32 @@ export class BuyerSession {
   private closed = false;
   private last: Voucher | null = null;
 
-  constructor(readonly grant: SessionGrant, private readonly sessionPrivateKeyPem: string, private readonly now: () => number) {}
+  constructor(public grant: SessionGrant, private readonly sessionPrivateKeyPem: string, private readonly now: () => number) {}
 
   get sessionId(): string {
     return this.grant.sessionId;
+  }
+
+  /**
+   * A top-up raising the cap to `toCapMinor`, signed with the wallet's key (the seller forwards it to
+   * POST /v1/sessions/:id/top-up); take the new grant with `raised`.
+   */
+  async topUpRequest(walletPrivateKeyPem: string, toCapMinor: string | bigint): Promise<SessionTopUp> {
+    const unsigned: UnsignedSessionTopUp = {
+      version: 1, type: 'session.topup', sessionId: this.sessionId, walletId: this.grant.walletId, fromCapMinor: this.grant.capMinor,
+      toCapMinor: toCapMinor.toString(), signedAt: new Date(this.now()).toISOString(),
+    };
+    return { ...unsigned, signature: await signObject(walletPrivateKeyPem, unsigned) };
+  }
+
+  /** The grant of a top-up: the same session, key and seller with a higher cap, signed by the platform; refused otherwise. */
+  async raised(grant: SessionGrant, platformKeyPem: string): Promise<void> {
+    const g = this.grant;
+    if (!(await verifyObject(platformKeyPem, grant as unknown as Record<string, unknown>)) || grant.sessionId !== g.sessionId || grant.sessionPublicKey !== g.sessionPublicKey
+      || grant.walletId !== g.walletId || grant.providerId !== g.providerId || grant.sellerPublicKey !== g.sellerPublicKey || BigInt(grant.capMinor) <= BigInt(g.capMinor)) {
+      throw new AgentpayError('INVALID_GRANT', `not a platform-signed raise of session ${g.sessionId}'s cap`);
+    }
+    this.grant = grant;
   }
 
   /** What is left of the cap for further calls. */

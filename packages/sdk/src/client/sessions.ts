@@ -5,7 +5,7 @@
  */
 import type { HttpClient } from './http.js';
 import type {
-  OpenedSession, Session, SessionClaimResult, SessionOpen, SessionPage, Voucher,
+  OpenedSession, Session, SessionClaimResult, SessionOpen, SessionPage, SessionTopUp, Voucher,
 } from '../contract/sessions.js';
 
 /** What a claim's own request would have answered: its status and body (an error envelope from 400 up). */
@@ -20,6 +20,10 @@ export class SessionsApi {
   /** Opens the session the buyer signed: the cap is held on its wallet; answers the session and the platform-signed grant. */
   open(input: { open: SessionOpen; sellerPublicKey: string }): Promise<OpenedSession> {
     return this.http.request('POST', '/v1/sessions', { body: input });
+  }
+  /** Raises the cap from the buyer's signed top-up: the increase is held; answers the session and a new grant. */
+  topUp(sessionId: string, topUp: SessionTopUp): Promise<OpenedSession> {
+    return this.http.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/top-up`, { body: { topUp } });
   }
   /** Claims the highest voucher of each session, each on its own (1 to 100). */
   async claim(claims: { sessionId: string; voucher: Voucher }[]): Promise<SessionClaimOutcome[]> {

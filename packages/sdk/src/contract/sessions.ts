@@ -147,6 +147,27 @@ export type OpenSessionBody = Static<typeof OpenSessionBody>;
 export const OpenedSession = Closed({ session: Session, grant: SessionGrant });
 export type OpenedSession = Static<typeof OpenedSession>;
 
+/** A top-up before the buyer's wallet key signs it: raises the cap of an open session from one amount to another. */
+export const UnsignedSessionTopUp = Closed({
+  version: Type.Literal(1),
+  type: Type.Literal('session.topup'),
+  sessionId: Id('ses'),
+  walletId: Id('wal'),
+  fromCapMinor: Amount({ description: 'the cap it raises: applied only while the cap is this (a replay changes nothing)' }),
+  toCapMinor: Amount({ description: 'the new cap; the difference is held on the wallet' }),
+  signedAt: Timestamp(),
+}, { description: 'a session top-up before the wallet key signs it' });
+export type UnsignedSessionTopUp = Static<typeof UnsignedSessionTopUp>;
+
+export const SessionTopUp = Closed({
+  ...UnsignedSessionTopUp.properties,
+  signature: Type.String({ minLength: 1, maxLength: 200, description: "ed25519 signature (base64) by the wallet's registered key of the canonical top-up without signature" }),
+}, { description: "a session top-up, signed by the buyer's wallet key" });
+export type SessionTopUp = Static<typeof SessionTopUp>;
+
+export const TopUpSessionBody = Type.Object({ topUp: SessionTopUp, ...IgnoredTenantIds }, { additionalProperties: false });
+export type TopUpSessionBody = Static<typeof TopUpSessionBody>;
+
 /** The most sessions one claim request carries. */
 export const MAX_SESSION_CLAIMS = 100;
 

@@ -118,7 +118,10 @@ export class SessionChecker {
     return run;
   }
 
-  /** Checks a grant once (the platform's signature, this seller, this seller's key) and keeps it; throws SessionError otherwise. */
+  /**
+   * Checks a grant once (the platform's signature, this seller, this seller's key) and keeps it; throws
+   * SessionError otherwise. A top-up's grant (same session and key, higher cap) replaces the one kept.
+   */
   async acceptGrant(grant: SessionGrant): Promise<void> {
     const pem = await this.opts.platformKey(grant.signingKeyId);
     if (!pem || !(await verifyObject(pem, grant as unknown as Record<string, unknown>))) {
@@ -131,7 +134,10 @@ export class SessionChecker {
       throw new SessionError('VOUCHER_INVALID', `the grant of session ${grant.sessionId} names another receipt key than this seller's`);
     }
     await this.serial(grant.sessionId, async () => {
-      if (!(await this.opts.store.get(grant.sessionId))) await this.opts.store.put(grant.sessionId, { grant, voucher: null, spentMinor: '0', claimedMinor: '0' });
+      const rec = await this.opts.store.get(grant.sessionId);
+      if (!rec) await this.opts.store.put(grant.sessionId, { grant, voucher: null, spentMinor: '0', claimedMinor: '0' });
+      // a top-up's grant: the same session with a higher cap
+      else if (rec.grant.sessionPublicKey === grant.sessionPublicKey && BigInt(grant.capMinor) > BigInt(rec.grant.capMinor)) await this.opts.store.put(grant.sessionId, { ...rec, grant });
     });
   }
 

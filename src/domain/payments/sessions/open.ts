@@ -136,7 +136,7 @@ function checkOpen(
  * seller's capabilities has no one capability for the policies to judge: it opens only where
  * the workspace's policies allow everything, otherwise POLICY_DENIED (open one per capability).
  */
-async function policyRefusal(
+export async function policyRefusal(
   deps: PaymentDeps, r: Repos, w: Wallet, capability: Capability | undefined, providerId: string, amountMinor: bigint, currency: string, now: number, sessionId: string, prefetched: unknown,
 ): Promise<AppError | undefined> {
   if (!capability) {
@@ -154,11 +154,11 @@ async function policyRefusal(
   }
 }
 
-/** The cap's hold, placed as a purchase's is (authorize.ts holdFor): a refusal expires overdue holds once, then is INSUFFICIENT_FUNDS. */
-async function holdCap(deps: PaymentDeps, r: Repos, s: Session, now: number): Promise<void> {
+/** The hold of `s.capMinor` (the cap, or a top-up's increase), placed as a purchase's is (authorize.ts holdFor): a refusal expires overdue holds once, then is INSUFFICIENT_FUNDS. */
+export async function holdCap(deps: PaymentDeps, r: Repos, s: Session, now: number): Promise<void> {
   const hold: Movement = {
     walletId: s.walletId, type: 'hold', amountMinor: 0n, holdMinor: s.capMinor, currency: s.currency,
-    transactionId: s.id, reference: s.capabilityId ?? s.providerId, memo: `hold of the cap of session ${s.id}`,
+    transactionId: s.id, reference: s.capabilityId ?? s.providerId, memo: `hold of ${s.capMinor} for session ${s.id}`,
   };
   try {
     await place(r, deps.ctx, hold);

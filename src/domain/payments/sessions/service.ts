@@ -5,9 +5,10 @@ import type { SessionOwner, SessionStatus } from '../../../store/repos/sessions.
 import type { PaymentDeps } from '../deps.js';
 import { VerificationKeys } from '../verification-keys.js';
 import { openSession, type OpenSessionInput } from './open.js';
+import { topUpSession } from './top-up.js';
 import { claimSession, closeSession, sweepSessions, type ClaimInput } from './claim.js';
 import { sessionNotFound, sessionView, type SessionView } from './view.js';
-import { SESSION_PAGE_MAX, type OpenedSession, type SessionClaimResult, type SessionPage } from 'agentpay-sdk/contract';
+import { SESSION_PAGE_MAX, type OpenedSession, type SessionClaimResult, type SessionPage, type SessionTopUp } from 'agentpay-sdk/contract';
 
 export type { ClaimInput, OpenSessionInput };
 
@@ -29,6 +30,10 @@ export class SessionService {
 
   open(p: Principal, input: OpenSessionInput): Promise<OpenedSession> {
     return openSession(this.deps, this.keys, p, input);
+  }
+
+  topUp(p: Principal, sessionId: string, topUp: SessionTopUp): Promise<OpenedSession> {
+    return topUpSession(this.deps, this.keys, p, sessionId, topUp);
   }
 
   claim(p: Principal, input: ClaimInput): Promise<SessionClaimResult> {
