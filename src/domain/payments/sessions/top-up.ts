@@ -19,11 +19,13 @@ import type { OpenedSession, SessionTopUp } from 'agentpay-sdk/contract';
 export async function topUpSession(deps: PaymentDeps, keys: VerificationKeys, p: Principal, sessionId: string, topUp: SessionTopUp): Promise<OpenedSession> {
   requireProvider(p);
   const { ctx } = deps;
+  // another seller's session is not found before anything of the body is looked at
+  const [known, signer] = await ctx.store.read((r) => Promise.all([r.sessions.get(sessionId), r.wallets.get(topUp.walletId)]), { unsynced: true, snapshot: false });
+  if (!known || known.providerId !== p.tenantId) throw sessionNotFound(sessionId);
   if (topUp.sessionId !== sessionId) throw validationError('topUp.sessionId', `is ${topUp.sessionId}, not the session ${sessionId} of the path`);
   const from = BigInt(topUp.fromCapMinor);
   const to = BigInt(topUp.toCapMinor);
   if (to <= from) throw validationError('topUp.toCapMinor', 'must be more than fromCapMinor');
-  const signer = await ctx.store.read((r) => r.wallets.get(topUp.walletId), { unsynced: true });
   if (!signer?.publicKeyPem || !verifyObject(keys.walletKey(signer.id, signer.publicKeyPem), topUp)) {
     throw forbidden(`the top-up is not signed by the key registered on wallet ${topUp.walletId}`, { walletId: topUp.walletId, reason: 'topup_signer_mismatch' });
   }
