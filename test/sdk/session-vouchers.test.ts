@@ -104,7 +104,19 @@ describe('the seller checker on a file store', () => {
     expect(await paying.verifyReceipt(receipt, hash(100))).toBe(true);
     expect(await paying.verifyReceipt(receipt, hash(101))).toBe(false);
     expect(await paying.verifyReceipt({ ...receipt, chargedMinor: '1' }, hash(100))).toBe(false);
-    expect(paying.close()?.sequence).toBe(1);
+    paying.settled(receipt);
+    // a metered call: the voucher pays the most a call may cost (50), the seller charges what it used (12)
+    const metered = await c.check(await paying.voucher('50', hash(2)), { priceMinor: '50', requestHash: hash(2) });
+    if (metered.kind === 'refuse') throw new Error(metered.message);
+    const used = (await c.settle(metered, { ok: true, responseHash: hash(102), chargedMinor: '12' }))!;
+    expect(used).toMatchObject({ sequence: 2, cumulativeMinor: '60', chargedMinor: '12' });
+    await expect(c.settle(metered, { ok: true, responseHash: hash(102), chargedMinor: '51' })).rejects.toMatchObject({ code: 'VOUCHER_ABOVE_CAP' });
+    paying.settled(used);
+    // the 38 not used are credit: the next call of 10 is covered without raising the cumulative amount
+    const next = await paying.voucher('10', hash(3));
+    expect(next).toMatchObject({ sequence: 3, cumulativeMinor: '60' });
+    expect(await c.check(next, { priceMinor: '10', requestHash: hash(3) })).toMatchObject({ kind: 'accept', state: { cumulativeMinor: '60', spentMinor: '32' } });
+    expect(paying.close()?.sequence).toBe(3);
     await expect(paying.voucher('10', hash(2))).rejects.toMatchObject({ code: 'SESSION_CLOSED' });
   });
 });

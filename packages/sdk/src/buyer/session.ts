@@ -75,6 +75,8 @@ export class BuyerSession {
   private floor = 0n;
   private closed = false;
   private last: Voucher | null = null;
+  /** what each voucher in flight paid for its call, by sequence (a metered call may charge less) */
+  private paid = new Map<number, bigint>();
 
   constructor(public grant: SessionGrant, private readonly sessionPrivateKeyPem: string, private readonly now: () => number) {}
 
@@ -125,6 +127,7 @@ export class BuyerSession {
     this.sequence += 1;
     this.cumulative = due;
     this.floor = cumulative;
+    this.paid.set(this.sequence, BigInt(priceMinor));
     const unsigned: UnsignedVoucher = { sessionId: this.sessionId, cumulativeMinor: cumulative.toString(), sequence: this.sequence, requestHash };
     const v: Voucher = { ...unsigned, signature: await signObject(this.sessionPrivateKeyPem, unsigned) };
     if (!this.last || v.sequence > this.last.sequence) this.last = v;
@@ -153,6 +156,19 @@ export class BuyerSession {
   async verifyReceipt(receipt: SessionReceipt, responseHash: string): Promise<boolean> {
     return receipt.sessionId === this.sessionId && receipt.responseHash === responseHash
       && verifyObject(this.grant.sellerPublicKey, receipt as unknown as Record<string, unknown>);
+  }
+
+  /**
+   * A verified receipt of a call: a metered call that charged less than its voucher paid leaves
+   * the rest as credit, which the next voucher uses (it raises the cumulative amount only by what
+   * the credit does not cover).
+   */
+  settled(receipt: SessionReceipt): void {
+    const paid = this.paid.get(receipt.sequence);
+    if (paid === undefined || receipt.sessionId !== this.sessionId) return;
+    this.paid.delete(receipt.sequence);
+    const charged = BigInt(receipt.chargedMinor);
+    if (charged < paid) this.cumulative -= paid - charged;
   }
 
   /** No more vouchers from this side; the highest one signed, for the seller's close (null: none). */

@@ -180,24 +180,27 @@ export class SessionChecker {
 
   /**
    * After the handler: a success answers the per-call receipt, signed by the seller's key; a
-   * failure gives the call's price back to the session's credit and answers null.
+   * failure gives the call's price back to the session's credit and answers null. A metered call
+   * charges what it used (`chargedMinor`, at most the price its voucher paid): the rest goes back
+   * to the credit, and the receipt says what was charged.
    */
-  async settle(d: Extract<VoucherDecision, { kind: 'accept' | 'retry' }>, outcome: { ok: boolean; responseHash: string }): Promise<SessionReceipt | null> {
-    if (!outcome.ok) {
-      if (d.kind === 'accept' && d.chargedMinor !== '0') {
-        await this.serial(d.sessionId, async () => {
-          const rec = await this.opts.store.get(d.sessionId);
-          if (rec) await this.opts.store.put(d.sessionId, { ...rec, spentMinor: (BigInt(rec.spentMinor) - BigInt(d.chargedMinor)).toString() });
-        });
-      }
-      return null;
+  async settle(d: Extract<VoucherDecision, { kind: 'accept' | 'retry' }>, outcome: { ok: boolean; responseHash: string; chargedMinor?: string }): Promise<SessionReceipt | null> {
+    const reserved = BigInt(d.chargedMinor);
+    const charged = !outcome.ok ? 0n : outcome.chargedMinor === undefined ? reserved : BigInt(outcome.chargedMinor);
+    if (charged < 0n || charged > reserved) throw new SessionError('VOUCHER_ABOVE_CAP', `a call paid ${reserved} cannot charge ${charged}`);
+    if (d.kind === 'accept' && charged < reserved) {
+      await this.serial(d.sessionId, async () => {
+        const rec = await this.opts.store.get(d.sessionId);
+        if (rec) await this.opts.store.put(d.sessionId, { ...rec, spentMinor: (BigInt(rec.spentMinor) - (reserved - charged)).toString() });
+      });
     }
+    if (!outcome.ok) return null;
     const rec = await this.opts.store.get(d.sessionId);
     const voucher = rec?.voucher;
     if (!voucher) throw new SessionError('SESSION_NOT_FOUND', `no voucher for session ${d.sessionId}`);
     const unsigned: UnsignedSessionReceipt = {
       version: 1, type: 'session.receipt', sessionId: d.sessionId, sequence: d.sequence, cumulativeMinor: voucher.cumulativeMinor,
-      chargedMinor: d.chargedMinor, requestHash: voucher.requestHash, responseHash: outcome.responseHash, timestamp: new Date(this.now()).toISOString(),
+      chargedMinor: charged.toString(), requestHash: voucher.requestHash, responseHash: outcome.responseHash, timestamp: new Date(this.now()).toISOString(),
     };
     return { ...unsigned, signature: await signObject(this.opts.sellerPrivateKeyPem, unsigned) };
   }
