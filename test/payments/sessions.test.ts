@@ -266,16 +266,14 @@ describe('claims refused write nothing', () => {
   it('an open the wallet cannot cover, signed by another key, replayed or for another seller is refused and holds nothing', async () => {
     const s = await newSeller(t, '10');
     const buyer = await newBuyer(t, t.workspace, '100');
+    const other = await newSeller(t, '10');
+    const { open } = signedOpen(s, buyer, '50');
     const before = snapshotDb(t.dataDir);
     await refused(opened(s, buyer, '101'), 402, 'INSUFFICIENT_FUNDS');
-    const { open } = signedOpen(s, buyer, '50');
     await refused(s.client.sessions.open({ open: { ...open, capMinor: '60' }, sellerPublicKey: sellerKey.publicKeyPem }), 403, 'FORBIDDEN');
-    const other = await newSeller(t, '10');
-    const mid = snapshotDb(t.dataDir);
     await refused(other.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem }), 403, 'FORBIDDEN');
-    expect(changedTables(mid, snapshotDb(t.dataDir))).toEqual([]);
+    expect(changedTables(before, snapshotDb(t.dataDir))).toEqual([]);
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 100n, held: 0n });
-    void before;
     await s.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem });
     await refused(s.client.sessions.open({ open, sellerPublicKey: sellerKey.publicKeyPem }), 409, 'REPLAY_DETECTED');
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 100n, held: 50n });
@@ -289,8 +287,8 @@ describe('policies decide on the cap', () => {
     await ws.client.policies.apply('budget:\n  per agent 1000 per day\n');
     const s = await newSeller(t, '300');
     const denied = await refused(opened(s, buyer, '1200'), 403, 'POLICY_DENIED');
+    expect(denied.details).toMatchObject({ amountMinor: '1200', limitMinor: '1000' });
     expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 5000n, held: 0n });
-    void denied;
     const { session, sessionKey } = await opened(s, buyer, '800');
     // 800 of the day's 1000 are taken by the cap: a per-call purchase of 300 does not fit
     await refused(authorizeCall(s.client, s.capabilityId, buyer), 403, 'POLICY_DENIED');
