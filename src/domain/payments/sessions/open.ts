@@ -77,6 +77,7 @@ export async function openSession(deps: PaymentDeps, keys: VerificationKeys, p: 
     const refused = await policyRefusal(deps, r, wallet, capability, open.providerId, cap, open.currency, now, sessionId, prefetched);
     if (refused) return { refused };
     if (wallet.currency !== open.currency) throw validationError('open.currency', `wallet ${wallet.id} holds ${wallet.currency}, not ${open.currency}`);
+    if (capability && capability.currency !== open.currency) throw validationError('open.currency', `capability ${capability.id} is priced in ${capability.currency}, not ${open.currency}`);
     if (!seller!.settlementWalletId) throw new AppError('INTERNAL', `provider ${seller!.id} has no settlement wallet`);
     const session: Session = {
       id: sessionId, walletId: wallet.id, workspaceId: wallet.tenantId, providerId: open.providerId, capabilityId: open.capabilityId,
