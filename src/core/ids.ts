@@ -40,6 +40,8 @@ export const ID_PREFIX = {
   instance: 'ins',
   // x402 exact authorizations (src/domain/payments/x402-exact.ts)
   x402Authorization: 'xau',
+  // payment sessions (src/domain/payments/sessions)
+  session: 'ses',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

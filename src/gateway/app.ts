@@ -31,6 +31,7 @@ import signupRoutes from './routes/signup.js';
 import accountRoutes from './routes/accounts.js';
 import authRoutes from './routes/auth.js';
 import paymentRoutes from './routes/payments.js';
+import sessionRoutes from './routes/sessions.js';
 import x402ExactRoutes from './routes/x402-exact.js';
 import receiptRoutes from './routes/receipts.js';
 import ratingRoutes from './routes/ratings.js';
@@ -154,6 +155,7 @@ export async function buildApp(opts: BuildAppOptions): Promise<FastifyInstance> 
   await app.register(accountRoutes);
   await app.register(authRoutes);
   await app.register(paymentRoutes);
+  await app.register(sessionRoutes);
   await app.register(x402ExactRoutes);
   await app.register(receiptRoutes);
   await app.register(ratingRoutes);

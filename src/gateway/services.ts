@@ -10,7 +10,7 @@ import { SignupService } from '../domain/tenancy/signup.js';
 import { CapabilityService } from '../domain/market/capabilities.js';
 import { ProviderService } from '../domain/market/providers.js';
 import { DiscoveryService } from '../domain/market/discovery.js';
-import { paymentServices, type PaymentService, type ExpirySweeper, type BreakerService } from '../domain/payments/service.js';
+import { paymentServices, type PaymentService, type ExpirySweeper, type BreakerService, type SessionService } from '../domain/payments/service.js';
 import type { ReceiptService } from '../domain/payments/receipts.js';
 import { X402ExactService } from '../domain/payments/x402-exact.js';
 import type { RatingService } from '../domain/market/ratings.js';
@@ -41,6 +41,8 @@ export interface Services {
   providers: ProviderService;
   discovery: DiscoveryService;
   payments: PaymentService;
+  /** payment sessions (docs/protocol.md § Payment sessions) */
+  sessions: SessionService;
   /** x402 `exact` payments verified and settled for sellers (none without a chain: rails.adapters.exact) */
   x402Exact: X402ExactService;
   sweeper: ExpirySweeper;

@@ -24,6 +24,7 @@ import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
 import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
 import type { AlertMailRepo } from './repos/alerts.js';
 import type { X402AuthorizationRepo } from './repos/x402.js';
+import type { SessionRepo } from './repos/sessions.js';
 import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
 
 export interface Repos {
@@ -61,6 +62,7 @@ export interface Repos {
   webhookDeliveries: WebhookDeliveryRepo;
   alertMails: AlertMailRepo;
   x402Authorizations: X402AuthorizationRepo;
+  sessions: SessionRepo;
 }
 
 export interface ReadOptions {

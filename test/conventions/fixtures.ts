@@ -9,7 +9,8 @@ import { DEFAULT_SCOPES } from '../../src/domain/tenancy/scopes.js';
 import { recordEvent } from '../../src/domain/platform/events.js';
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
-import { purchaseReceipt } from '../payments/helpers.js';
+import { createCapability, newBuyer, purchaseReceipt } from '../payments/helpers.js';
+import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 import { heldApproval } from '../policies/helpers.js';
 import {
   bodyFor, devKey, devTenant, fillPath, hasBody, needsKey, pathParams, tenantKindFor, type RouteEntry, type TenantKind,
@@ -126,6 +127,13 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
       return { id: endpoint.id, deliveryId: deliveries[0]!.id };
     },
   },
+  // a payment session of the provider's (the seller), opened from a buyer wallet of the dev workspace
+  '/v1/sessions/:id': {
+    owner: 'provider',
+    async create(t, owner) {
+      return { id: await openedSession(t, owner) };
+    },
+  },
   '/v1/wallets/:id': {
     owner: 'workspace',
     async create(t, owner) {
@@ -136,6 +144,19 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
     },
   },
 };
+
+/** An open payment session of the provider's (cap 100) from a fresh buyer wallet of the dev workspace. */
+async function openedSession(t: TestGateway, owner: TenantHandle): Promise<string> {
+  const capabilityId = await createCapability(t, owner.id, { priceMinor: '10' });
+  const buyer = await newBuyer(t, t.workspace, '100');
+  const unsigned = {
+    version: 1 as const, type: 'session.open' as const, walletId: buyer.walletId, providerId: owner.id, capabilityId, capMinor: '100', currency: 'USD',
+    expiresAt: new Date(t.clock.now() + 3_600_000).toISOString(), sessionPublicKey: generateEd25519().publicKeyPem,
+    nonce: `matrix-${Math.random().toString(36).slice(2)}-${t.clock.now()}`, signedAt: new Date(t.clock.now()).toISOString(),
+  };
+  const open = { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned) };
+  return (await owner.client.sessions.open({ open, sellerPublicKey: generateEd25519().publicKeyPem })).session.id;
+}
 
 /** A submitted bank payout of the provider's settlement wallet. */
 async function submittedPayout(owner: TenantHandle): Promise<string> {

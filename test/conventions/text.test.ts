@@ -148,7 +148,7 @@ describe('text in bodies', () => {
 
   it('docs/api/conventions.md § Text names every multi-line field', () => {
     const multiline = new Set(withText.flatMap((r) => textFields(bodySchema(r)).filter((f) => f.kind === 'multiline').map((f) => String(f.at.at(-1)))));
-    expect([...multiline].sort()).toEqual(['description', 'document', 'note', 'password', 'publicKeyPem', 'query', 'reason']);
+    expect([...multiline].sort()).toEqual(['description', 'document', 'note', 'password', 'publicKeyPem', 'query', 'reason', 'sellerPublicKey', 'sessionPublicKey']);
     const doc = readFileSync(new URL('../../docs/api/conventions.md', import.meta.url), 'utf8');
     const section = doc.slice(doc.indexOf('## Text'), doc.indexOf('## Ids'));
     for (const name of multiline) expect(section).toContain(`\`${name}\``);

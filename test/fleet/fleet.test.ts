@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateEd25519 } from '../../src/core/ed25519.js';
+import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 import type { DevCredentials } from '../../src/gateway/dev-credentials.js';
 import { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { PgStore } from '../../src/store/pg/pg-store.js';
@@ -53,6 +53,11 @@ async function newBuyer(fundMinor: string): Promise<Buyer> {
   const w = await ws.wallets.create({ ownerType: 'agent', ownerId: `agent-${Math.random().toString(36).slice(2, 8)}`, publicKeyPem: pair.publicKeyPem });
   await client(1, creds.workspace.apiKey).wallets.fund(w.id, fundMinor);
   return { walletId: w.id, ...pair };
+}
+
+/** A seller's settlement wallet. */
+async function sellerWallet(providerId: string): Promise<string> {
+  return (await store.read((r) => r.tenants.get(providerId)))!.settlementWalletId!;
 }
 
 /** The wallet's ledger is gap-free and its running sums are the sums of its entries. */
@@ -125,6 +130,38 @@ describe.skipIf(!pgEnabled())('a fleet of three gateways on one PostgreSQL datab
     const ledger = await ledgerOf(buyer.walletId);
     expect(ledger.entries.filter((e) => e.type === 'hold')).toHaveLength(1);
     expect([ledger.balance, ledger.held]).toEqual([1000n, 10n]);
+  }, 120_000);
+
+  it('one session claimed on all three instances 20 times at once, with three vouchers: each increase paid once, the highest wins', async () => {
+    const seller = await newSeller();
+    const capabilityId = await seller.capabilityId(10n);
+    const buyer = await newBuyer('1000');
+    const sessionKey = generateEd25519();
+    const unsigned = {
+      version: 1 as const, type: 'session.open' as const, walletId: buyer.walletId, providerId: seller.id, capabilityId, capMinor: '600', currency: 'USD',
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(), sessionPublicKey: sessionKey.publicKeyPem, nonce: `fleet-${Math.random().toString(36).slice(2)}`,
+      signedAt: new Date().toISOString(),
+    };
+    const { session } = await client(0, seller.apiKey).sessions.open({ open: { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned) }, sellerPublicKey: generateEd25519().publicKeyPem });
+    const voucher = (cumulativeMinor: string, sequence: number) => {
+      const v = { sessionId: session.id, cumulativeMinor, sequence, requestHash: `sha256:${'1'.repeat(64)}` };
+      return { ...v, signature: signObject(sessionKey.privateKeyPem, v) };
+    };
+    const vouchers = [voucher('200', 20), voucher('300', 30), voucher('500', 50)];
+    const results = (await Promise.all(Array.from({ length: 60 }, (_, i) =>
+      client(i, seller.apiKey).sessions.claim([{ sessionId: session.id, voucher: vouchers[i % 3]! }])))).flat();
+    // each claim: moved money, or found it claimed already, or below what another claimed first
+    for (const r of results) expect([200, 409], JSON.stringify(r)).toContain(r.status);
+    const after = await client(1, seller.apiKey).sessions.get(session.id);
+    expect(after).toMatchObject({ claimedMinor: '500', lastSequence: 50, feeMinor: '15' });
+    const claimed = results.filter((r) => r.status === 200 && (r.body as { status: string }).status === 'claimed');
+    const moved = claimed.reduce((sum, r) => sum + BigInt((r.body as { amountMinor: string }).amountMinor), 0n);
+    expect(moved).toBe(500n);
+    const ledger = await ledgerOf(buyer.walletId);
+    expect([ledger.balance, ledger.held]).toEqual([500n, 100n]);
+    expect((await ledgerOf(await sellerWallet(seller.id))).balance).toBe(485n);
+    await client(2, seller.apiKey).sessions.close(session.id);
+    expect((await ledgerOf(buyer.walletId)).held).toBe(0n);
   }, 120_000);
 
   it('runs the sweeper and the rail job on one instance at a time, and another takes them over when it is killed', async () => {

@@ -125,8 +125,8 @@ describe('GET /openapi.json', () => {
     expect(refs.filter((r) => r.endsWith('/Receipt')).length).toBeGreaterThan(3);
     const paths = JSON.stringify(doc.paths);
     expect(paths).not.toContain(JSON.stringify(schemas.Receipt.required));
-    // 772 KB when every shape was inlined
-    expect(JSON.stringify(doc).length).toBeLessThan(550_000);
+    // 772 KB when every shape was inlined (before the payment session routes, which added about 41 KB)
+    expect(JSON.stringify(doc).length).toBeLessThan(600_000);
   });
 
   it('is what `agentpay openapi` prints (stdout and --output), without a gateway', () => {

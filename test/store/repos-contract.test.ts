@@ -19,6 +19,7 @@ import * as payments from '../../src/store/sql/payments.js';
 import * as discovery from '../../src/store/sql/discovery.js';
 import * as wallets from '../../src/store/sql/wallets.js';
 import { entryHash } from '../../src/store/ledger-chain.js';
+import * as sessions from '../../src/store/sql/sessions.js';
 import type { Capability } from '../../src/store/repos/market.js';
 import type { RailTransaction } from '../../src/store/repos/rails.js';
 import type { WebhookDelivery } from '../../src/store/repos/webhooks.js';
@@ -28,7 +29,7 @@ import { storeBackends } from '../helpers/store-backends.js';
 /** `Class.method` called on the backend whose cases run now (backends run one after another) */
 const called = new Map<string, Set<string>>();
 let backend = '';
-const classes = [tenancy, platform, market, policies, rails, webhooks, alerts, x402, payments, discovery, wallets]
+const classes = [tenancy, platform, market, policies, rails, webhooks, alerts, x402, payments, discovery, wallets, sessions]
   .flatMap((m) => Object.values(m))
   .filter((v): v is new (...a: never[]) => object => typeof v === 'function' && /^class\s/.test(Function.prototype.toString.call(v)));
 for (const cls of classes) {
@@ -644,6 +645,42 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     await store.tx((r) => r.x402Authorizations.update('xa_0', { txHash: '0xh', attempts: 1, updatedAt: 5 }));
     expect((await store.read((r) => r.x402Authorizations.listByState(['reserved', 'settling'], 10))).map((a) => [a.id, a.state])).toEqual([['xa_1', 'reserved'], ['xa_2', 'reserved'], ['xa_0', 'settling']]);
     expect((await store.read((r) => r.x402Authorizations.listByState(['settling'], 10)))[0]).toMatchObject({ txHash: '0xh', attempts: 1 });
+  });
+
+  it('sessions: unique open nonce, locked read, claims compare-and-set on the claimed amount, unique per cumulative, listed per owner, due, open pages', async () => {
+    const session = (id: string, nonce: string, over: Partial<import('../../src/store/repos/sessions.js').Session> = {}) => ({
+      id, walletId: 'wal_s', workspaceId: 'wsp_s', providerId: 'prv_s', capabilityId: null, payTo: 'wal_pay', capMinor: 9_007_199_254_740_993n, claimedMinor: 0n, feeMinor: 0n,
+      currency: 'USD', lastSequence: 0, sessionPublicKey: 'pem-s', sellerPublicKey: 'pem-k', openNonce: nonce, status: 'open' as const, expiresAt: 100, claimWindowEndsAt: 200,
+      createdAt: 10, updatedAt: 10, closedAt: null, ...over,
+    });
+    await store.tx(async (r) => {
+      await r.sessions.insert(session('ses_a', 'na'));
+      await r.sessions.insert(session('ses_b', 'nb', { createdAt: 11, capabilityId: 'cap_1', claimWindowEndsAt: 150 }));
+      await r.sessions.insert(session('ses_c', 'nc', { createdAt: 11, providerId: 'prv_other', workspaceId: 'wsp_other', status: 'closed', claimWindowEndsAt: 50 }));
+    });
+    await expect(store.tx((r) => r.sessions.insert(session('ses_dup', 'na')))).rejects.toBeInstanceOf(UniqueViolation);
+    expect(await store.read((r) => r.sessions.get('ses_a'))).toEqual(session('ses_a', 'na'));
+    expect(await store.tx((r) => r.sessions.getForUpdate('ses_b'))).toMatchObject({ id: 'ses_b', capabilityId: 'cap_1' });
+    expect(await store.tx((r) => r.sessions.getForUpdate('ses_none'))).toBeUndefined();
+    // compare and set: only from the claimed amount read, only while open
+    expect(await store.tx((r) => r.sessions.advance('ses_a', 0n, { claimedMinor: 40n, feeMinor: 1n, lastSequence: 4, updatedAt: 12 }))).toBe(true);
+    expect(await store.tx((r) => r.sessions.advance('ses_a', 0n, { claimedMinor: 50n, updatedAt: 13 }))).toBe(false);
+    expect(await store.tx((r) => r.sessions.advance('ses_c', 0n, { claimedMinor: 50n, updatedAt: 13 }))).toBe(false);
+    expect(await store.read((r) => r.sessions.get('ses_a'))).toMatchObject({ claimedMinor: 40n, feeMinor: 1n, lastSequence: 4 });
+    await store.tx((r) => r.sessions.insertClaim({ sessionId: 'ses_a', cumulativeMinor: 40n, sequence: 4, amountMinor: 40n, feeMinor: 1n, createdAt: 12 }));
+    await store.tx((r) => r.sessions.insertClaim({ sessionId: 'ses_a', cumulativeMinor: 9n, sequence: 1, amountMinor: 9n, feeMinor: 0n, createdAt: 11 }));
+    await expect(store.tx((r) => r.sessions.insertClaim({ sessionId: 'ses_a', cumulativeMinor: 40n, sequence: 5, amountMinor: 1n, feeMinor: 0n, createdAt: 13 }))).rejects.toBeInstanceOf(UniqueViolation);
+    expect((await store.read((r) => r.sessions.claims('ses_a'))).map((c) => [c.cumulativeMinor, c.sequence])).toEqual([[9n, 1], [40n, 4]]);
+    // per owner, newest first, paged by (createdAt, id), by status
+    expect((await store.read((r) => r.sessions.list({ providerId: 'prv_s' }, { limit: 10 }))).map((x) => x.id)).toEqual(['ses_b', 'ses_a']);
+    expect((await store.read((r) => r.sessions.list({ providerId: 'prv_s' }, { limit: 10, before: { createdAt: 11, id: 'ses_b' } }))).map((x) => x.id)).toEqual(['ses_a']);
+    expect((await store.read((r) => r.sessions.list({ workspaceId: 'wsp_other' }, { limit: 10, status: 'closed' }))).map((x) => x.id)).toEqual(['ses_c']);
+    expect(await store.read((r) => r.sessions.list({ workspaceId: 'wsp_other' }, { limit: 10, status: 'open' }))).toEqual([]);
+    // due: open, claim window ended
+    expect((await store.read((r) => r.sessions.listDue(150, 10))).map((x) => x.id)).toEqual(['ses_b']);
+    expect((await store.read((r) => r.sessions.listDue(300, 10))).map((x) => x.id)).toEqual(['ses_b', 'ses_a']);
+    expect((await store.read((r) => r.sessions.pageOpen({ limit: 1 }))).map((x) => x.id)).toEqual(['ses_a']);
+    expect((await store.read((r) => r.sessions.pageOpen({ afterId: 'ses_a', limit: 10 }))).map((x) => x.id)).toEqual(['ses_b']);
   });
 
   it('called every method of the repositories written once', () => {

@@ -18,3 +18,9 @@ export {
   type PrivateKeyInput, type PublicKeyInput,
 } from './signing.js';
 export { verifyWebhookSignature, WebhookSignatureError, SIGNATURE_HEADER as WEBHOOK_SIGNATURE_HEADER, type WebhookEvent } from './webhooks.js';
+// payment sessions (docs/protocol.md § Payment sessions): the buyer's session and the seller's voucher checker
+export { openRequest, PendingSession, BuyerSession, type OpenRequestOptions } from './buyer/session.js';
+export {
+  SessionChecker, SessionError, MemoryVoucherStore,
+  type SessionCheckerOptions, type SessionRefusal, type VoucherDecision, type VoucherRecord, type VoucherStore,
+} from './seller/sessions.js';

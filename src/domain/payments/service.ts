@@ -15,6 +15,7 @@ import { BreakerService } from './breaker.js';
 import { ReceiptService } from './receipts.js';
 import { RatingService } from '../market/ratings.js';
 import type { WalletService } from '../wallets/wallets.js';
+import { SessionService } from './sessions/service.js';
 
 export class PaymentService {
   private keys: VerificationKeys;
@@ -51,13 +52,15 @@ export type { Challenge } from './challenge.js';
 export type { PaymentProof } from './proof.js';
 export type { Authorization } from './authorize.js';
 export type { Replay } from './idempotency.js';
-export { ExpirySweeper, BreakerService };
+export { ExpirySweeper, BreakerService, SessionService };
 
 /** Everything of payments, receipts, ratings and the breaker a gateway serves, from one set of deps. */
 export function paymentServices(deps: PaymentDeps, wallets: WalletService) {
+  const sessions = new SessionService(deps);
   return {
     payments: new PaymentService(deps),
-    sweeper: new ExpirySweeper(deps),
+    sessions,
+    sweeper: new ExpirySweeper(deps, sessions),
     receipts: new ReceiptService(deps.ctx),
     ratings: new RatingService(deps.ctx),
     breakers: new BreakerService(deps.ctx, wallets),

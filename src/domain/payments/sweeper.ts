@@ -13,7 +13,8 @@ const BATCH = 100;
 export class ExpirySweeper {
   private readonly periodic = new Periodic(() => this.sweepOnce());
 
-  constructor(private deps: Pick<PaymentDeps, 'ctx' | 'signingKeys'>) {}
+  /** `sessions`: also releases the payment sessions whose claim window ended (./sessions/claim.ts) */
+  constructor(private deps: Pick<PaymentDeps, 'ctx' | 'signingKeys'>, private sessions?: { sweep(): Promise<number> }) {}
 
   /** Expires everything overdue now; returns how many transactions it refunded. */
   async sweepOnce(): Promise<number> {
@@ -33,6 +34,7 @@ export class ExpirySweeper {
     while ((await ctx.store.tx((r) => r.paymentIdempotency.removeExpired(ctx.clock.now(), BATCH))) === BATCH) {
       // next batch
     }
+    await this.sessions?.sweep();
     return total;
   }
 

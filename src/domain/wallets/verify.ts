@@ -91,11 +91,18 @@ export async function verifyLedger(store: Pick<Store, 'read'>): Promise<LedgerRe
     if (page.length < PAGE) break;
     afterId = page.at(-1)!.id;
   }
-  // what each wallet holds is what its open transactions hold
+  // and what the open payment sessions still hold: the cap less what was claimed
+  for (let afterId: string | undefined; ;) {
+    const page = await store.read((r) => r.sessions.pageOpen({ ...(afterId === undefined ? {} : { afterId }), limit: PAGE }));
+    for (const s of page) openHolds.set(s.walletId, (openHolds.get(s.walletId) ?? 0n) + s.capMinor - s.claimedMinor);
+    if (page.length < PAGE) break;
+    afterId = page.at(-1)!.id;
+  }
+  // what each wallet holds is what its open transactions and sessions hold
   for (const [walletId, entries] of chains) {
     const held = entries.at(-1)?.heldAfter ?? 0n;
     const open = openHolds.get(walletId) ?? 0n;
-    if (held !== open) problems.push({ walletId, problem: `holds ${held} but its authorized transactions hold ${open}` });
+    if (held !== open) problems.push({ walletId, problem: `holds ${held} but its authorized transactions hold ${open} (open sessions included)` });
   }
 
   // the signed checkpoints: each head still in its chain, unchanged

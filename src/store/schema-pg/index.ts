@@ -18,4 +18,5 @@ export const {
   webhookEndpoints, webhookDeliveries,
   alertMails,
   x402Authorizations,
+  sessions, sessionClaims,
 } = pgTables(described);

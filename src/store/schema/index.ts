@@ -17,4 +17,5 @@ export const {
   webhookEndpoints, webhookDeliveries,
   alertMails,
   x402Authorizations,
+  sessions, sessionClaims,
 } = sqliteTables(described);

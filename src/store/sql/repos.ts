@@ -15,6 +15,7 @@ import { X402Authorizations } from './x402.js';
 import { Discovery } from './discovery.js';
 import { Wallets, Ledger, LedgerCheckpoints } from './wallets.js';
 import { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './payments.js';
+import { Sessions } from './sessions.js';
 
 export function makeRepos(c: Sql): Repos {
   return {
@@ -52,5 +53,6 @@ export function makeRepos(c: Sql): Repos {
     breakers: new Breakers(c),
     paymentIdempotency: new PaymentIdempotencies(c),
     purchaseFacts: new PurchaseFacts(c),
+    sessions: new Sessions(c),
   };
 }

@@ -12,3 +12,4 @@ export * from './rails.js';
 export * from './webhooks.js';
 export * from './alerts.js';
 export * from './x402.js';
+export * from './sessions.js';

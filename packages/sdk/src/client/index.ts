@@ -8,6 +8,7 @@ import { HttpClient, type ClientOptions } from './http.js';
 import { WalletsApi } from './wallets.js';
 import { PlatformApi } from './platform.js';
 import { PaymentsApi } from './payments.js';
+import { SessionsApi } from './sessions.js';
 import { ReceiptsApi } from './receipts.js';
 import { RatingsApi } from './ratings.js';
 import { CapabilitiesApi } from './capabilities.js';
@@ -28,6 +29,7 @@ export class AgentpayClient {
   readonly wallets: WalletsApi;
   readonly platform: PlatformApi;
   readonly payments: PaymentsApi;
+  readonly sessions: SessionsApi;
   readonly receipts: ReceiptsApi;
   readonly ratings: RatingsApi;
   readonly capabilities: CapabilitiesApi;
@@ -50,6 +52,7 @@ export class AgentpayClient {
     this.wallets = new WalletsApi(this.http);
     this.platform = new PlatformApi(this.http);
     this.payments = new PaymentsApi(this.http);
+    this.sessions = new SessionsApi(this.http);
     this.receipts = new ReceiptsApi(this.http);
     this.ratings = new RatingsApi(this.http);
     this.capabilities = new CapabilitiesApi(this.http);

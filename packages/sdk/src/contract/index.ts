@@ -24,3 +24,4 @@ export * from './errors.js';
 export * from './webhooks.js';
 export * from './x402.js';
 export * from './wallets.js';
+export * from './sessions.js';

@@ -1,0 +1,42 @@
+/**
+ * Payment sessions (docs/protocol.md § Payment sessions): the seller opens (with the buyer's
+ * signed open request), claims and closes with a provider key holding payments:write; the buyer's
+ * workspace and the seller read them with receipts:read.
+ */
+import type { HttpClient } from './http.js';
+import type {
+  OpenedSession, Session, SessionClaimResult, SessionOpen, SessionPage, SessionTopUp, Voucher,
+} from '../contract/sessions.js';
+
+/** What a claim's own request would have answered: its status and body (an error envelope from 400 up). */
+export interface SessionClaimOutcome {
+  status: number;
+  body: SessionClaimResult | { error: { code: string; message: string; details: Record<string, unknown> } };
+}
+
+export class SessionsApi {
+  constructor(private http: HttpClient) {}
+
+  /** Opens the session the buyer signed: the cap is held on its wallet; answers the session and the platform-signed grant. */
+  open(input: { open: SessionOpen; sellerPublicKey: string }): Promise<OpenedSession> {
+    return this.http.request('POST', '/v1/sessions', { body: input });
+  }
+  /** Raises the cap from the buyer's signed top-up: the increase is held; answers the session and a new grant. */
+  topUp(sessionId: string, topUp: SessionTopUp): Promise<OpenedSession> {
+    return this.http.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/top-up`, { body: { topUp } });
+  }
+  /** Claims the highest voucher of each session, each on its own (1 to 100). */
+  async claim(claims: { sessionId: string; voucher: Voucher }[]): Promise<SessionClaimOutcome[]> {
+    return (await this.http.request<{ results: SessionClaimOutcome[] }>('POST', '/v1/sessions/claims', { body: { claims } })).results;
+  }
+  /** Closes the session (claim its highest voucher first: a closed session takes no claim); the rest goes back to the buyer. */
+  async close(sessionId: string): Promise<Session> {
+    return (await this.http.request<{ session: Session }>('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/close`, { body: {} })).session;
+  }
+  async get(sessionId: string): Promise<Session> {
+    return (await this.http.request<{ session: Session }>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}`)).session;
+  }
+  list(opts: { status?: Session['status']; limit?: number; after?: string } = {}): Promise<SessionPage> {
+    return this.http.request('GET', '/v1/sessions', { query: { status: opts.status, limit: opts.limit, after: opts.after } });
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Payment sessions (docs/protocol.md § Payment sessions): one gateway trip opens a session with
+ * a cap held on the buyer's wallet; every later call carries a voucher the seller checks by
+ * itself; the seller claims the highest voucher per session in batches and closes it, and the
+ * unused rest goes back to the buyer. One definition for the gateway, the SDK and the CLI.
+ *
+ *   SessionOpen    signed by the buyer's wallet key: seller, capability (or null: all of the
+ *                  seller's), cap, currency, expiry and the session's public key
+ *   SessionGrant   signed by the platform: the session as opened, with the seller's receipt key
+ *   Voucher        signed by the session key: session id, cumulative amount, sequence, request hash
+ *   SessionReceipt signed by the seller's key named in the grant: what one call charged
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { Amount, Closed, Id, IgnoredTenantIds, MultilineString, Nullable, StringEnum, Timestamp } from './schemas.js';
+import { ResponseHash } from './payment.js';
+
+/** The longest a session may last from its open (30 days). */
+export const MAX_SESSION_MS = 30 * 24 * 60 * 60 * 1000;
+
+const PublicKeyPem = (description: string) => MultilineString({ minLength: 1, maxLength: 1000, description });
+const Sequence = (description: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
+const Currency = () => Type.String({ minLength: 3, maxLength: 3, description: 'ISO 4217 code, e.g. USD', examples: ['USD'] });
+
+/** An open request before the buyer's wallet key signs it. */
+export const UnsignedSessionOpen = Closed({
+  version: Type.Literal(1),
+  type: Type.Literal('session.open'),
+  walletId: Id('wal'),
+  providerId: Type.String({ minLength: 1, maxLength: 100, description: 'the seller (its tenant id)' }),
+  capabilityId: Nullable(Id('cap')),
+  capMinor: Amount({ description: 'the most the session can pay, held on the wallet while it is open' }),
+  currency: Currency(),
+  expiresAt: Timestamp({ description: 'vouchers are accepted strictly before it; at most 30 days after the open' }),
+  sessionPublicKey: PublicKeyPem('SPKI PEM of the ephemeral ed25519 key that signs the vouchers'),
+  nonce: Type.String({ minLength: 16, maxLength: 100, description: 'random, at least 16 characters: an open request opens one session' }),
+  signedAt: Timestamp(),
+}, { description: 'a payment session open request before the wallet key signs it' });
+export type UnsignedSessionOpen = Static<typeof UnsignedSessionOpen>;
+
+export const SessionOpen = Closed({
+  ...UnsignedSessionOpen.properties,
+  signature: Type.String({ minLength: 1, maxLength: 200, description: "ed25519 signature (base64) by the wallet's registered key of the canonical open request without signature" }),
+}, { description: "a payment session open request, signed by the buyer's wallet key" });
+export type SessionOpen = Static<typeof SessionOpen>;
+
+/** The grant before the platform signs it. */
+export const UnsignedSessionGrant = Closed({
+  version: Type.Literal(1),
+  sessionId: Id('ses'),
+  walletId: Id('wal'),
+  providerId: Type.String(),
+  capabilityId: Nullable(Id('cap')),
+  payTo: Type.String({ description: "the seller's settlement wallet" }),
+  capMinor: Amount(),
+  currency: Type.String(),
+  expiresAt: Timestamp({ description: 'vouchers are accepted strictly before it' }),
+  claimWindowEndsAt: Timestamp({ description: 'claims are taken until then; the rest is released to the buyer at this time' }),
+  sessionPublicKey: Type.String({ description: 'SPKI PEM of the key that signs vouchers' }),
+  sellerPublicKey: Type.String({ description: "SPKI PEM of the seller's key that signs per-call session receipts" }),
+  issuedAt: Timestamp(),
+}, { description: 'a session grant before the platform signs it' });
+export type UnsignedSessionGrant = Static<typeof UnsignedSessionGrant>;
+
+export const SessionGrant = Closed({
+  ...UnsignedSessionGrant.properties,
+  signature: Type.String({ description: 'ed25519 signature (base64) of the canonical grant without signature and signingKeyId' }),
+  signingKeyId: Type.String({ description: 'the platform signing key (GET /v1/platform/receipt-keys/:keyId)' }),
+}, { description: 'the platform-signed grant of an open session: what the seller checks vouchers against' });
+export type SessionGrant = Static<typeof SessionGrant>;
+
+export const UnsignedVoucher = Closed({
+  sessionId: Id('ses'),
+  cumulativeMinor: Amount({ description: 'everything the session has paid so far, this call included' }),
+  sequence: Sequence('1, 2, 3, …: one per call, increasing'),
+  requestHash: ResponseHash({ description: 'the fingerprint of the request it pays (docs/protocol.md § Idempotent retries: method, path and query, body)' }),
+});
+export type UnsignedVoucher = Static<typeof UnsignedVoucher>;
+
+export const Voucher = Closed({
+  ...UnsignedVoucher.properties,
+  signature: Type.String({ minLength: 1, maxLength: 200, description: 'ed25519 signature (base64) by the session key of the canonical voucher without signature' }),
+}, { description: 'a cumulative voucher, signed by the session key' });
+export type Voucher = Static<typeof Voucher>;
+
+/** What one call of a session charged, signed by the seller's key named in the grant. */
+export const UnsignedSessionReceipt = Closed({
+  version: Type.Literal(1),
+  type: Type.Literal('session.receipt'),
+  sessionId: Id('ses'),
+  sequence: Sequence('the voucher that paid the call'),
+  cumulativeMinor: Amount(),
+  chargedMinor: Amount({ description: 'what this call cost' }),
+  requestHash: ResponseHash(),
+  responseHash: ResponseHash(),
+  timestamp: Timestamp(),
+});
+export type UnsignedSessionReceipt = Static<typeof UnsignedSessionReceipt>;
+
+export const SessionReceipt = Closed({
+  ...UnsignedSessionReceipt.properties,
+  signature: Type.String({ description: "ed25519 signature (base64) by the grant's sellerPublicKey of the canonical receipt without signature" }),
+}, { description: "a per-call session receipt, signed by the seller's key that the grant names" });
+export type SessionReceipt = Static<typeof SessionReceipt>;
+
+/** Where the seller stands with a session: what a corrective 402 tells the buyer to resync from. */
+export const SessionState = Closed({
+  sessionId: Id('ses'),
+  sequence: Type.Integer({ minimum: 0, description: 'the highest voucher sequence accepted (0: none)' }),
+  cumulativeMinor: Amount({ description: 'the cumulative amount of that voucher' }),
+  spentMinor: Amount({ description: 'what the calls served so far cost; the next voucher must bring cumulative to at least this plus the call' }),
+});
+export type SessionState = Static<typeof SessionState>;
+
+export const SessionStatus = StringEnum(['open', 'closed', 'expired'] as const, { description: 'open; closed (by the seller); expired (the claim window ran out): the rest was released' });
+
+/** A session as the API shows it. */
+export const Session = Closed({
+  id: Id('ses'),
+  status: SessionStatus,
+  walletId: Id('wal'),
+  workspaceId: Type.String(),
+  providerId: Type.String(),
+  capabilityId: Nullable(Id('cap')),
+  payTo: Type.String(),
+  capMinor: Amount(),
+  claimedMinor: Amount({ description: 'the cumulative amount of the highest voucher claimed' }),
+  feeMinor: Amount({ description: "the platform's fees on the claims" }),
+  heldMinor: Amount({ description: 'still held on the buyer\'s wallet: cap less claimed while open, 0 after' }),
+  currency: Type.String(),
+  lastSequence: Type.Integer({ minimum: 0 }),
+  expiresAt: Timestamp(),
+  claimWindowEndsAt: Timestamp(),
+  createdAt: Timestamp(),
+  closedAt: Nullable(Timestamp()),
+}, { description: 'a payment session' });
+export type Session = Static<typeof Session>;
+
+// ---- requests ----
+
+export const OpenSessionBody = Type.Object({
+  open: SessionOpen,
+  sellerPublicKey: PublicKeyPem("SPKI PEM of the seller's ed25519 key that signs its per-call session receipts; the grant names it"),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+export type OpenSessionBody = Static<typeof OpenSessionBody>;
+
+export const OpenedSession = Closed({ session: Session, grant: SessionGrant });
+export type OpenedSession = Static<typeof OpenedSession>;
+
+/** A top-up before the buyer's wallet key signs it: raises the cap of an open session from one amount to another. */
+export const UnsignedSessionTopUp = Closed({
+  version: Type.Literal(1),
+  type: Type.Literal('session.topup'),
+  sessionId: Id('ses'),
+  walletId: Id('wal'),
+  fromCapMinor: Amount({ description: 'the cap it raises: applied only while the cap is this (a replay changes nothing)' }),
+  toCapMinor: Amount({ description: 'the new cap; the difference is held on the wallet' }),
+  signedAt: Timestamp(),
+}, { description: 'a session top-up before the wallet key signs it' });
+export type UnsignedSessionTopUp = Static<typeof UnsignedSessionTopUp>;
+
+export const SessionTopUp = Closed({
+  ...UnsignedSessionTopUp.properties,
+  signature: Type.String({ minLength: 1, maxLength: 200, description: "ed25519 signature (base64) by the wallet's registered key of the canonical top-up without signature" }),
+}, { description: "a session top-up, signed by the buyer's wallet key" });
+export type SessionTopUp = Static<typeof SessionTopUp>;
+
+export const TopUpSessionBody = Type.Object({ topUp: SessionTopUp, ...IgnoredTenantIds }, { additionalProperties: false });
+export type TopUpSessionBody = Static<typeof TopUpSessionBody>;
+
+/** The most sessions one claim request carries. */
+export const MAX_SESSION_CLAIMS = 100;
+
+export const SessionClaimItem = Type.Object({ sessionId: Id('ses'), voucher: Voucher }, { additionalProperties: false });
+
+export const ClaimSessionsBody = Type.Object({
+  claims: Type.Array(SessionClaimItem, { minItems: 1, maxItems: MAX_SESSION_CLAIMS, description: 'the highest voucher of each session; each claim is taken on its own' }),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
+export type ClaimSessionsBody = Static<typeof ClaimSessionsBody>;
+
+export const SessionClaimResult = Closed({
+  sessionId: Id('ses'),
+  status: StringEnum(['claimed', 'unchanged'] as const, { description: 'claimed: money moved; unchanged: this cumulative amount was claimed already (a replay), nothing moved' }),
+  cumulativeMinor: Amount(),
+  amountMinor: Amount({ description: 'what this claim moved from the hold (0 when unchanged)' }),
+  feeMinor: Amount({ description: "the platform's fee on it (0 when unchanged)" }),
+  session: Session,
+});
+export type SessionClaimResult = Static<typeof SessionClaimResult>;
+
+/** No fields: the seller claims its highest voucher first (POST /v1/sessions/claims), then closes. */
+export const CloseSessionBody = Type.Object({ ...IgnoredTenantIds }, { additionalProperties: false });
+export type CloseSessionBody = Static<typeof CloseSessionBody>;
+
+export const SESSION_PAGE_MAX = 100;
+
+export const SessionPage = Closed({ sessions: Type.Array(Session), nextCursor: Nullable(Type.String()) });
+export type SessionPage = Static<typeof SessionPage>;

@@ -1,0 +1,39 @@
+import type { Session, SessionClaim, SessionOwner, SessionPatch, SessionRepo, SessionStatus } from '../repos/sessions.js';
+import type { Sql } from './sql.js';
+
+export class Sessions implements SessionRepo {
+  private readonly t;
+  private readonly claimsOf;
+  constructor(c: Sql) {
+    this.t = c.table('sessions');
+    this.claimsOf = c.table('sessionClaims');
+  }
+  insert(s: Session) { return this.t.insert(s); }
+  get(id: string) { return this.t.first({ id }); }
+  getForUpdate(id: string) { return this.t.first({ id }, '', true); }
+  async advance(id: string, claimedMinor: bigint, patch: SessionPatch) {
+    return (await this.t.update({ id, status: 'open', claimedMinor }, patch)) === 1;
+  }
+  list(owner: SessionOwner, opts: { status?: SessionStatus; limit: number; before?: { createdAt: number; id: string } }) {
+    const match = {
+      ...(owner.providerId !== undefined ? { providerId: owner.providerId } : {}),
+      ...(owner.workspaceId !== undefined ? { workspaceId: owner.workspaceId } : {}),
+      ...(opts.status !== undefined ? { status: opts.status } : {}),
+    };
+    if (opts.before) {
+      return this.t.all(match, 'AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?',
+        [opts.before.createdAt, opts.before.createdAt, opts.before.id, opts.limit]);
+    }
+    return this.t.all(match, 'ORDER BY created_at DESC, id DESC LIMIT ?', [opts.limit]);
+  }
+  listDue(now: number, limit: number) {
+    return this.t.all({ status: 'open' }, 'AND claim_window_ends_at <= ? ORDER BY claim_window_ends_at, id LIMIT ?', [now, limit]);
+  }
+  pageOpen(opts: { afterId?: string; limit: number }) {
+    return opts.afterId === undefined
+      ? this.t.all({ status: 'open' }, 'ORDER BY id LIMIT ?', [opts.limit])
+      : this.t.all({ status: 'open' }, 'AND id > ? ORDER BY id LIMIT ?', [opts.afterId, opts.limit]);
+  }
+  insertClaim(c: SessionClaim) { return this.claimsOf.insert(c); }
+  claims(sessionId: string) { return this.claimsOf.all({ sessionId }, 'ORDER BY cumulative_minor'); }
+}
