@@ -237,21 +237,26 @@ async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: 
  * INSUFFICIENT_FUNDS, and the purchase goes with the database transaction.
  */
 async function holdFor(deps: PaymentDeps, r: Repos, txn: Transaction, now: number): Promise<void> {
-  const hold: Movement = {
+  await placeHold(deps, r, {
     walletId: txn.walletId, type: 'hold', amountMinor: 0n, holdMinor: txn.amountMinor, currency: txn.currency,
     transactionId: txn.id, reference: txn.capabilityId, memo: `hold for a call of ${txn.capabilityId}`,
-  };
+  }, now);
+}
+
+/** A hold placed as a purchase's (and a session's cap) is: a refusal expires the wallet's overdue holds once and asks again, then is INSUFFICIENT_FUNDS. */
+export async function placeHold(deps: PaymentDeps, r: Repos, hold: Movement, now: number): Promise<void> {
+  const amount = hold.holdMinor ?? 0n;
   try {
     await place(r, deps.ctx, hold);
     return;
   } catch (e) {
     if (!(e instanceof MovementRefused)) throw e;
-    if ((await expireOverdueOf(r, deps, txn.walletId, now)) === 0) throw insufficientFunds(e, txn.amountMinor);
+    if ((await expireOverdueOf(r, deps, hold.walletId, now)) === 0) throw insufficientFunds(e, amount);
   }
   try {
     await place(r, deps.ctx, hold);
   } catch (e) {
-    if (e instanceof MovementRefused) throw insufficientFunds(e, txn.amountMinor);
+    if (e instanceof MovementRefused) throw insufficientFunds(e, amount);
     throw e;
   }
 }

@@ -9,15 +9,14 @@
 import { AppError, forbidden, isAppError, notFound, validationError } from '../../../core/errors.js';
 import { assertStrongPublicKey, InvalidPublicKeyError, verifyObject } from '../../../core/ed25519.js';
 import { iso } from '../../../core/clock.js';
-import { isUniqueViolation, MovementRefused } from '../../../store/errors.js';
+import { isUniqueViolation } from '../../../store/errors.js';
 import type { Repos } from '../../../store/store.js';
 import type { Session } from '../../../store/repos/sessions.js';
 import type { Wallet } from '../../../store/repos/wallets.js';
 import type { Capability } from '../../../store/repos/market.js';
 import type { Principal } from '../../tenancy/api-keys.js';
-import { insufficientFunds, place, type Movement } from '../../wallets/ledger.js';
 import { requireProvider, type PaymentDeps } from '../deps.js';
-import { expireOverdueOf } from '../resolution.js';
+import { placeHold } from '../authorize.js';
 import type { VerificationKeys } from '../verification-keys.js';
 import { CLAIM_WINDOW_MS, sessionView } from './view.js';
 import { MAX_SESSION_MS, type OpenSessionBody, type OpenedSession, type SessionGrant, type UnsignedSessionGrant } from 'agentpay-sdk/contract';
@@ -157,23 +156,10 @@ export async function policyRefusal(
 
 /** The hold of `s.capMinor` (the cap, or a top-up's increase), placed as a purchase's is (authorize.ts holdFor): a refusal expires overdue holds once, then is INSUFFICIENT_FUNDS. */
 export async function holdCap(deps: PaymentDeps, r: Repos, s: Session, now: number): Promise<void> {
-  const hold: Movement = {
+  await placeHold(deps, r, {
     walletId: s.walletId, type: 'hold', amountMinor: 0n, holdMinor: s.capMinor, currency: s.currency,
     transactionId: s.id, reference: s.capabilityId ?? s.providerId, memo: `hold of ${s.capMinor} for session ${s.id}`,
-  };
-  try {
-    await place(r, deps.ctx, hold);
-    return;
-  } catch (e) {
-    if (!(e instanceof MovementRefused)) throw e;
-    if ((await expireOverdueOf(r, deps, s.walletId, now)) === 0) throw insufficientFunds(e, s.capMinor);
-  }
-  try {
-    await place(r, deps.ctx, hold);
-  } catch (e) {
-    if (e instanceof MovementRefused) throw insufficientFunds(e, s.capMinor);
-    throw e;
-  }
+  }, now);
 }
 
 /** The platform-signed grant of a session, as opened. */
