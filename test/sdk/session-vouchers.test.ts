@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 import { SessionChecker, MemoryVoucherStore } from '../../packages/sdk/src/seller/sessions.js';
-import { FileVoucherStore } from '../../packages/sdk/src/seller/voucher-file-store.js';
+import { FileVoucherStore } from 'agentpay-sdk/seller/voucher-file-store';
 import { openRequest } from '../../packages/sdk/src/buyer/session.js';
 import type { SessionGrant, UnsignedSessionGrant } from '../../packages/sdk/src/contract/sessions.js';
 
