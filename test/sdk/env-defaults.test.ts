@@ -88,6 +88,8 @@ describe('the seller core (every seller middleware)', () => {
     expect(createSellerPayments({ env, capabilityId: 'cap_mine' }).capabilityFor('POST', '/x')).toBe('cap_mine');
     // routes given: AGENTPAY_CAPABILITY_ID does not make the other routes paid
     expect(createSellerPayments({ env, routes: { 'GET /a': 'cap_a' } }).capabilityFor('GET', '/b')).toBeUndefined();
+    // no routes of its own: every route says config.agentpay itself (docs/sdk.md, fastify), and the others are free
+    expect(createSellerPayments({ env, routes: {} }).capabilityFor('GET', '/b')).toBeUndefined();
   });
 
   it('names a missing key and its variable', () => {
