@@ -18,8 +18,8 @@ export interface WalletRepo {
 export interface LedgerRepo {
   /**
    * The wallet's newest entry: its running sums are the balance and the held amount. Inside a
-   * write transaction it takes the wallet's lock first (PostgreSQL: the wallet's row, to COMMIT),
-   * so what is decided on it holds until the commit.
+   * write transaction it holds the wallet first (PostgreSQL: its turn in this process, or its row
+   * lock; ../pg/ledger-heads.ts), so what is decided on it holds until the commit.
    */
   last(walletId: string): Promise<LedgerEntry | undefined>;
   /**
@@ -27,9 +27,9 @@ export interface LedgerRepo {
    * last entry under the wallet's lock, by the one rule of src/store/ledger-chain.ts (`placeAfter`):
    * `seq` and the running sums extended, refused with MovementRefused (nothing appended, the
    * database transaction intact) when a sum would go negative. Returns the entries appended.
-   * How many round trips that takes is the store's business (PostgreSQL: the heads of all the
-   * wallets not yet locked in this transaction locked and read in one statement, the entries
-   * sent with the COMMIT).
+   * How many round trips that takes is the store's business (PostgreSQL: none for a wallet whose
+   * head this process keeps, else the heads of the wallets not yet held read in one statement; the
+   * entries sent with their wallets' row locks and the COMMIT).
    */
   place(ps: Placement[]): Promise<LedgerEntry[]>;
   /** Entries oldest first; `afterSeq` pages on. */
