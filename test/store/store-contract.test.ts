@@ -368,6 +368,30 @@ describe.each(backends)('Store contract on $name', (b) => {
     expect((await store.read((r) => r.ledger.list(w))).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  it('decides a refusal on the wallet\'s head read afresh, not on the one its process kept (PostgreSQL: another instance moved the wallet)', async () => {
+    const w = await newWallet();
+    await fund(w, 10n);
+    if (b.name !== 'postgres') return;
+    await store.tx((r) => r.ledger.last(w)); // this process keeps the wallet's head: balance 10, nothing held
+    const other = await b.open();
+    try {
+      await other.tx((r) => place(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 6n, currency: 'USD' }));
+    } finally {
+      await other.close();
+    }
+    // on the kept head this capture would leave held -6: it is placed on the head the other instance made
+    await store.tx((r) => place(r, ctx, { walletId: w, type: 'capture', amountMinor: -6n, holdMinor: -6n, currency: 'USD' }));
+    expect(await store.read((r) => balanceOf(r, w))).toEqual({ balanceMinor: 4n, heldMinor: 0n, availableMinor: 4n });
+    // and what the domain reads in a transaction is read, not kept: the balance it decides on is the database's
+    const again = await b.open();
+    try {
+      await again.tx((r) => place(r, ctx, { walletId: w, type: 'fund', amountMinor: 5n, currency: 'USD' }));
+    } finally {
+      await again.close();
+    }
+    expect(await store.tx((r) => balanceOf(r, w))).toEqual({ balanceMinor: 9n, heldMinor: 0n, availableMinor: 9n });
+  });
+
   it('shares one connection among autocommit reads on PostgreSQL, and replaces it when the server ended it', async () => {
     const w = await newWallet();
     await fund(w, 6n);

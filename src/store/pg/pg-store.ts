@@ -148,7 +148,7 @@ export class PgStore implements Store {
     // the process; the statement in flight fails on its own and the pool discards the client on release
     this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
-    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), turns: [], locked: new Set(), pending: [], failed: undefined }));
+    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), turns: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined }));
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -347,7 +347,7 @@ export class PgStore implements Store {
   private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
     let c = this.conns.get(client);
     if (!c) {
-      const session: Session = { conn: client, writable, touched, heads: new Map(), turns: [], locked: new Set(), pending: [], failed: undefined, ledgerHeads: this.ledgerHeads };
+      const session: Session = { conn: client, writable, touched, heads: new Map(), turns: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined, ledgerHeads: this.ledgerHeads };
       c = { session, repos: makeRepos(new PgSql(session)) };
       this.conns.set(client, c);
     }

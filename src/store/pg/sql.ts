@@ -25,6 +25,8 @@ export interface Session {
   turns: string[];
   /** wallets whose row this transaction has locked (FOR NO KEY UPDATE, until COMMIT) */
   locked: Set<string>;
+  /** wallets whose head in `heads` is the one this process kept, not read in this transaction */
+  cached: Set<string>;
   /** the heads this process committed and the wallets' turns (PgStore's) */
   ledgerHeads?: LedgerHeads;
   /** writes sent inside this `tx` and not waited for (`send`): settled before the transaction's outcome is told */
@@ -40,6 +42,7 @@ export function resetSession(s: Session, writable: boolean, touched: Set<string>
   s.heads.clear();
   s.turns.length = 0;
   s.locked.clear();
+  s.cached.clear();
   s.pending.length = 0;
   s.failed = undefined;
 }

@@ -39,6 +39,8 @@ export type LockedHeads = {
   touched: Set<string> | undefined;
   turns: string[];
   locked: Set<string>;
+  /** wallets whose head in `heads` is the one this process kept, not read in this transaction */
+  cached: Set<string>;
   ledgerHeads?: LedgerHeads;
 };
 

@@ -4,6 +4,7 @@
  */
 import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement, LedgerHead, LedgerCheckpointRepo, LedgerCheckpoint } from '../repos/wallets.js';
 import { placeAfter } from '../ledger-chain.js';
+import { MovementRefused } from '../errors.js';
 import type { LockedHeads, Sql } from './sql.js';
 
 export class Wallets implements WalletRepo {
@@ -31,7 +32,8 @@ export class Ledger implements LedgerRepo {
   async last(walletId: string) {
     const locked = this.c.lockedHeads;
     if (!locked) return this.t.first({ walletId }, 'ORDER BY seq DESC');
-    if (!locked.heads.has(walletId)) await this.hold(locked, [walletId]);
+    // read, not taken from what this process kept: the domain decides on it (a kept head may be behind)
+    if (!locked.heads.has(walletId) || locked.cached.has(walletId)) await this.hold(locked, [walletId], true);
     return locked.heads.get(walletId);
   }
 
@@ -42,11 +44,18 @@ export class Ledger implements LedgerRepo {
    * docs/deploy.md; ledger_heads_for_update, drizzle-pg/0013). A retry of the transaction queues on
    * them all (PgStore.tx).
    */
-  private async hold(h: LockedHeads, walletIds: string[]) {
+  private async hold(h: LockedHeads, walletIds: string[], fresh = false) {
     for (const w of walletIds) h.touched?.add(w);
     const byTurn = h.ledgerHeads ? await h.ledgerHeads.take(h, walletIds) : [];
-    const unknown = byTurn.filter((w) => !h.ledgerHeads!.knows(w));
-    for (const w of byTurn) if (h.ledgerHeads!.knows(w)) h.heads.set(w, h.ledgerHeads!.head(w));
+    const unknown = byTurn.filter((w) => fresh || !h.ledgerHeads!.knows(w));
+    for (const w of byTurn) {
+      if (unknown.includes(w)) {
+        h.cached.delete(w);
+      } else {
+        h.heads.set(w, h.ledgerHeads!.head(w));
+        h.cached.add(w);
+      }
+    }
     const toLock = walletIds.filter((w) => !byTurn.includes(w));
     const cols = this.t.columns();
     const [read, lockedRows] = await Promise.all([
@@ -81,7 +90,17 @@ export class Ledger implements LedgerRepo {
       // SQLite: one writer at a time (SqliteStore.tx): the heads read here cannot move before the commit
       for (const w of need) heads.set(w, await this.last(w));
     }
-    const entries = placeAfter(heads, ps);
+    let entries: LedgerEntry[];
+    try {
+      entries = placeAfter(heads, ps);
+    } catch (e) {
+      // a head this process kept may be behind (another instance moved the wallet since): a refusal
+      // is decided on the heads read afresh (a placement it allows is checked by the unique index)
+      const kept = locked ? [...new Set(ps.map((p) => p.walletId))].filter((w) => locked.cached.has(w)) : [];
+      if (!(e instanceof MovementRefused) || kept.length === 0) throw e;
+      await this.hold(locked!, kept, true);
+      entries = placeAfter(heads, ps);
+    }
     const lock = locked ? [...new Set(entries.map((e) => e.walletId))].filter((w) => !locked.locked.has(w)) : [];
     if (lock.length > 0) {
       for (const w of lock) locked!.locked.add(w);
