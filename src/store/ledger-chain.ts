@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { canonicalize } from 'agentpay-sdk/contract';
 import { MovementRefused } from './errors.js';
 import type { LedgerEntry, Placement } from './repos/wallets.js';
-import type { Store } from './store.js';
 
 /** The version of the hashed encoding below; a new encoding gets a new number (docs/ledger.md). */
 export const LEDGER_HASH_VERSION = 1;
@@ -91,23 +90,4 @@ export function seals(entries: readonly LedgerEntry[]): { id: string; hash: stri
     } else prev = e.hash;
   }
   return out;
-}
-
-/**
- * Seals every wallet whose chain has entries without a hash, wallet by wallet under its lock, so
- * every chain is whole before the store serves; PgStore.open runs it after its migrations
- * (SqliteStore does the same synchronously as it opens). One indexed query once sealed. Returns
- * the entries sealed.
- */
-export async function sealLedger(store: Pick<Store, 'read' | 'tx'>): Promise<number> {
-  let sealed = 0;
-  for (const walletId of await store.read((r) => r.ledger.unsealedWallets())) {
-    sealed += await store.tx(async (r) => {
-      await r.ledger.last(walletId); // the wallet's lock
-      const missing = seals(await r.ledger.list(walletId));
-      for (const m of missing) await r.ledger.seal(m.id, m.hash);
-      return missing.length;
-    });
-  }
-  return sealed;
 }

@@ -41,7 +41,7 @@ import { DatabaseUnavailable, redactUrl, storeError, TransactionConflict, Unique
 import { pgMigrationsDir } from '../../paths.js';
 import { makeRepos } from '../sql/repos.js';
 import { PgSql } from '../sql/sql.js';
-import { sealLedger } from '../ledger-chain.js';
+import { seals } from '../ledger-chain.js';
 import { resetSession, settle, type Session } from './sql.js';
 import { LedgerHeads } from './ledger-heads.js';
 import { corkUntilIdle } from './cork.js';
@@ -157,7 +157,7 @@ export class PgStore implements Store {
     const store = new PgStore(opts);
     try {
       await store.migrate(opts.migrate ?? true);
-      await sealLedger(store); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
+      await sealLedger(store); // entries from before the hash chain get their hashes (sealLedger, below)
       return store;
     } catch (e) {
       await store.pool.end().catch(() => undefined);
@@ -440,4 +440,24 @@ export class PgStore implements Store {
     await this.shared.close();
     await this.pool.end();
   }
+}
+
+/**
+ * Seals every wallet whose chain has entries without a hash, wallet by wallet under its lock, so
+ * every chain is whole before the store serves; PgStore.open runs it after its migrations
+ * (SqliteStore does the same synchronously as it opens). One indexed query once sealed. Returns
+ * the entries sealed. Here, not in ../ledger-chain.ts: the ledger's rule, which the repositories
+ * import, imports no Store (the repositories' types make up Repos: that would be an import cycle).
+ */
+async function sealLedger(store: Pick<Store, 'read' | 'tx'>): Promise<number> {
+  let sealed = 0;
+  for (const walletId of await store.read((r) => r.ledger.unsealedWallets())) {
+    sealed += await store.tx(async (r) => {
+      await r.ledger.last(walletId); // the wallet's lock
+      const missing = seals(await r.ledger.list(walletId));
+      for (const m of missing) await r.ledger.seal(m.id, m.hash);
+      return missing.length;
+    });
+  }
+  return sealed;
 }

@@ -76,7 +76,7 @@ export class SqliteStore implements Store {
     this.raw.defaultSafeIntegers(true);
     this.db = drizzle(this.raw);
     migrate(this.db, { migrationsFolder: migrationsDir() });
-    sealLedger(this.db); // entries from before the hash chain get their hashes (src/store/ledger-chain.ts)
+    sealLedger(this.db); // entries from before the hash chain get their hashes (sealLedger, below)
     // after the migrations: a new database has no log file before its first write
     this.wal = background ? new WalSync(`${opts.path}-wal`, opts.datasync) : undefined;
     // prepared once: exec() parses its SQL on every call, twice per transaction
@@ -211,7 +211,7 @@ export class SqliteStore implements Store {
   }
 }
 
-/** ledger-chain.ts's sealLedger, synchronously, as the store opens (one writer: nothing else runs yet). */
+/** PgStore's sealLedger (../pg/pg-store.ts), synchronously, as the store opens (one writer: nothing else runs yet). */
 function sealLedger(db: BetterSQLite3Database): void {
   const unsealed = db.selectDistinct({ w: ledgerEntries.walletId }).from(ledgerEntries).where(isNull(ledgerEntries.hash)).all().map((x) => x.w);
   for (const w of unsealed) {
