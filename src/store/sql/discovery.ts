@@ -123,6 +123,7 @@ export class Discovery implements DiscoveryRepo {
     return { count: Number(count), cheapestMinor: orNull(cheapest, BigInt), fastestMs: orNull(fastest, Number) };
   }
 
+  /** the ranking rows of the listings discovery may show that pass the filter, in no set order; at most `limit` */
   async rows(filter: Filter, limit?: number) {
     if (filter.ids?.length === 0) return [];
     const s = sellers(this.c, filter);
@@ -132,6 +133,10 @@ export class Discovery implements DiscoveryRepo {
     return rows.map(toRow);
   }
 
+  /**
+   * The listings that pass the filter by their score key, highest first, equal keys by id: the
+   * first `limit`, or with `minKey` every one whose key is at least that.
+   */
   async byScore(filter: Omit<Filter, 'ids'>, inputs: ScoreInputs, take: { limit: number } | { minKey: number }) {
     const pg = this.c.dialect === 'pg';
     const score = scoreKey(this.c, inputs);
@@ -149,6 +154,7 @@ export class Discovery implements DiscoveryRepo {
     return rows.map((r): KeyedRankingRow => ({ ...toRow(r), key: Number(r[4]) }));
   }
 
+  /** count and sum of the ratings of every seller that has any */
   async ratingSummaries() {
     const rows = await this.c.rows('SELECT provider_id, count(*), sum(rating) FROM ratings GROUP BY provider_id');
     return new Map(rows.map((r) => [r[0] as string, { count: Number(r[1]), sum: Number(r[2]) }]));

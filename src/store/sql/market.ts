@@ -9,8 +9,9 @@ export class Capabilities implements CapabilityRepo {
   constructor(private readonly c: Sql) { this.t = c.table('capabilities'); }
   insert(c: Capability) { return this.t.insert(c); }
   get(id: string) { return this.t.first({ id }); }
-  async update(id: string, patch: Partial<Capability>) { await this.t.update({ id }, patch); }
+  async update(id: string, patch: Partial<Omit<Capability, 'id' | 'providerId' | 'protocol' | 'toolName' | 'createdAt'>>) { await this.t.update({ id }, patch); }
   listByProvider(providerId: string) { return this.t.all({ providerId }, 'ORDER BY created_at, id'); }
+  /** active capabilities of verified, active providers, narrowed by the filter, ordered by id */
   async listDiscoverable(filter: DiscoverableFilter = {}) {
     if (filter.ids?.length === 0) return [];
     const d = discoverable(this.c, filter);
@@ -43,7 +44,7 @@ export class CapabilityVersions implements CapabilityVersionRepo {
   constructor(c: Sql) { this.t = c.table('capabilityVersions'); }
   insert(v: CapabilityVersion) { return this.t.insert(v); }
   get(id: string) { return this.t.first({ id }); }
-  async getMany(ids: string[]) { return ids.length === 0 ? [] : this.t.all({ id: ids }); }
+  async getMany(ids: string[]): Promise<CapabilityVersion[]> { return ids.length === 0 ? [] : this.t.all({ id: ids }); }
   listByCapability(capabilityId: string) { return this.t.all({ capabilityId }, 'ORDER BY created_at, id'); }
 }
 
@@ -62,6 +63,8 @@ export function toFtsQuery(text: string): string {
 }
 
 /**
+ * Full-text index over name, description, tags and category.
+ *
  * Dialect switch, full-text search: SQLite's FTS5 table (BM25 by `bm25()`) and PostgreSQL's
  * tsvector (name weighted A, tags and category B, description C, English stemming; a query's
  * words are prefix terms joined by OR, as toFtsQuery builds them for SQLite). `rank` is lower
@@ -84,6 +87,11 @@ export class CapabilitySearch implements CapabilitySearchRepo {
       ON CONFLICT (capability_id) DO UPDATE SET doc = EXCLUDED.doc`, [doc.capabilityId, doc.name, tags, doc.category, doc.description]);
   }
   async remove(capabilityId: string) { await this.c.run('DELETE FROM capability_search WHERE capability_id = ?', [capabilityId]); }
+  /**
+   * The best `limit` matches for a free-text query among the listings discovery may show (active,
+   * of a verified active seller, passing `filter`), best first; `rank` is BM25 (lower is better, as
+   * SQLite reports it)
+   */
   async match(query: string, limit: number, filter: Omit<DiscoverableFilter, 'ids'> = {}) {
     const words = wordsOf(query);
     if (words.length === 0) return [];
@@ -120,7 +128,7 @@ export class VerificationRequests implements VerificationRequestRepo {
   constructor(c: Sql) { this.t = c.table('verificationRequests'); }
   insert(v: VerificationRequest) { return this.t.insert(v); }
   latestForProvider(providerId: string) { return this.t.first({ providerId }, 'ORDER BY requested_at DESC, rowid DESC'); }
-  async update(id: string, patch: Partial<VerificationRequest>) { await this.t.update({ id }, patch); }
+  async update(id: string, patch: Partial<Omit<VerificationRequest, 'id' | 'providerId'>>) { await this.t.update({ id }, patch); }
   listByStatus(status: VerificationRequest['status']) { return this.t.all({ status }, 'ORDER BY requested_at, rowid'); }
 }
 
@@ -129,6 +137,7 @@ export class Ratings implements RatingRepo {
   constructor(private readonly c: Sql) { this.t = c.table('ratings'); }
   insert(r: Rating) { return this.t.insert(r); }
   byTransaction(transactionId: string) { return this.t.first({ transactionId }); }
+  /** count and sum of ratings per provider */
   async summary(providerIds: string[]) {
     const out = new Map<string, { count: number; sum: number }>();
     if (providerIds.length === 0) return out;

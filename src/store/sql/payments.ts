@@ -19,6 +19,10 @@ export class Transactions implements TransactionRepo {
   byNonce(nonce: string) { return this.t.first({ nonce }); }
   update(id: string, patch: Partial<Pick<Transaction, 'status' | 'failureReason' | 'resolvedAt' | 'feeMinor'>>) { return this.t.updateSent(patch, { id }); }
   /**
+   * Resolves a transaction that is authorized, reading nothing first: when it is not authorized
+   * any more (resolved first elsewhere), refused with AlreadyResolved, and the database
+   * transaction fails with it (on PostgreSQL at its COMMIT: the update is not waited for).
+   *
    * Dialect switch, resolution: PostgreSQL's transaction_resolve (drizzle-pg/0007) updates the row
    * while it is authorized and raises otherwise, sent, not waited for (its refusal fails the COMMIT);
    * SQLite's one writer updates it where it is authorized and counts.
@@ -27,9 +31,11 @@ export class Transactions implements TransactionRepo {
     if (this.c.dialect === 'pg') return this.c.send('SELECT transaction_resolve(?, ?, ?, ?, ?)', [id, patch.status, patch.feeMinor ?? null, patch.failureReason ?? null, patch.resolvedAt]);
     if ((await this.t.update({ id, status: 'authorized' }, patch)) === 0) throw new AlreadyResolved(`transaction ${id} is not authorized any more: it was resolved first`);
   }
+  /** Every transaction by id, a page at a time (`afterId` pages on): the ledger's verification reads them all. */
   page(opts: { afterId?: string; limit: number }) {
     return opts.afterId === undefined ? this.t.all({}, 'ORDER BY id LIMIT ?', [opts.limit]) : this.t.select('WHERE id > ? ORDER BY id LIMIT ?', [opts.afterId, opts.limit]);
   }
+  /** authorized transactions whose in-flight time ran out by `now`, oldest expiry first; of one wallet if given */
   listExpired(now: number, limit: number, walletId?: string) {
     // transactions_open (status, expires_at) bounds the scan to what is overdue; the wallet is a filter on that.
     // Locked as get() is: a completion that won the race is read again (and no longer listed) on PostgreSQL
@@ -45,6 +51,7 @@ export class Receipts implements ReceiptRepo {
   insert(r: Receipt) { return this.t.insert(r, true); }
   get(id: string) { return this.t.first({ id }); }
   byTransaction(transactionId: string) { return this.t.all({ transactionId }, 'ORDER BY "timestamp", id'); }
+  /** newest first; `before` is the (timestamp, id) of the last receipt of the previous page */
   list(owner: { workspaceId: string } | { providerId: string }, opts: { limit: number; before?: { timestamp: number; id: string } }) {
     const [col, id] = 'workspaceId' in owner ? ['workspace_id', owner.workspaceId] : ['provider_id', owner.providerId];
     const b = opts.before;
@@ -58,18 +65,24 @@ export class Breakers implements BreakerRepo {
   constructor(c: Sql) { this.t = c.table('breakers'); }
   get(walletId: string, providerId: string) { return this.t.first({ walletId, providerId }); }
   put(b: Breaker) { return this.t.upsert(b, ['walletId', 'providerId'], true); }
-  /** a success writes without reading the breaker first */
+  /**
+   * a success: the pair's count of failures in a row back to 0 (`updatedAt` = at) where it is not;
+   * no row, nothing. Written without reading the breaker first.
+   */
   clearFailures(walletId: string, providerId: string, at: number) {
     return this.t.updateSent({ consecutiveFailures: 0, updatedAt: at }, { walletId, providerId }, 'consecutive_failures <> 0');
   }
 }
 
+/** Idempotency keys of paid calls, per (wallet, capability, key); see the table's comment. */
 export class PaymentIdempotencies implements PaymentIdempotencyRepo {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('paymentIdempotency'); }
   get(walletId: string, capabilityId: string, key: string) { return this.t.first({ walletId, capabilityId, key }); }
+  /** throws UniqueViolation when the (wallet, capability, key) is taken: a concurrent first use */
   insert(row: PaymentIdempotency) { return this.t.insert(row); }
   byTransaction(transactionId: string) { return this.t.first({ transactionId }); }
+  /** the call succeeded: `completed`, with the first answer when the seller sent it */
   async complete(transactionId: string, response: { status: number; contentType: string | null; body: string } | null) {
     await this.t.update({ transactionId }, {
       state: 'completed',
@@ -78,8 +91,10 @@ export class PaymentIdempotencies implements PaymentIdempotencyRepo {
       responseBody: response?.body ?? null,
     });
   }
+  /** frees a key (its call failed, expired, or the row outlived its time) */
   async remove(walletId: string, capabilityId: string, key: string) { await this.t.delete({ walletId, capabilityId, key }); }
   async removeByTransaction(transactionId: string) { await this.t.delete({ transactionId }); }
+  /** deletes up to `limit` rows whose time ran out by `now`; returns how many */
   removeExpired(now: number, limit: number) {
     return this.c.run(`DELETE FROM payment_idempotency WHERE transaction_id IN
       (SELECT transaction_id FROM payment_idempotency WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`, [now, limit]);
@@ -87,9 +102,10 @@ export class PaymentIdempotencies implements PaymentIdempotencyRepo {
 }
 
 /**
- * An authorization's checks in one statement: one row whatever exists, each table's columns in
- * turn, then whether the wallet, capability and seller exist, the breaker's pause and whether the
- * nonce is used.
+ * The reads of an authorization's checks, together, in one statement (the nonce's transaction, the
+ * wallet, the breaker, the capability and the seller): one row whatever exists, each table's
+ * columns in turn, then whether the wallet, capability and seller exist, the breaker's pause and
+ * whether the nonce is used. Unlocked, as a transaction under READ COMMITTED reads them.
  */
 export class PurchaseFacts implements PurchaseFactsRepo {
   private readonly w;

@@ -28,13 +28,20 @@ export class SigningKeys implements SigningKeyRepo {
   }
   async all() { return (await this.c.rows(`${PUBLIC} ORDER BY created_at, id`)).map(record); }
   async retire(id: string, at: number) { await this.t.update({ id }, { status: 'retired', retiredAt: at }); }
+  /** the stored private half of a key: sealed or a PEM; null when it is not in the database; undefined: no such key */
   async privateKey(id: string) { return (await this.t.first({ id }))?.privateKey; }
+  /**
+   * Stores a key's private half in place of `expected` (a re-seal, an import from DATA_DIR/keys):
+   * whether it did; false when another instance changed it first.
+   */
   async replacePrivateKey(id: string, value: string, expected: string | null) {
     return (await this.t.update({ id, privateKey: expected }, { privateKey: value })) === 1;
   }
   /**
-   * Dialect switch, locks: PostgreSQL takes an advisory transaction lock; SQLite's write
-   * transactions are one at a time already.
+   * Takes the lock under which a current key is made or replaced, until the transaction ends, so
+   * instances that start or rotate at once make one key after another. Dialect switch, locks:
+   * PostgreSQL takes an advisory transaction lock; SQLite's write transactions are one at a time
+   * already.
    */
   async lockCurrent() {
     if (this.c.dialect === 'pg') await this.c.rows('SELECT pg_advisory_xact_lock(hashtext(?::text))', [CURRENT_KEY_LOCK]);

@@ -23,13 +23,23 @@ export class RailTransactions implements RailTransactionRepo {
   get(id: string) { return this.t.first({ id }); }
   byExternalRef(treasuryProviderId: string, externalRef: string) { return this.t.first({ treasuryProviderId, externalRef }); }
   byIdempotencyKey(tenantId: string, key: string) { return this.t.first({ tenantId, idempotencyKey: key }); }
+  /**
+   * Applies the patch only while the row is in one of `fromStates`; false if it was not
+   * (a concurrent writer moved it first), so a state change happens once.
+   */
   async transition(id: string, fromStates: readonly RailTransaction['state'][], patch: RailTransactionPatch) {
     return (await this.t.update({ id, state: fromStates }, patch)) > 0;
   }
+  /**
+   * Records a submitted payout's rail reference once: applies the patch only while the row is
+   * `submitted` with no reference (checked by the UPDATE itself, so of two submissions of one
+   * payout racing on two instances, the second changes nothing); false if it did not apply.
+   */
   async recordReference(id: string, patch: RailTransactionPatch) {
     return (await this.t.update({ id, state: 'submitted', externalRef: null }, patch)) > 0;
   }
   async update(id: string, patch: RailTransactionPatch) { await this.t.update({ id }, patch); }
+  /** a tenant's, newest first */
   listByTenant(tenantId: string, opts: { kind?: RailTransactionKind; walletId?: string; before?: string; limit: number }) {
     const w = where([
       ['tenant_id = ?', tenantId],
@@ -39,13 +49,18 @@ export class RailTransactions implements RailTransactionRepo {
     ]);
     return this.t.select(`${w.text} ORDER BY rowid DESC LIMIT ?`, [...w.values, opts.limit]);
   }
-  /** by id: ids are time-ordered, so oldest first, and `afterId` pages on from a row */
+  /** every row of a kind in these states, oldest first: by id (ids are time-ordered), and `afterId` pages on from a row */
   listByState(kind: RailTransactionKind, states: readonly RailTransaction['state'][], limit: number, afterId?: string) {
     const w = where([['kind = ?', kind], [this.c.anyOf('state'), this.c.list(states)], ...(afterId === undefined ? [] : [['id > ?', afterId] as [string, unknown]])]);
     return this.t.select(`${w.text} ORDER BY id LIMIT ?`, [...w.values, limit]);
   }
+  /** every row of a kind, oldest first (reconciliation) */
   listByKind(kind: RailTransactionKind) { return this.t.all({ kind }, 'ORDER BY rowid'); }
   /**
+   * Payouts, newest first: one tenant's or (without `tenantId`) every tenant's, optionally in
+   * one state and created (submitted) before `createdBefore` (epoch ms). Read through the
+   * indexes (rail_tx_state, rail_tx_tenant), never by scanning every payout.
+   *
    * One tenant's: one query through rail_tx_tenant (or rail_tx_state with a state), sorting
    * only that tenant's payouts. Every tenant's: one query per state through rail_tx_state
    * (SQLite; rail_tx_state_order on PostgreSQL), (kind, state, rowid), which yields each state's
@@ -74,8 +89,10 @@ export class DepositAddresses implements DepositAddressRepo {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('depositAddresses'); }
   insert(a: DepositAddress) { return this.t.insert(a); }
+  /** by address in lower case */
   get(address: string) { return this.t.first({ address }); }
   find(walletId: string, chain: string, asset: string, treasuryProviderId: string) { return this.t.first({ walletId, chain, asset, treasuryProviderId }); }
+  /** oldest first */
   listByWallet(walletId: string) { return this.t.all({ walletId }, 'ORDER BY rowid'); }
 }
 
@@ -83,9 +100,11 @@ export class PayoutDestinations implements PayoutDestinationRepo {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('payoutDestinations'); }
   insert(d: PayoutDestination) { return this.t.insert(d); }
+  /** the newest registration of this asset and chain */
   current(providerId: string, asset: PayoutDestination['asset'], chain: string) {
     return this.t.first({ providerId, asset, chain }, 'ORDER BY rowid DESC');
   }
+  /** the current one of each asset and chain */
   async listCurrent(providerId: string) {
     const all = await this.t.all({ providerId }, 'ORDER BY rowid DESC');
     const seen = new Set<string>();
@@ -130,6 +149,12 @@ export class RailEvents implements RailEventRepo {
   }
   insert(e: RailEvent) { return this.t.insert(e); }
   /**
+   * Records the event and queues a delivery for each webhook endpoint of its tenant that wants its
+   * type, reading nothing first: on PostgreSQL one statement, sent and not waited for, so the
+   * payment paths that use it gain no round trip. Delivery ids are `q.deliveryId` with its last two
+   * characters replaced by the endpoint's place (00, 01, …, in the tenant's endpoint order); an
+   * endpoint with `q.maxPending` deliveries waiting gets its delivery failed with `q.fullError`.
+   *
    * Dialect switch, one round trip: PostgreSQL writes the event and its deliveries in one statement
    * (data-modifying WITH, sent inside a `tx` without waiting); SQLite, which has no writable WITH,
    * in a few statements that cost microseconds each.
@@ -156,6 +181,7 @@ export class RailEvents implements RailEventRepo {
     }
   }
   get(id: string) { return this.t.first({ id }); }
+  /** a tenant's, newest first */
   list(tenantId: string, opts: { type?: string; before?: string; limit: number }) {
     const w = where([
       ['tenant_id = ?', tenantId],
@@ -164,6 +190,10 @@ export class RailEvents implements RailEventRepo {
     ]);
     return this.t.select(`${w.text} ORDER BY rowid DESC LIMIT ?`, [...w.values, opts.limit]);
   }
+  /**
+   * deletes up to `limit` events recorded before `before` that no pending webhook delivery or
+   * alert mail still has to send; returns how many
+   */
   removeOlderThan(before: number, limit: number) {
     return this.c.run(`DELETE FROM rail_events WHERE id IN (SELECT e.id FROM rail_events e WHERE e.created_at < ?
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state = 'pending')
@@ -198,6 +228,7 @@ export class SandboxObjects implements SandboxObjectRepo {
    * locked: two inserts of it collide on the primary key and the later transaction runs again.
    */
   get(kind: string, id: string) { return this.t.first({ kind, id }, '', true); }
+  /** inserts or replaces; a new object gets the next seq of its kind */
   async put(kind: string, id: string, data: Record<string, unknown>, updatedAt: number) {
     const existing = await this.get(kind, id);
     if (existing) {
@@ -209,5 +240,6 @@ export class SandboxObjects implements SandboxObjectRepo {
     await this.t.insert(row);
     return row;
   }
+  /** a kind's objects with seq above `afterSeq`, in seq order */
   list(kind: string, afterSeq = 0) { return this.t.all({ kind }, 'AND seq > ? ORDER BY seq', [afterSeq]); }
 }

@@ -30,6 +30,7 @@ export class Accounts implements AccountRepo {
   /** locked in a write transaction: a login that issues a key and a password reset queue on the account */
   get(id: string) { return this.t.first({ id }, '', true); }
   byEmail(email: string) { return this.t.first({ email }); }
+  /** the tenant's accounts, oldest first */
   listByTenant(tenantId: string) { return this.t.all({ tenantId }, 'ORDER BY created_at, id'); }
   async update(id: string, patch: Partial<Omit<Account, 'id'>>) { await this.t.update({ id }, patch); }
 }
@@ -40,6 +41,7 @@ export class PasswordResets implements PasswordResetRepo {
   insert(p: PasswordReset) { return this.t.insert(p); }
   byTokenHash(hash: string) { return this.t.first({ tokenHash: hash }, '', true); }
   async markUsed(id: string, at: number) { await this.t.update({ id }, { usedAt: at }); }
+  /** Marks every still-unused reset token of the account as used (after a successful reset). */
   async retireOpenForAccount(accountId: string, at: number) { await this.t.update({ accountId, usedAt: null }, { usedAt: at }); }
 }
 
@@ -52,6 +54,11 @@ export class ApiKeys implements ApiKeyRepo {
   byHash(hash: string) { return this.t.first({ keyHash: hash }); }
   listByTenant(tenantId: string) { return this.t.all({ tenantId }, 'ORDER BY created_at, id'); }
   async update(id: string, patch: Partial<Pick<ApiKey, 'revokedAt' | 'lastUsedAt' | 'name'>>) { await this.t.update({ id }, patch); }
+  /**
+   * How many of the tenant's keys are active at `now` (neither revoked nor expired). Inside a
+   * write transaction the count is serialised per tenant (PostgreSQL locks the tenant's row), so
+   * two keys made at once cannot both take the last place under a cap.
+   */
   async countActive(tenantId: string, now: number) {
     // the tenant's row is the lock that queues the writers counting its keys
     if (this.c.rowLocks) await this.c.rows(`SELECT 1 FROM tenants WHERE id = ?${this.c.lock}`, [tenantId]);
@@ -59,9 +66,14 @@ export class ApiKeys implements ApiKeyRepo {
       WHERE tenant_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, [tenantId, now]);
     return Number(row?.[0] ?? 0);
   }
+  /**
+   * Revokes the key `rootId` of the tenant and every key it minted, and theirs (`parentKeyId`),
+   * at `at`; keys already revoked keep their time. The ids revoked by this call.
+   */
   revokeTree(rootId: string, tenantId: string, at: number) {
     return this.revokeFrom('SELECT id FROM api_keys WHERE id = ? AND tenant_id = ?', [rootId, tenantId], at);
   }
+  /** Revokes the keys the account's logins issued, and every key they minted, at `at`; the ids revoked by this call. */
   revokeLoginKeys(accountId: string, at: number) {
     return this.revokeFrom('SELECT id FROM api_keys WHERE login_account_id = ?', [accountId], at);
   }
@@ -73,16 +85,23 @@ export class ApiKeys implements ApiKeyRepo {
   }
 }
 
+/** Per-address counters of failed logins and reset mails (see the table's comment). */
 export class AuthThrottles implements AuthThrottleRepo {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('authThrottles'); }
-  /** one statement that inserts or takes (and on PostgreSQL locks) the row there: never two rows, never a lost count */
+  /**
+   * The row of `key`, made as `fresh` when there is none; inside a write transaction it is
+   * locked until the transaction ends, so instances counting the same address queue on it. One
+   * statement that inserts or takes (and on PostgreSQL locks) the row there: never two rows, never
+   * a lost count.
+   */
   take(key: string, fresh: AuthThrottle) { return this.t.take({ ...fresh, key }, 'key'); }
   async save(row: AuthThrottle) {
     const { key, ...rest } = row;
     await this.t.update({ key }, rest);
   }
   async delete(key: string) { await this.t.delete({ key }); }
+  /** Deletes up to `limit` rows that expired before `now` (none that another transaction holds); how many. */
   prune(now: number, limit: number) {
     // PostgreSQL: a row another transaction holds is left to a later prune, and no two prunes wait on each other
     return this.c.run(`DELETE FROM auth_throttles WHERE key IN

@@ -21,7 +21,10 @@ export class Ledger implements LedgerRepo {
   constructor(private readonly c: Sql) { this.t = c.table('ledgerEntries'); }
 
   /**
-   * The wallet's last entry. Dialect switch, ledger holds (`Sql.lockedHeads`): in a PostgreSQL write
+   * The wallet's newest entry: its running sums are the balance and the held amount. Inside a
+   * write transaction it holds the wallet first, so what is decided on it holds until the commit.
+   *
+   * Dialect switch, ledger holds (`Sql.lockedHeads`): in a PostgreSQL write
    * transaction the wallet is held until the COMMIT, by its turn in this process when it has one
    * (../pg/ledger-heads.ts: the head this process committed, no lock and no round trip once known), else
    * by its row (ledger_head_for_update, drizzle-pg/0005: FOR NO KEY UPDATE, held to COMMIT, the head
@@ -73,11 +76,17 @@ export class Ledger implements LedgerRepo {
   }
 
   /**
-   * The heads of the wallets not yet read (PostgreSQL: not yet held in this transaction) read, the
-   * entries made by the one rule (placeAfter: refused before anything is written, the transaction
-   * stays usable) and appended in one INSERT, sent: on PostgreSQL it leaves with the COMMIT, not
-   * waited for, after the row locks of the wallets held by their turn (sent too, in the order given:
-   * another instance that holds one of them by its lock then reads the head these entries make).
+   * The only way into the ledger. Each movement, in the order given, is placed after its wallet's
+   * last entry under the wallet's lock, by the one rule of src/store/ledger-chain.ts (`placeAfter`):
+   * `seq` and the running sums extended, refused with MovementRefused (nothing appended, the
+   * database transaction intact) when a sum would go negative. Returns the entries appended.
+   *
+   * The heads of the wallets not yet read (PostgreSQL: not yet held in this transaction) read (on
+   * PostgreSQL no round trip for a wallet whose head this process keeps, else the heads of the
+   * others in one statement), the entries made by that rule (refused before anything is written)
+   * and appended in one INSERT, sent: on PostgreSQL it leaves with the COMMIT, not waited for,
+   * after the row locks of the wallets held by their turn (sent too, in the order given: another
+   * instance that holds one of them by its lock then reads the head these entries make).
    */
   async place(ps: Placement[]) {
     const locked = this.c.lockedHeads;
@@ -110,6 +119,7 @@ export class Ledger implements LedgerRepo {
     return entries;
   }
 
+  /** Entries oldest first; `afterSeq` pages on. */
   list(walletId: string, opts: { afterSeq?: number; limit?: number } = {}) {
     const after = opts.afterSeq === undefined ? '' : ' AND seq > ?';
     const limit = opts.limit ? ' LIMIT ?' : '';
@@ -120,6 +130,7 @@ export class Ledger implements LedgerRepo {
   /** created_at, then seq: entries of one transaction in one millisecond keep their order */
   byTransaction(transactionId: string) { return this.t.all({ transactionId }, 'ORDER BY created_at, seq'); }
 
+  /** The head of every wallet's chain that has an entry, by wallet id. */
   async heads(): Promise<LedgerHead[]> {
     const rows = await this.c.rows(`SELECT e.wallet_id, e.seq, e.hash FROM ledger_entries e
       JOIN (SELECT wallet_id, max(seq) AS seq FROM ledger_entries GROUP BY wallet_id) h ON h.wallet_id = e.wallet_id AND h.seq = e.seq
@@ -127,18 +138,22 @@ export class Ledger implements LedgerRepo {
     return rows.map((r) => ({ walletId: r[0] as string, seq: Number(r[1]), hash: r[2] as string | null }));
   }
 
+  /** Wallets with an entry that has no hash yet (written before the chain existed). */
   async unsealedWallets() {
     return (await this.c.rows('SELECT DISTINCT wallet_id FROM ledger_entries WHERE hash IS NULL')).map((r) => r[0] as string);
   }
 
+  /** Sets the hash of an entry that has none (sealLedger in ../pg/pg-store.ts; the triggers refuse any other update). */
   async seal(id: string, hash: string) { await this.t.update({ id, hash: null }, { hash }); }
 }
 
+/** Signed checkpoints of the chains' heads, append-only. */
 export class LedgerCheckpoints implements LedgerCheckpointRepo {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('ledgerCheckpoints'); }
   insert(c: LedgerCheckpoint) { return this.t.insert(c); }
   get(id: string) { return this.t.first({ id }); }
+  /** Newest first; `before`: older than this one (paging). */
   list(opts: { limit: number; before?: { createdAt: number; id: string } }) {
     const b = opts.before;
     return b

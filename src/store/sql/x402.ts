@@ -4,9 +4,11 @@ import type { Sql } from './sql.js';
 export class X402Authorizations implements X402AuthorizationRepo {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('x402Authorizations'); }
+  /** throws a unique violation when the network and token already have this nonce */
   insert(a: X402Authorization) { return this.t.insert(a); }
   get(id: string) { return this.t.first({ id }); }
   byNonce(network: string, asset: string, nonce: string) { return this.t.first({ network, asset, nonce }); }
+  /** changes the row only if it is in one of `from`; false when it is not (another got there first) */
   async transition(id: string, from: X402AuthorizationState[], patch: X402AuthorizationPatch) {
     return (await this.t.update({ id, state: from }, patch)) === 1;
   }
