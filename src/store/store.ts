@@ -1,6 +1,7 @@
 /**
- * The storage boundary. Domain code sees only these async interfaces, so a
- * PostgreSQL adapter can stand in for SQLite without touching the domain.
+ * The storage boundary. Domain code sees only these async types (each repository's is derived from
+ * its class in ./sql/, written once for both databases), so a PostgreSQL adapter can stand in for
+ * SQLite without touching the domain.
  *
  * Rules for callers:
  * - `tx` is one database transaction: everything a money movement writes goes in one.
@@ -14,18 +15,61 @@
  *   who could rely on it, and a transaction that follows cannot become durable before
  *   the commits it read from.
  */
-import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, AuthThrottleRepo } from './repos/tenancy.js';
-import type { WalletRepo, LedgerRepo, LedgerCheckpointRepo } from './repos/wallets.js';
-import type { SigningKeyRepo } from './repos/platform.js';
-import type { CapabilityRepo, CapabilityVersionRepo, CapabilitySearchRepo, VerificationRequestRepo, RatingRepo } from './repos/market.js';
-import type { DiscoveryRepo } from './repos/discovery.js';
-import type { TransactionRepo, ReceiptRepo, BreakerRepo, PaymentIdempotencyRepo, PurchaseFactsRepo } from './repos/payments.js';
-import type { PolicyRepo, ApprovalRepo, SpendRepo } from './repos/policies.js';
-import type { WebhookEndpointRepo, WebhookDeliveryRepo } from './repos/webhooks.js';
-import type { AlertMailRepo } from './repos/alerts.js';
-import type { X402AuthorizationRepo } from './repos/x402.js';
-import type { SessionRepo } from './repos/sessions.js';
-import type { RailTransactionRepo, DepositAddressRepo, PayoutDestinationRepo, RailEventRepo, ReconciliationRepo, SandboxObjectRepo } from './repos/rails.js';
+import type { Tenants, Signups, Accounts, PasswordResets, ApiKeys, AuthThrottles } from './sql/tenancy.js';
+import type { Wallets, Ledger, LedgerCheckpoints } from './sql/wallets.js';
+import type { SigningKeys } from './sql/platform.js';
+import type { Capabilities, CapabilityVersions, CapabilitySearch, VerificationRequests, Ratings } from './sql/market.js';
+import type { Discovery } from './sql/discovery.js';
+import type { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './sql/payments.js';
+import type { Policies, Approvals, Spend } from './sql/policies.js';
+import type { WebhookEndpoints, WebhookDeliveries } from './sql/webhooks.js';
+import type { AlertMails } from './sql/alerts.js';
+import type { X402Authorizations } from './sql/x402.js';
+import type { Sessions } from './sql/sessions.js';
+import type { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents, Reconciliations, SandboxObjects } from './sql/rails.js';
+
+/**
+ * A repository as its callers see it: the public methods of its class in ./sql/ (one class each,
+ * for both databases), where their signatures and doc comments are written. Private members are
+ * not keys of a class type; fields are left out too.
+ */
+export type Public<T> = { [K in keyof T as T[K] extends (...args: never) => unknown ? K : never]: T[K] };
+
+export type TenantRepo = Public<Tenants>;
+export type SignupRepo = Public<Signups>;
+export type AccountRepo = Public<Accounts>;
+export type PasswordResetRepo = Public<PasswordResets>;
+export type ApiKeyRepo = Public<ApiKeys>;
+export type AuthThrottleRepo = Public<AuthThrottles>;
+export type WalletRepo = Public<Wallets>;
+export type LedgerRepo = Public<Ledger>;
+export type LedgerCheckpointRepo = Public<LedgerCheckpoints>;
+export type SigningKeyRepo = Public<SigningKeys>;
+export type CapabilityRepo = Public<Capabilities>;
+export type CapabilityVersionRepo = Public<CapabilityVersions>;
+export type CapabilitySearchRepo = Public<CapabilitySearch>;
+export type DiscoveryRepo = Public<Discovery>;
+export type VerificationRequestRepo = Public<VerificationRequests>;
+export type RatingRepo = Public<Ratings>;
+export type TransactionRepo = Public<Transactions>;
+export type ReceiptRepo = Public<Receipts>;
+export type BreakerRepo = Public<Breakers>;
+export type PaymentIdempotencyRepo = Public<PaymentIdempotencies>;
+export type PurchaseFactsRepo = Public<PurchaseFacts>;
+export type PolicyRepo = Public<Policies>;
+export type ApprovalRepo = Public<Approvals>;
+export type SpendRepo = Public<Spend>;
+export type RailTransactionRepo = Public<RailTransactions>;
+export type DepositAddressRepo = Public<DepositAddresses>;
+export type PayoutDestinationRepo = Public<PayoutDestinations>;
+export type RailEventRepo = Public<RailEvents>;
+export type ReconciliationRepo = Public<Reconciliations>;
+export type SandboxObjectRepo = Public<SandboxObjects>;
+export type WebhookEndpointRepo = Public<WebhookEndpoints>;
+export type WebhookDeliveryRepo = Public<WebhookDeliveries>;
+export type AlertMailRepo = Public<AlertMails>;
+export type X402AuthorizationRepo = Public<X402Authorizations>;
+export type SessionRepo = Public<Sessions>;
 
 export interface Repos {
   tenants: TenantRepo;

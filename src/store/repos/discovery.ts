@@ -35,17 +35,3 @@ export interface ScoreInputs {
 
 /** A ranking row with its score as the store computed it: Math.round(score * 10^4). */
 export type KeyedRankingRow = RankingRow & { key: number };
-
-/** The queries behind discovery's ranking; the conditions are those of `listDiscoverable`. */
-export interface DiscoveryRepo {
-  stats(filter: Omit<DiscoverableFilter, 'ids'>): Promise<RankingStats>;
-  /** the ranking rows of the listings discovery may show that pass the filter, in no set order; at most `limit` */
-  rows(filter: DiscoverableFilter, limit?: number): Promise<RankingRow[]>;
-  /**
-   * The listings that pass the filter by their score key, highest first, equal keys by id: the
-   * first `limit`, or with `minKey` every one whose key is at least that.
-   */
-  byScore(filter: Omit<DiscoverableFilter, 'ids'>, inputs: ScoreInputs, take: { limit: number } | { minKey: number }): Promise<KeyedRankingRow[]>;
-  /** count and sum of the ratings of every seller that has any */
-  ratingSummaries(): Promise<Map<string, { count: number; sum: number }>>;
-}

@@ -1,7 +1,7 @@
-import type { AlertMail, AlertMailPatch, AlertMailRepo } from '../repos/alerts.js';
+import type { AlertMail, AlertMailPatch } from '../repos/alerts.js';
 import type { Sql } from './sql.js';
 
-export class AlertMails implements AlertMailRepo {
+export class AlertMails {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('alertMails'); }
   insert(m: AlertMail) { return this.t.insert(m); }

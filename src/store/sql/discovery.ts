@@ -9,7 +9,7 @@
  * a list of ids looked up one by one, `likelihood`); PostgreSQL needs its number types spelled out.
  */
 import type { DiscoverableFilter } from '../repos/market.js';
-import type { DiscoveryRepo, KeyedRankingRow, RankingRow, ScoreInputs } from '../repos/discovery.js';
+import type { KeyedRankingRow, RankingRow, ScoreInputs } from '../repos/discovery.js';
 import type { Sql } from './sql.js';
 
 type Filter = DiscoverableFilter;
@@ -112,7 +112,7 @@ const toRow = (r: unknown[]): RankingRow => ({
 
 const orNull = <T>(v: unknown, f: (v: never) => T): T | null => (v === null || v === undefined ? null : f(v as never));
 
-export class Discovery implements DiscoveryRepo {
+export class Discovery {
   constructor(private readonly c: Sql) {}
 
   async stats(filter: Omit<Filter, 'ids'>) {

@@ -1,10 +1,7 @@
-import type {
-  Capability, CapabilityRepo, DiscoverableFilter, CapabilityVersion, CapabilityVersionRepo, CapabilitySearchRepo,
-  VerificationRequest, VerificationRequestRepo, Rating, RatingRepo,
-} from '../repos/market.js';
+import type { Capability, DiscoverableFilter, CapabilityVersion, VerificationRequest, Rating } from '../repos/market.js';
 import type { Sql } from './sql.js';
 
-export class Capabilities implements CapabilityRepo {
+export class Capabilities {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('capabilities'); }
   insert(c: Capability) { return this.t.insert(c); }
@@ -39,7 +36,7 @@ function discoverable(c: Sql, f: DiscoverableFilter): { text: string; values: un
   return { text: conds.join(' AND '), values };
 }
 
-export class CapabilityVersions implements CapabilityVersionRepo {
+export class CapabilityVersions {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('capabilityVersions'); }
   insert(v: CapabilityVersion) { return this.t.insert(v); }
@@ -71,7 +68,7 @@ export function toFtsQuery(text: string): string {
  * for better on both: PostgreSQL's is the negated sum of each word's ts_rank weighed by its rarity
  * (BM25's idf), so that a match on a rare word outranks a match on a common one there too.
  */
-export class CapabilitySearch implements CapabilitySearchRepo {
+export class CapabilitySearch {
   constructor(private readonly c: Sql) {}
   async upsert(doc: SearchDoc) {
     const tags = doc.tags.join(' ');
@@ -123,7 +120,7 @@ export class CapabilitySearch implements CapabilitySearchRepo {
   }
 }
 
-export class VerificationRequests implements VerificationRequestRepo {
+export class VerificationRequests {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('verificationRequests'); }
   insert(v: VerificationRequest) { return this.t.insert(v); }
@@ -132,7 +129,7 @@ export class VerificationRequests implements VerificationRequestRepo {
   listByStatus(status: VerificationRequest['status']) { return this.t.all({ status }, 'ORDER BY requested_at, rowid'); }
 }
 
-export class Ratings implements RatingRepo {
+export class Ratings {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('ratings'); }
   insert(r: Rating) { return this.t.insert(r); }

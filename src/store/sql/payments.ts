@@ -3,13 +3,13 @@
  * On the paid call's hot path: a write whose result the domain does not read is sent (`sent`,
  * `Sql.send`: on PostgreSQL inside a `tx` it leaves with the COMMIT, not waited for).
  */
-import type { Transaction, TransactionRepo, Receipt, ReceiptRepo, Breaker, BreakerRepo, PaymentIdempotency, PaymentIdempotencyRepo, PurchaseFactsRepo } from '../repos/payments.js';
+import type { Transaction, Receipt, Breaker, PaymentIdempotency } from '../repos/payments.js';
 import { AlreadyResolved } from '../errors.js';
 import type { Sql } from './sql.js';
 
 type Resolution = Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>;
 
-export class Transactions implements TransactionRepo {
+export class Transactions {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('transactions'); }
   /** a reused nonce: UniqueViolation, which the domain tells apart as a replay */
@@ -45,7 +45,7 @@ export class Transactions implements TransactionRepo {
   }
 }
 
-export class Receipts implements ReceiptRepo {
+export class Receipts {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('receipts'); }
   insert(r: Receipt) { return this.t.insert(r, true); }
@@ -60,7 +60,7 @@ export class Receipts implements ReceiptRepo {
   }
 }
 
-export class Breakers implements BreakerRepo {
+export class Breakers {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('breakers'); }
   get(walletId: string, providerId: string) { return this.t.first({ walletId, providerId }); }
@@ -75,7 +75,7 @@ export class Breakers implements BreakerRepo {
 }
 
 /** Idempotency keys of paid calls, per (wallet, capability, key); see the table's comment. */
-export class PaymentIdempotencies implements PaymentIdempotencyRepo {
+export class PaymentIdempotencies {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('paymentIdempotency'); }
   get(walletId: string, capabilityId: string, key: string) { return this.t.first({ walletId, capabilityId, key }); }
@@ -107,7 +107,7 @@ export class PaymentIdempotencies implements PaymentIdempotencyRepo {
  * columns in turn, then whether the wallet, capability and seller exist, the breaker's pause and
  * whether the nonce is used. Unlocked, as a transaction under READ COMMITTED reads them.
  */
-export class PurchaseFacts implements PurchaseFactsRepo {
+export class PurchaseFacts {
   private readonly w;
   private readonly cap;
   private readonly tn;

@@ -1,4 +1,4 @@
-import type { SigningKeyRepo, SigningKeyRecord } from '../repos/platform.js';
+import type { SigningKeyRecord } from '../repos/platform.js';
 import type { Sql } from './sql.js';
 
 /** the public columns: a read never carries a private half it was not asked for */
@@ -14,7 +14,7 @@ const record = (r: unknown[]): SigningKeyRecord => ({
   retiredAt: r[4] === null ? null : Number(r[4]),
 });
 
-export class SigningKeys implements SigningKeyRepo {
+export class SigningKeys {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('signingKeys'); }
   insert(k: SigningKeyRecord & { privateKey?: string | null }) { return this.t.insert({ ...k, privateKey: k.privateKey ?? null }); }

@@ -1,4 +1,4 @@
-import type { Approval, ApprovalRepo, ApprovalStatus, Policy, PolicyRepo, SpendRepo } from '../repos/policies.js';
+import type { Approval, ApprovalStatus, Policy } from '../repos/policies.js';
 import type { Sql } from './sql.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Sql } from './sql.js';
  */
 const APPLY_ORDER = 'ORDER BY created_at, rowid';
 
-export class Policies implements PolicyRepo {
+export class Policies {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('policies'); }
   insert(p: Policy) { return this.t.insert(p); }
@@ -26,7 +26,7 @@ export class Policies implements PolicyRepo {
   async update(id: string, patch: Partial<Pick<Policy, 'enabled' | 'updatedAt'>>) { await this.t.update({ id }, patch); }
 }
 
-export class Approvals implements ApprovalRepo {
+export class Approvals {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('approvals'); }
   insert(a: Approval) { return this.t.insert(a); }
@@ -104,7 +104,7 @@ const BY_WORKSPACE = spendQuery(WORKSPACE_IS);
  * past their in-flight time at `now` that are not refunded yet (a refund due). A purchase
  * counts on the day it was authorized, whether still held or captured since.
  */
-export class Spend implements SpendRepo {
+export class Spend {
   constructor(private readonly c: Sql) {}
   private async spent(query: string, id: string, from: number, to: number, now: number): Promise<bigint> {
     const row = await this.c.one(query, [id, from, to, now]);

@@ -1,13 +1,13 @@
 import type {
-  DepositAddress, DepositAddressRepo, LedgerTotals, PayoutDestination, PayoutDestinationRepo, RailEvent, RailEventRepo, RailTransaction,
-  PayoutListQuery, RailTransactionKind, RailTransactionPatch, RailTransactionRepo, Reconciliation, ReconciliationRepo, SandboxObjectRepo,
+  DepositAddress, LedgerTotals, PayoutDestination, RailEvent, RailTransaction, PayoutListQuery, RailTransactionKind, RailTransactionPatch, Reconciliation,
 } from '../repos/rails.js';
 import { railTransactions } from '../schema/index.js';
 import type { Sql } from './sql.js';
 
 /**
- * Rows inserted before the row with this id: insertion order is `rowid` (SQLite's own,
- * PostgreSQL's identity column of drizzle-pg/0001), newest first paging.
+ * Newest first paging: the lists that take `before` are newest first (insertion order), `before`
+ * the id of the previous page's last item: the rows inserted before the row with this id.
+ * Insertion order is `rowid` (SQLite's own, PostgreSQL's identity column of drizzle-pg/0001).
  */
 const beforeRow = (table: string) => `rowid < (SELECT b.rowid FROM ${table} b WHERE b.id = ?)`;
 
@@ -16,7 +16,7 @@ function where(conds: [string, ...unknown[]][]): { text: string; values: unknown
   return { text: `WHERE ${conds.map((c) => c[0]).join(' AND ') || 'TRUE'}`, values: conds.flatMap((c) => c.slice(1)) };
 }
 
-export class RailTransactions implements RailTransactionRepo {
+export class RailTransactions {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('railTransactions'); }
   insert(t: RailTransaction) { return this.t.insert(t); }
@@ -85,7 +85,7 @@ export class RailTransactions implements RailTransactionRepo {
   }
 }
 
-export class DepositAddresses implements DepositAddressRepo {
+export class DepositAddresses {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('depositAddresses'); }
   insert(a: DepositAddress) { return this.t.insert(a); }
@@ -96,7 +96,7 @@ export class DepositAddresses implements DepositAddressRepo {
   listByWallet(walletId: string) { return this.t.all({ walletId }, 'ORDER BY rowid'); }
 }
 
-export class PayoutDestinations implements PayoutDestinationRepo {
+export class PayoutDestinations {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('payoutDestinations'); }
   insert(d: PayoutDestination) { return this.t.insert(d); }
@@ -138,7 +138,7 @@ const EVENT_QUEUED = `WITH ev AS (
     NULL, $5, CASE WHEN q.is_full THEN $5::bigint END
   FROM q`;
 
-export class RailEvents implements RailEventRepo {
+export class RailEvents {
   private readonly t;
   private readonly endpoints;
   private readonly deliveries;
@@ -201,7 +201,7 @@ export class RailEvents implements RailEventRepo {
   }
 }
 
-export class Reconciliations implements ReconciliationRepo {
+export class Reconciliations {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('reconciliations'); }
   insert(r: Reconciliation) { return this.t.insert(r); }
@@ -218,7 +218,7 @@ export class Reconciliations implements ReconciliationRepo {
   }
 }
 
-export class SandboxObjects implements SandboxObjectRepo {
+export class SandboxObjects {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('sandboxObjects'); }
   /**

@@ -1,7 +1,7 @@
-import type { Session, SessionClaim, SessionOwner, SessionPatch, SessionRepo, SessionStatus } from '../repos/sessions.js';
+import type { Session, SessionClaim, SessionOwner, SessionPatch, SessionStatus } from '../repos/sessions.js';
 import type { Sql } from './sql.js';
 
-export class Sessions implements SessionRepo {
+export class Sessions {
   private readonly t;
   private readonly claimsOf;
   constructor(c: Sql) {

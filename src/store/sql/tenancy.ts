@@ -1,7 +1,7 @@
-import type { TenantRepo, SignupRepo, AccountRepo, PasswordResetRepo, ApiKeyRepo, AuthThrottleRepo, AuthThrottle, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
+import type { AuthThrottle, Tenant, Signup, Account, PasswordReset, ApiKey, TenantKind } from '../repos/tenancy.js';
 import type { Sql } from './sql.js';
 
-export class Tenants implements TenantRepo {
+export class Tenants {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('tenants'); }
   insert(t: Tenant) { return this.t.insert(t); }
@@ -15,7 +15,7 @@ export class Tenants implements TenantRepo {
  * once): inside a write transaction the row is locked (Sql.lock), so under PostgreSQL's READ
  * COMMITTED two requests at once queue on it and the second sees what the first did.
  */
-export class Signups implements SignupRepo {
+export class Signups {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('signups'); }
   insert(s: Signup) { return this.t.insert(s); }
@@ -23,7 +23,7 @@ export class Signups implements SignupRepo {
   async update(id: string, patch: Partial<Omit<Signup, 'id'>>) { await this.t.update({ id }, patch); }
 }
 
-export class Accounts implements AccountRepo {
+export class Accounts {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('accounts'); }
   insert(a: Account) { return this.t.insert(a); }
@@ -35,7 +35,7 @@ export class Accounts implements AccountRepo {
   async update(id: string, patch: Partial<Omit<Account, 'id'>>) { await this.t.update({ id }, patch); }
 }
 
-export class PasswordResets implements PasswordResetRepo {
+export class PasswordResets {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('passwordResets'); }
   insert(p: PasswordReset) { return this.t.insert(p); }
@@ -45,7 +45,7 @@ export class PasswordResets implements PasswordResetRepo {
   async retireOpenForAccount(accountId: string, at: number) { await this.t.update({ accountId, usedAt: null }, { usedAt: at }); }
 }
 
-export class ApiKeys implements ApiKeyRepo {
+export class ApiKeys {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('apiKeys'); }
   insert(k: ApiKey) { return this.t.insert(k); }
@@ -86,7 +86,7 @@ export class ApiKeys implements ApiKeyRepo {
 }
 
 /** Per-address counters of failed logins and reset mails (see the table's comment). */
-export class AuthThrottles implements AuthThrottleRepo {
+export class AuthThrottles {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('authThrottles'); }
   /**

@@ -2,12 +2,12 @@
  * Wallets, the ledger and its signed checkpoints. The ledger's rule is `placeAfter`
  * (../ledger-chain.ts); here is only where each backend gets the wallets' heads under their lock.
  */
-import type { WalletRepo, LedgerRepo, Wallet, LedgerEntry, Placement, LedgerHead, LedgerCheckpointRepo, LedgerCheckpoint } from '../repos/wallets.js';
+import type { Wallet, LedgerEntry, Placement, LedgerHead, LedgerCheckpoint } from '../repos/wallets.js';
 import { placeAfter } from '../ledger-chain.js';
 import { MovementRefused } from '../errors.js';
 import type { LockedHeads, Sql } from './sql.js';
 
-export class Wallets implements WalletRepo {
+export class Wallets {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('wallets'); }
   insert(w: Wallet) { return this.t.insert(w); }
@@ -16,7 +16,7 @@ export class Wallets implements WalletRepo {
   async update(id: string, patch: Partial<Pick<Wallet, 'frozen' | 'frozenBy' | 'status' | 'updatedAt'>>) { await this.t.update({ id }, patch); }
 }
 
-export class Ledger implements LedgerRepo {
+export class Ledger {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('ledgerEntries'); }
 
@@ -148,7 +148,7 @@ export class Ledger implements LedgerRepo {
 }
 
 /** Signed checkpoints of the chains' heads, append-only. */
-export class LedgerCheckpoints implements LedgerCheckpointRepo {
+export class LedgerCheckpoints {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('ledgerCheckpoints'); }
   insert(c: LedgerCheckpoint) { return this.t.insert(c); }

@@ -1,7 +1,7 @@
-import type { WebhookDelivery, WebhookDeliveryPatch, WebhookDeliveryRepo, WebhookEndpoint, WebhookEndpointRepo } from '../repos/webhooks.js';
+import type { WebhookDelivery, WebhookDeliveryPatch, WebhookEndpoint } from '../repos/webhooks.js';
 import type { Sql } from './sql.js';
 
-export class WebhookEndpoints implements WebhookEndpointRepo {
+export class WebhookEndpoints {
   private readonly t;
   private readonly deliveries;
   constructor(private readonly c: Sql) {
@@ -28,7 +28,7 @@ export class WebhookEndpoints implements WebhookEndpointRepo {
   }
 }
 
-export class WebhookDeliveries implements WebhookDeliveryRepo {
+export class WebhookDeliveries {
   private readonly t;
   constructor(private readonly c: Sql) { this.t = c.table('webhookDeliveries'); }
   insert(d: WebhookDelivery) { return this.t.insert(d); }

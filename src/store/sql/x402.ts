@@ -1,7 +1,7 @@
-import type { X402Authorization, X402AuthorizationPatch, X402AuthorizationRepo, X402AuthorizationState } from '../repos/x402.js';
+import type { X402Authorization, X402AuthorizationPatch, X402AuthorizationState } from '../repos/x402.js';
 import type { Sql } from './sql.js';
 
-export class X402Authorizations implements X402AuthorizationRepo {
+export class X402Authorizations {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('x402Authorizations'); }
   /** throws a unique violation when the network and token already have this nonce */
