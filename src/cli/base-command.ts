@@ -11,6 +11,7 @@ import { makeClient, resolveConnection, type Connection } from './client.js';
 import { describeError, type Report } from './errors/index.js';
 import { DEV_ROLES } from './local-gateway.js';
 import { noticeOldFlags } from './old-names.js';
+import { closeOpened } from './open-connections.js';
 import { Output } from './output.js';
 import { flagsFromEnv } from './setting-source.js';
 
@@ -55,6 +56,12 @@ export abstract class AgentpayCommand<T extends typeof Command> extends Command 
     this.flags = flags as CommandFlags<T>;
     this.args = args as CommandArgs<T>;
     this.out = Output.choose((flags as { json?: boolean }).json);
+  }
+
+  /** The command's connections are closed when it ends (./open-connections.ts): the process exits with its work. */
+  protected override async finally(err: Error | undefined): Promise<unknown> {
+    await closeOpened();
+    return super.finally(err);
   }
 
   /** The gateway URL a connection error should name, if known. */

@@ -29,6 +29,7 @@ import { readCa, requireBaseUrl, type Connection } from './client.js';
 import { CliError, networkFailure, usageError } from './errors/index.js';
 import { renderFields } from './output.js';
 import { receiptFields } from './receipts.js';
+import { closeAtEnd } from './open-connections.js';
 
 export interface BuyOptions {
   /** a capability id (cap_…) or the URL to call */
@@ -212,7 +213,7 @@ function sellerFetch(ca: string | undefined, onProgress: (step: string) => void)
   }) as unknown as typeof fetch;
 }
 
-const trustingDispatcher = (ca: string | undefined) => (ca ? new Agent({ connect: { ca: [...rootCertificates, ca] } }) : undefined);
+const trustingDispatcher = (ca: string | undefined) => (ca ? closeAtEnd(new Agent({ connect: { ca: [...rootCertificates, ca] } })) : undefined);
 
 /**
  * One call of an MCP capability's tool over streamable HTTP with the MCP buyer: connect,

@@ -13,6 +13,7 @@ import { AgentpayClient } from 'agentpay-sdk/client';
 import { CliError, EXIT, usageError } from './errors/index.js';
 import { findLocalDataDir, gatewayNotRunning, localConnection, runningGateway, type DevRole } from './local-gateway.js';
 import { envSetting } from './old-names.js';
+import { closeAtEnd } from './open-connections.js';
 import { configPath, loadProfiles, profileNotFound } from './profile.js';
 
 export interface ConnectionFlags {
@@ -224,5 +225,5 @@ export function readCa(path: string, conn?: Connection): string {
 export function makeClient(conn: Connection, opts: { auth?: boolean; apiKey?: string } = {}): AgentpayClient {
   const baseUrl = requireBaseUrl(conn);
   const apiKey = opts.apiKey ?? (opts.auth === false ? undefined : requireApiKey(conn));
-  return new AgentpayClient({ gatewayUrl: baseUrl, env: false, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) });
+  return closeAtEnd(new AgentpayClient({ gatewayUrl: baseUrl, env: false, ...(apiKey ? { apiKey } : {}), ...(conn.ca ? { ca: readCa(conn.ca, conn) } : {}) }));
 }

@@ -14,6 +14,7 @@ import { generateEd25519 } from '../core/ed25519.js';
 import { readDevCredentials } from '../gateway/dev-credentials.js';
 import { CliError } from './errors/index.js';
 import { caPath, findLocalDataDir, gatewayNotRunning, LOCAL_DATA_DIR, runningGateway } from './local-gateway.js';
+import { closeAtEnd } from './open-connections.js';
 
 export const ENV_ROLES = ['seller', 'buyer'] as const;
 export type EnvRole = (typeof ENV_ROLES)[number];
@@ -46,7 +47,7 @@ export async function devEnv(dataDir: string, role: EnvRole): Promise<DevEnv> {
   const env: DevEnv = { AGENTPAY_GATEWAY_URL: running.baseUrl, ...(existsSync(ca) ? { AGENTPAY_CA: ca } : {}) };
   if (role === 'seller') return { ...env, AGENTPAY_API_KEY: creds.provider.apiKey };
   const caPem = env.AGENTPAY_CA ? readFileSync(env.AGENTPAY_CA, 'utf8') : undefined;
-  const workspace = new AgentpayClient({ gatewayUrl: running.baseUrl, apiKey: creds.workspace.apiKey, env: false, ...(caPem ? { ca: caPem } : {}) });
+  const workspace = closeAtEnd(new AgentpayClient({ gatewayUrl: running.baseUrl, apiKey: creds.workspace.apiKey, env: false, ...(caPem ? { ca: caPem } : {}) }));
   const agent = await devAgent(dataDir, workspace);
   return { ...env, AGENTPAY_API_KEY: creds.workspace.apiKey, AGENTPAY_WALLET_ID: agent.walletId, AGENTPAY_PRIVATE_KEY_FILE: agent.keyFile };
 }

@@ -74,3 +74,36 @@ describe('AgentpayClient without an answer from the gateway', () => {
     expect((e as Error).message).toBe('stopped by the caller');
   });
 });
+
+describe('AgentpayClient.close()', () => {
+  // a gateway of its own: no other client's connections
+  let own: TestGateway;
+  beforeAll(async () => {
+    own = await startTestGateway();
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+  const connections = () => new Promise<number>((resolve, reject) => own.gw.app.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+
+  it("ends the client's kept-alive connections (the gateway sees them go), and a closed client makes no more requests", async () => {
+    const client = new AgentpayClient({ gatewayUrl: own.baseUrl, ca: own.ca, env: false });
+    await Promise.all([client.platform.health(), client.platform.health(), client.platform.publicKey()]);
+    // kept alive after the answers: the gateway keeps idle connections for 72 s
+    expect(await connections()).toBeGreaterThan(0);
+    await client.close();
+    // the gateway sees the close when it reads the end of the stream: a few turns of its event loop
+    for (let i = 0; i < 200 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await connections()).toBe(0);
+    const e = await caught(client.platform.health());
+    expect(e).toBeInstanceOf(AgentpayError);
+    expect((e as AgentpayError).code).toBe('GATEWAY_UNAVAILABLE');
+  });
+
+  it('waits for the requests under way: they get their answers', async () => {
+    const client = new AgentpayClient({ gatewayUrl: own.baseUrl, ca: own.ca, env: false });
+    const health = client.platform.health();
+    await client.close();
+    await expect(health).resolves.toMatchObject({ status: expect.any(String) });
+  });
+});

@@ -18,6 +18,7 @@ import { runGateway, type LocalGateway } from '../gateway-runner.js';
 import { verifyReceipt } from '../receipts-verify.js';
 import { startDemoSeller, type DemoSeller } from './seller.js';
 import type { Steps } from './steps.js';
+import { closeAtEnd } from '../open-connections.js';
 
 export const SEARCH_QUERY = 'weather forecast';
 const PRICE = '100';
@@ -98,7 +99,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
     );
     const ready = gw.ready;
     const ca = gw.gateway.tls!.ca;
-    const client = (apiKey: string) => new AgentpayClient({ gatewayUrl: ready.baseUrl, apiKey, ca });
+    const client = (apiKey: string) => closeAtEnd(new AgentpayClient({ gatewayUrl: ready.baseUrl, apiKey, ca }));
     const provider = client(ready.provider!.apiKey);
     const workspace = client(ready.workspace!.apiKey);
     const operator = client(ready.operatorKey!); // sees every wallet, the platform's included

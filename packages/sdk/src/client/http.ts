@@ -55,6 +55,8 @@ export class HttpClient {
   private readonly ca: string | undefined;
   private fetchImpl: Promise<typeof fetch> | undefined;
   private readonly transport: Promise<Transport>;
+  /** the connection pools this client opened (undici's, on Node), closed by `close` */
+  private readonly pools: Pool[] = [];
 
   constructor(given: ClientOptions = {}) {
     const opts = withEnvDefaults(given, given.baseUrl !== undefined && given.gatewayUrl === undefined ? ['apiKey', 'ca'] : ['gatewayUrl', 'apiKey', 'ca']);
@@ -77,7 +79,7 @@ export class HttpClient {
     // fetch does the work, which is enough unless a CA must be trusted per client
     this.transport = opts.fetch || !onNode
       ? Promise.resolve(fetchTransport(this.fetcher()))
-      : undiciTransport(opts.ca).catch((e: unknown) => {
+      : undiciTransport(opts.ca, this.pools).catch((e: unknown) => {
         if (!isMissingModule(e)) throw e;
         return fetchTransport(this.fetcher());
       });
@@ -91,8 +93,18 @@ export class HttpClient {
 
   /** The fetch this client uses (with its CA), for callers that need raw requests. */
   fetcher(): Promise<typeof fetch> {
-    this.fetchImpl ??= this.ca ? fetchWithCa(this.ca) : Promise.resolve(globalThis.fetch.bind(globalThis));
+    this.fetchImpl ??= this.ca ? fetchWithCa(this.ca, this.pools) : Promise.resolve(globalThis.fetch.bind(globalThis));
     return this.fetchImpl;
+  }
+
+  /**
+   * Closes the client's connections once the requests under way have their answers. Kept-alive
+   * connections otherwise keep a Node process running until the gateway or undici times them out
+   * (seconds), after a script's or a command's work is done. A closed client makes no more requests.
+   */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.transport, ...(this.fetchImpl ? [this.fetchImpl] : [])]);
+    await Promise.allSettled(this.pools.splice(0).map((p) => p.close()));
   }
 
   async raw<T = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse<T>> {
@@ -186,13 +198,22 @@ function fetchTransport(f: Promise<typeof fetch>): Transport {
 const UNDICI = 'undici';
 const loadUndici = (): Promise<typeof import('undici')> => import(/* webpackIgnore: true */ /* @vite-ignore */ UNDICI);
 
-/** undici's request() with a keep-alive pool (and the CA, if any). */
-async function undiciTransport(ca: string | undefined): Promise<Transport> {
-  const { Agent, request } = await loadUndici();
+/** A connection pool a client opened: undici's Agent. */
+interface Pool {
+  close(): Promise<void>;
+}
+
+/** undici's request() with a keep-alive pool (and the CA, if any), kept in `pools` for `close`. */
+async function undiciTransport(ca: string | undefined, pools: Pool[]): Promise<Transport> {
+  // undici's own Headers: the global one loads Node's bundled copy of undici, which compiles its HTTP
+  // parser (WebAssembly) when loaded, and a process then waits for that compile before it can exit
+  // (measured: 150 to 380 ms at the end of every `agentpay` command)
+  const { Agent, request, Headers: ResponseHeaders } = await loadUndici();
   // A bounded pool: under a burst, requests queue for a warm connection instead of each
   // opening a new one (a TLS handshake costs more CPU than a dozen requests; bench: 956
   // handshakes in one open-loop run without a bound).
   const dispatcher = new Agent({ connections: 16, ...(ca ? { connect: { ca } } : {}) });
+  pools.push(dispatcher);
   return async (method, url, headers, body, signal) => {
     let res: Awaited<ReturnType<typeof request>>;
     try {
@@ -202,12 +223,12 @@ async function undiciTransport(ca: string | undefined): Promise<Transport> {
       throw error;
     }
     const text = await res.body.text();
-    const h = new Headers();
+    const h = new ResponseHeaders();
     for (const [k, v] of Object.entries(res.headers)) {
       if (Array.isArray(v)) for (const x of v) h.append(k, x);
       else if (v !== undefined) h.set(k, v);
     }
-    return { status: res.statusCode, headers: h, text };
+    return { status: res.statusCode, headers: h as unknown as Headers, text };
   };
 }
 
@@ -217,7 +238,7 @@ function isMissingModule(e: unknown): boolean {
   return code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
 }
 
-async function fetchWithCa(ca: string): Promise<typeof fetch> {
+async function fetchWithCa(ca: string, pools: Pool[]): Promise<typeof fetch> {
   let undici: Awaited<ReturnType<typeof loadUndici>>;
   try {
     undici = await loadUndici();
@@ -227,6 +248,7 @@ async function fetchWithCa(ca: string): Promise<typeof fetch> {
   }
   const { Agent, fetch: undiciFetch } = undici;
   const dispatcher = new Agent({ connect: { ca } });
+  pools.push(dispatcher);
   return ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) =>
     undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
 }

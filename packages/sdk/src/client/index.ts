@@ -69,6 +69,11 @@ export class AgentpayClient {
     this.payouts = new PayoutsApi(this.http);
     this.webhooks = new WebhooksApi(this.http);
   }
+
+  /** Closes the client's connections after the requests under way (HttpClient.close): a script ends when its work does. */
+  close(): Promise<void> {
+    return this.http.close();
+  }
 }
 
 export { HttpClient, toError, type ClientOptions, type RawResponse, type RequestOptions } from './http.js';
