@@ -62,7 +62,9 @@ export class Ledger {
     const toLock = walletIds.filter((w) => !byTurn.includes(w));
     const cols = this.t.columns();
     const [read, lockedRows] = await Promise.all([
-      unknown.length === 0 ? [] : this.c.rows(`SELECT DISTINCT ON (wallet_id) ${cols} FROM ledger_entries WHERE wallet_id = ANY(?::text[]) ORDER BY wallet_id, seq DESC`, [unknown]),
+      // each wallet's newest entry by the (wallet_id, seq) index, one step per wallet; DISTINCT ON sorted
+      // every entry of the wallets instead (233 ms at 100,000 entries a wallet, growing with the ledger)
+      unknown.length === 0 ? [] : this.c.rows(`SELECT ${this.t.columns('e')} FROM unnest(?::text[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM ledger_entries l WHERE l.wallet_id = w.id ORDER BY l.seq DESC LIMIT 1) e`, [unknown]),
       toLock.length === 0 ? []
         : toLock.length === 1 ? this.c.rows(`SELECT ${cols} FROM ledger_head_for_update(?)`, toLock)
         : this.c.rows(`SELECT ${cols} FROM ledger_heads_for_update(?::text[])`, [toLock]),
@@ -132,8 +134,9 @@ export class Ledger {
 
   /** The head of every wallet's chain that has an entry, by wallet id. */
   async heads(): Promise<LedgerHead[]> {
-    const rows = await this.c.rows(`SELECT e.wallet_id, e.seq, e.hash FROM ledger_entries e
-      JOIN (SELECT wallet_id, max(seq) AS seq FROM ledger_entries GROUP BY wallet_id) h ON h.wallet_id = e.wallet_id AND h.seq = e.seq
+    // each wallet's max(seq) by the (wallet_id, seq) index, one step per wallet (a GROUP BY read the whole ledger)
+    const rows = await this.c.rows(`SELECT e.wallet_id, e.seq, e.hash FROM wallets w
+      JOIN ledger_entries e ON e.wallet_id = w.id AND e.seq = (SELECT max(m.seq) FROM ledger_entries m WHERE m.wallet_id = w.id)
       ORDER BY e.wallet_id`);
     return rows.map((r) => ({ walletId: r[0] as string, seq: Number(r[1]), hash: r[2] as string | null }));
   }
