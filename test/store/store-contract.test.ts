@@ -20,6 +20,9 @@ import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import type { Store } from '../../src/store/store.js';
 import { AlreadyResolved, MovementRefused, UniqueViolation } from '../../src/store/errors.js';
 import type { Transaction } from '../../src/store/repos/payments.js';
+import { CHAIN_HEADS, headsByIndex } from '../../src/store/sql/wallets.js';
+import type { PgStore } from '../../src/store/pg/pg-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { onAdmin } from '../helpers/pg-admin.js';
 import { storeBackends } from '../helpers/store-backends.js';
 import { until } from '../helpers/wait.js';
@@ -54,6 +57,43 @@ describe.each(backends)('Store contract on $name', (b) => {
     expect((await store.read((r) => balanceOf(r, w))).balanceMinor).toBe(BIG + 2n);
     const totals = await store.read((r) => r.reconciliations.ledgerTotals());
     expect(totals.byType.fund).toBeGreaterThanOrEqual(BIG + 2n);
+  });
+
+  it("reads a wallet's head and the chains' heads by the (wallet_id, seq) index: one entry a wallet, however long its ledger", async () => {
+    const long = await newWallet();
+    await store.tx(async (r) => {
+      for (let i = 0; i < 300; i++) await post(r, ctx, { walletId: long, type: 'fund', amountMinor: 1n, currency: 'USD' });
+    });
+    if (b.name === 'postgres') {
+      const pool = (store as PgStore).pool;
+      await pool.query('ANALYZE ledger_entries');
+      /** rows PostgreSQL read from ledger_entries running `text` (EXPLAIN ANALYZE: every node on the table, rows times loops) */
+      const rowsRead = async (text: string, values: unknown[]) => {
+        let n = 0;
+        type Node = { 'Relation Name'?: string; 'Actual Rows': number; 'Actual Loops': number; Plans?: Node[] };
+        const walk = (p: Node): void => {
+          if (p['Relation Name'] === 'ledger_entries') n += p['Actual Rows'] * p['Actual Loops'];
+          for (const c of p.Plans ?? []) walk(c);
+        };
+        let k = 0;
+        const res = await pool.query<{ 'QUERY PLAN': { Plan: Node }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text.replace(/\?/g, () => `$${++k}`)}`, values);
+        walk(res.rows[0]!['QUERY PLAN'][0]!.Plan);
+        return n;
+      };
+      expect(await rowsRead(headsByIndex('e.*'), [[long]])).toBe(1);
+      const { rows: [counts] } = await pool.query<{ wallets: string; entries: string }>('SELECT (SELECT count(*) FROM wallets) AS wallets, (SELECT count(*) FROM ledger_entries) AS entries');
+      // a few index lookups a wallet (PostgreSQL may look the seq up twice), fewer than the ledger's entries
+      expect(Number(counts!.entries)).toBeGreaterThan(3 * Number(counts!.wallets));
+      expect(await rowsRead(CHAIN_HEADS, [])).toBeLessThanOrEqual(3 * Number(counts!.wallets));
+    } else {
+      // SQLite reads a head with ORDER BY seq DESC LIMIT 1 (Ledger.last); the chains' heads search the index per wallet, never scan the ledger
+      const plan = ((store as SqliteStore).raw.prepare(`EXPLAIN QUERY PLAN ${CHAIN_HEADS}`).all() as { detail: string }[]).map((r) => r.detail);
+      expect(plan.some((d) => /^SEARCH l USING (COVERING )?INDEX ledger_wallet_seq/.test(d)), plan.join('\n')).toBe(true);
+      expect(plan.filter((d) => /^SCAN l\b/.test(d))).toEqual([]);
+    }
+    const heads = await store.read((r) => r.ledger.heads());
+    expect(heads.find((h) => h.walletId === long)).toMatchObject({ seq: 300 });
+    expect((await store.read((r) => r.ledger.list(long))).at(-1)).toMatchObject({ seq: 300, balanceAfter: 300n });
   });
 
   it('refuses to change or delete a ledger entry, in the database itself', async () => {

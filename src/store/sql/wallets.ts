@@ -7,6 +7,26 @@ import { placeAfter } from '../ledger-chain.js';
 import { MovementRefused } from '../errors.js';
 import type { LockedHeads, Sql } from './sql.js';
 
+/**
+ * PostgreSQL: the newest entry of each wallet of the `?` array, by the (wallet_id, seq) index, one
+ * entry read a wallet. (DISTINCT ON read and sorted every entry of the wallets: 233 ms at 100,000
+ * entries a wallet, growing with the ledger; docs/performance.md.) Columns `cols` of alias `e`.
+ */
+export const headsByIndex = (cols: string) =>
+  `SELECT ${cols} FROM unnest(?::text[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM ledger_entries l WHERE l.wallet_id = w.id ORDER BY l.seq DESC LIMIT 1) e`;
+
+/**
+ * Both databases: each wallet's last entry (wallet, seq, hash) by the (wallet_id, seq) index, a
+ * lookup per wallet (a GROUP BY read the whole ledger). The wallets are the only table of the outer
+ * query, so neither planner can start from the ledger (with a join, both did on small tables).
+ */
+export const CHAIN_HEADS = `SELECT h.wallet_id, h.seq, h.hash FROM (
+    SELECT w.id AS wallet_id,
+      (SELECT l.seq FROM ledger_entries l WHERE l.wallet_id = w.id ORDER BY l.seq DESC LIMIT 1) AS seq,
+      (SELECT l.hash FROM ledger_entries l WHERE l.wallet_id = w.id ORDER BY l.seq DESC LIMIT 1) AS hash
+    FROM wallets w
+  ) h WHERE h.seq IS NOT NULL ORDER BY h.wallet_id`;
+
 export class Wallets {
   private readonly t;
   constructor(c: Sql) { this.t = c.table('wallets'); }
@@ -62,9 +82,7 @@ export class Ledger {
     const toLock = walletIds.filter((w) => !byTurn.includes(w));
     const cols = this.t.columns();
     const [read, lockedRows] = await Promise.all([
-      // each wallet's newest entry by the (wallet_id, seq) index, one step per wallet; DISTINCT ON sorted
-      // every entry of the wallets instead (233 ms at 100,000 entries a wallet, growing with the ledger)
-      unknown.length === 0 ? [] : this.c.rows(`SELECT ${this.t.columns('e')} FROM unnest(?::text[]) AS w(id) CROSS JOIN LATERAL (SELECT * FROM ledger_entries l WHERE l.wallet_id = w.id ORDER BY l.seq DESC LIMIT 1) e`, [unknown]),
+      unknown.length === 0 ? [] : this.c.rows(headsByIndex(this.t.columns('e')), [unknown]),
       toLock.length === 0 ? []
         : toLock.length === 1 ? this.c.rows(`SELECT ${cols} FROM ledger_head_for_update(?)`, toLock)
         : this.c.rows(`SELECT ${cols} FROM ledger_heads_for_update(?::text[])`, [toLock]),
@@ -134,10 +152,7 @@ export class Ledger {
 
   /** The head of every wallet's chain that has an entry, by wallet id. */
   async heads(): Promise<LedgerHead[]> {
-    // each wallet's max(seq) by the (wallet_id, seq) index, one step per wallet (a GROUP BY read the whole ledger)
-    const rows = await this.c.rows(`SELECT e.wallet_id, e.seq, e.hash FROM wallets w
-      JOIN ledger_entries e ON e.wallet_id = w.id AND e.seq = (SELECT max(m.seq) FROM ledger_entries m WHERE m.wallet_id = w.id)
-      ORDER BY e.wallet_id`);
+    const rows = await this.c.rows(CHAIN_HEADS);
     return rows.map((r) => ({ walletId: r[0] as string, seq: Number(r[1]), hash: r[2] as string | null }));
   }
 
