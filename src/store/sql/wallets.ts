@@ -38,7 +38,12 @@ export class Wallets {
 
 export class Ledger {
   private readonly t;
-  constructor(private readonly c: Sql) { this.t = c.table('ledgerEntries'); }
+  /** the heads read by the index (PostgreSQL), its text built once */
+  private readonly headsText: string;
+  constructor(private readonly c: Sql) {
+    this.t = c.table('ledgerEntries');
+    this.headsText = headsByIndex(this.t.columns('e'));
+  }
 
   /**
    * The wallet's newest entry: its running sums are the balance and the held amount. Inside a
@@ -82,7 +87,7 @@ export class Ledger {
     const toLock = walletIds.filter((w) => !byTurn.includes(w));
     const cols = this.t.columns();
     const [read, lockedRows] = await Promise.all([
-      unknown.length === 0 ? [] : this.c.rows(headsByIndex(this.t.columns('e')), [unknown]),
+      unknown.length === 0 ? [] : this.c.rows(this.headsText, [unknown]),
       toLock.length === 0 ? []
         : toLock.length === 1 ? this.c.rows(`SELECT ${cols} FROM ledger_head_for_update(?)`, toLock)
         : this.c.rows(`SELECT ${cols} FROM ledger_heads_for_update(?::text[])`, [toLock]),
