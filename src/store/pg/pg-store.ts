@@ -148,7 +148,7 @@ export class PgStore implements Store {
     // the process; the statement in flight fails on its own and the pool discards the client on release
     this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.shared = new SharedConnection({ connectionString: opts.url, connectionTimeoutMillis: 10_000 }, (e) => connectError(e, opts.url));
-    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), turns: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined }));
+    this.autocommitRepos = makeRepos(new PgSql({ conn: this.shared, writable: false, touched: undefined, heads: new Map(), turns: [], published: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined }));
   }
 
   /** Connects, and applies the migrations this database lacks (one instance at a time, under an advisory lock). */
@@ -245,11 +245,13 @@ export class PgStore implements Store {
         // read (one round trip); if one of them failed, PostgreSQL answers this COMMIT by rolling
         // back, and settle raises that failure
         corkUntilIdle(client);
-        const [beginFailure, commitFailure] = await Promise.all([begun, failureOf(client.query('COMMIT'))]);
+        const committing = failureOf(client.query('COMMIT'));
+        this.ledgerHeads.sent(session, session.heads);
+        const [beginFailure, commitFailure] = await Promise.all([begun, committing]);
         if (beginFailure) throw beginFailure;
         if (commitFailure) throw commitFailure;
         await settle(session);
-        this.ledgerHeads.committed(session, session.heads);
+        this.ledgerHeads.committed(session);
         // one transaction per commit here (no group commit); a counter's failure must not fail the commit
         try {
           observer?.committed?.((performance.now() - began) / 1000, 1);
@@ -278,7 +280,7 @@ export class PgStore implements Store {
         throw e instanceof UniqueViolation ? e : storeError(e);
       } finally {
         // a turn left held (a throw before the catch saw the session) is ended, its heads forgotten
-        if (session && session.turns.length > 0) this.ledgerHeads.abandoned(session, undefined);
+        if (session && (session.turns.length > 0 || session.published.length > 0)) this.ledgerHeads.abandoned(session, undefined);
         if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch(() => {
           broken = true;
         });
@@ -347,7 +349,7 @@ export class PgStore implements Store {
   private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
     let c = this.conns.get(client);
     if (!c) {
-      const session: Session = { conn: client, writable, touched, heads: new Map(), turns: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined, ledgerHeads: this.ledgerHeads };
+      const session: Session = { conn: client, writable, touched, heads: new Map(), turns: [], published: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined, ledgerHeads: this.ledgerHeads };
       c = { session, repos: makeRepos(new PgSql(session)) };
       this.conns.set(client, c);
     }

@@ -21,8 +21,10 @@ export interface Session {
   touched: Set<string> | undefined;
   /** the ledger heads of the wallets this transaction holds (by turn or by lock), as it left them (../sql/wallets.ts Ledger keeps them) */
   heads: Map<string, LedgerEntry | undefined>;
-  /** wallets whose turn in this process this transaction holds (./ledger-heads.ts), until its COMMIT is answered */
+  /** wallets whose turn in this process this transaction holds (./ledger-heads.ts), until its COMMIT is sent */
   turns: string[];
+  /** wallets it appended to whose COMMIT it sent, unanswered (./ledger-heads.ts) */
+  published: string[];
   /** wallets whose row this transaction has locked (FOR NO KEY UPDATE, until COMMIT) */
   locked: Set<string>;
   /** wallets whose head in `heads` is the one this process kept, not read in this transaction */
@@ -41,6 +43,7 @@ export function resetSession(s: Session, writable: boolean, touched: Set<string>
   s.touched = touched;
   s.heads.clear();
   s.turns.length = 0;
+  s.published.length = 0;
   s.locked.clear();
   s.cached.clear();
   s.pending.length = 0;

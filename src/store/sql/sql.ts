@@ -38,6 +38,7 @@ export type LockedHeads = {
   heads: Map<string, LedgerEntry | undefined>;
   touched: Set<string> | undefined;
   turns: string[];
+  published: string[];
   locked: Set<string>;
   /** wallets whose head in `heads` is the one this process kept, not read in this transaction */
   cached: Set<string>;

@@ -49,12 +49,12 @@ export class Ledger {
    * The wallet's newest entry: its running sums are the balance and the held amount. Inside a
    * write transaction it holds the wallet first, so what is decided on it holds until the commit.
    *
-   * Dialect switch, ledger holds (`Sql.lockedHeads`): in a PostgreSQL write
-   * transaction the wallet is held until the COMMIT, by its turn in this process when it has one
-   * (../pg/ledger-heads.ts: the head this process committed, no lock and no round trip once known), else
-   * by its row (ledger_head_for_update, drizzle-pg/0005: FOR NO KEY UPDATE, held to COMMIT, the head
-   * read in a fresh snapshot: a concurrent movement of the same wallet waits for this one to commit,
-   * then reads the head it appended; docs/deploy.md, "Concurrency"). Later reads in the transaction
+   * Dialect switch, ledger holds (`Sql.lockedHeads`): in a PostgreSQL write transaction the wallet is
+   * held by its turn in this process when it has one (../pg/ledger-heads.ts: taken once nothing of
+   * this process is in flight on the wallet, the head read afresh without a lock), else by its row
+   * (ledger_head_for_update, drizzle-pg/0005: FOR NO KEY UPDATE, held to COMMIT, the head read in a
+   * fresh snapshot: a concurrent movement of the same wallet waits for this one to commit, then
+   * reads the head it appended; docs/deploy.md, "Concurrency"). Later reads in the transaction
    * answer from the heads it keeps (only `place` moves them). SQLite reads the head under its one writer.
    */
   async last(walletId: string) {
@@ -67,24 +67,29 @@ export class Ledger {
 
   /**
    * PostgreSQL: holds the wallets and puts their heads in the transaction's. By turn where this process
-   * may (the head it knows, or read without a lock); the others locked and their heads read in one
-   * statement, several in the order given (buyer, seller, platform for a completion: the lock order of
-   * docs/deploy.md; ledger_heads_for_update, drizzle-pg/0013). A retry of the transaction queues on
-   * them all (PgStore.tx).
+   * may (`fresh`: the head read without a lock, once nothing of this process is in flight on it; else
+   * the newest head this process made, or read when it has none); the others locked and their heads
+   * read in one statement, several in the order given (buyer, seller, platform for a completion: the
+   * lock order of docs/deploy.md; ledger_heads_for_update, drizzle-pg/0013). A retry of the
+   * transaction queues on them all (PgStore.tx).
    */
   private async hold(h: LockedHeads, walletIds: string[], fresh = false) {
     for (const w of walletIds) h.touched?.add(w);
-    const byTurn = h.ledgerHeads ? await h.ledgerHeads.take(h, walletIds) : [];
-    const unknown = byTurn.filter((w) => fresh || !h.ledgerHeads!.knows(w));
+    const turns = h.ledgerHeads;
+    // appended to by this transaction, whose turn it passed on: read (its own entries are the newest it can see)
+    const mine = walletIds.filter((w) => h.published.includes(w));
+    const byTurn = turns ? await turns.take(h, walletIds.filter((w) => !mine.includes(w)), fresh) : [];
+    const unknown = [...mine, ...byTurn.filter((w) => fresh || !turns!.knows(w))];
+    for (const w of mine) h.cached.delete(w);
     for (const w of byTurn) {
       if (unknown.includes(w)) {
         h.cached.delete(w);
       } else {
-        h.heads.set(w, h.ledgerHeads!.head(w));
+        h.heads.set(w, turns!.head(w));
         h.cached.add(w);
       }
     }
-    const toLock = walletIds.filter((w) => !byTurn.includes(w));
+    const toLock = walletIds.filter((w) => !byTurn.includes(w) && !mine.includes(w));
     const cols = this.t.columns();
     const [read, lockedRows] = await Promise.all([
       unknown.length === 0 ? [] : this.c.rows(this.headsText, [unknown]),
@@ -107,40 +112,54 @@ export class Ledger {
    * database transaction intact) when a sum would go negative. Returns the entries appended.
    *
    * The heads of the wallets not yet read (PostgreSQL: not yet held in this transaction) read (on
-   * PostgreSQL no round trip for a wallet whose head this process keeps, else the heads of the
+   * PostgreSQL no round trip for a wallet whose head this process has, else the heads of the
    * others in one statement), the entries made by that rule (refused before anything is written)
    * and appended in one INSERT, sent: on PostgreSQL it leaves with the COMMIT, not waited for,
-   * after the row locks of the wallets held by their turn (sent too, in the order given: another
-   * instance that holds one of them by its lock then reads the head these entries make).
+   * after `ledger_heads_expect` for the wallets held by their turn (sent too, in the order given:
+   * it locks their rows and checks that each one's head is the one built on, drizzle-pg/0016).
    */
   async place(ps: Placement[]) {
     const locked = this.c.lockedHeads;
     if (!locked && this.c.dialect === 'pg') throw new Error('LedgerRepo.place runs inside a write transaction (Store.tx)');
     const heads = locked?.heads ?? new Map<string, LedgerEntry | undefined>();
-    const need = [...new Set(ps.map((p) => p.walletId))].filter((w) => !heads.has(w));
+    const wallets = [...new Set(ps.map((p) => p.walletId))];
+    const need = wallets.filter((w) => !heads.has(w));
     if (locked) {
       if (need.length > 0) await this.hold(locked, need);
     } else {
       // SQLite: one writer at a time (SqliteStore.tx): the heads read here cannot move before the commit
       for (const w of need) heads.set(w, await this.last(w));
     }
+    // the head each wallet's entries are built on (ledger_heads_expect checks it on PostgreSQL)
+    let builtOn = wallets.map((w) => heads.get(w)?.id ?? null);
     let entries: LedgerEntry[];
     try {
       entries = placeAfter(heads, ps);
     } catch (e) {
       // a head this process kept may be behind (another instance moved the wallet since): a refusal
-      // is decided on the heads read afresh (a placement it allows is checked by the unique index)
-      const kept = locked ? [...new Set(ps.map((p) => p.walletId))].filter((w) => locked.cached.has(w)) : [];
+      // is decided on the heads read afresh (a placement it allows is checked by ledger_heads_expect)
+      const kept = locked ? wallets.filter((w) => locked.cached.has(w)) : [];
       if (!(e instanceof MovementRefused) || kept.length === 0) throw e;
       await this.hold(locked!, kept, true);
+      builtOn = wallets.map((w) => heads.get(w)?.id ?? null);
       entries = placeAfter(heads, ps);
     }
-    const lock = locked ? [...new Set(entries.map((e) => e.walletId))].filter((w) => !locked.locked.has(w)) : [];
-    if (lock.length > 0) {
-      for (const w of lock) locked!.locked.add(w);
-      await this.c.send('SELECT count(*) FROM ledger_heads_for_update(?::text[])', [lock]);
+    if (!locked) {
+      await this.t.insertAll(entries, true);
+      return entries;
     }
-    await this.t.insertAll(entries, true);
+    // PostgreSQL: the wallets not yet locked by this transaction (held by their turn) are checked and
+    // locked by ledger_heads_expect, sent before the entries (drizzle-pg/0016)
+    const lock = wallets.filter((w) => !locked.locked.has(w));
+    for (const w of lock) locked.locked.add(w);
+    const sending = [
+      lock.length === 0 ? undefined : this.c.send('SELECT ledger_heads_expect(?::text[], ?::text[], ?::text[])',
+        [lock, lock.map((w) => builtOn[wallets.indexOf(w)]), lock.map((w) => heads.get(w)!.id)]),
+      this.t.insertAll(entries, true),
+    ];
+    // both queued on the connection: the wallets held by their turn pass on now (../pg/ledger-heads.ts)
+    for (const w of wallets) if (locked.turns.includes(w)) locked.ledgerHeads?.publish(locked, w, heads.get(w));
+    await Promise.all(sending);
     return entries;
   }
 
