@@ -241,6 +241,21 @@ export class Table<R> {
     await (sent ? this.sql.send(text, values) : this.sql.run(text, values));
   }
 
+  /**
+   * PostgreSQL: inserts `rows` as `insertAll` does, in one statement with `first` (a query whose
+   * result nobody reads, run once before any row is inserted: a CTE, materialized as it calls a
+   * volatile function). The rows' values are typed as their columns (a VALUES in a SELECT has no
+   * column to take its types from). Sent as `insert` says.
+   */
+  async insertAllAfter(first: { text: string; values: readonly unknown[] }, rows: readonly R[], sent = false): Promise<void> {
+    const text = this.text(`insertAllAfter:${rows.length}:${first.text}`, () => {
+      const one = `(${this.cols.map((c) => `?::${c.column.getSQLType()}`).join(', ')})`;
+      return `WITH first AS (${first.text}) INSERT INTO ${this.name} (${this.selectList}) SELECT v.* FROM first CROSS JOIN (VALUES ${rows.map(() => one).join(', ')}) AS v(${this.selectList})`;
+    });
+    const values = [...first.values, ...rows.flatMap((r) => this.cols.map((c) => this.encode(c.key, (r as Record<string, unknown>)[c.key])))];
+    await (sent ? this.sql.send(text, values) : this.sql.run(text, values));
+  }
+
   /** with `sent`, a write whose result nobody reads: sent without waiting inside a PostgreSQL `tx` (`Sql.send`) */
   async insert(row: R, sent = false): Promise<void> {
     const i = this.insertOf(row);

@@ -149,17 +149,16 @@ export class Ledger {
       return entries;
     }
     // PostgreSQL: the wallets not yet locked by this transaction (held by their turn) are checked and
-    // locked by ledger_heads_expect, sent before the entries (drizzle-pg/0016)
+    // locked by ledger_heads_expect (drizzle-pg/0016), in the statement that inserts the entries
     const lock = wallets.filter((w) => !locked.locked.has(w));
     for (const w of lock) locked.locked.add(w);
-    const sending = [
-      lock.length === 0 ? undefined : this.c.send('SELECT ledger_heads_expect(?::text[], ?::text[], ?::text[])',
-        [lock, lock.map((w) => builtOn[wallets.indexOf(w)]), lock.map((w) => heads.get(w)!.id)]),
-      this.t.insertAll(entries, true),
-    ];
-    // both queued on the connection: the wallets held by their turn pass on now (../pg/ledger-heads.ts)
+    const sending = lock.length === 0 ? this.t.insertAll(entries, true) : this.t.insertAllAfter({
+      text: 'SELECT ledger_heads_expect(?::text[], ?::text[], ?::text[])',
+      values: [lock, lock.map((w) => builtOn[wallets.indexOf(w)]), lock.map((w) => heads.get(w)!.id)],
+    }, entries, true);
+    // queued on the connection: the wallets held by their turn pass on now (../pg/ledger-heads.ts)
     for (const w of wallets) if (locked.turns.includes(w)) locked.ledgerHeads?.publish(locked, w, heads.get(w));
-    await Promise.all(sending);
+    await sending;
     return entries;
   }
 
