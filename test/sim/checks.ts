@@ -8,6 +8,7 @@
  *   matching kind exactly when it is resolved;
  * - an idempotency key has at most one succeeded transaction within its 24 hours;
  * - each breaker (buyer wallet, seller) is the model's: failures in a row and paused;
+ * - each payment session is in the model's state, its hold, claims and release as it says;
  * - in full (every `fullCheckEvery` steps and after the last): every ledger's sequence and
  *   running sums, every transaction, and each payout's ledger entries (one debit; one return
  *   exactly when the rail failed or returned it).
@@ -18,7 +19,7 @@ import type { LedgerEntry } from '../../src/store/repos/wallets.js';
 import { DEFAULT_CONFIG } from '../../src/gateway/config.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../../src/domain/payments/config.js';
-import { fail, type MTxn, type Simulation } from './sim.js';
+import { fail, type MSession, type MTxn, type Simulation } from './sim.js';
 import { SELLERS, WALLETS } from './steps.js';
 
 export async function checkStore(sim: Simulation, full: boolean): Promise<void> {
@@ -28,6 +29,8 @@ export async function checkStore(sim: Simulation, full: boolean): Promise<void> 
     await checkBreakers(sim, r, out);
     const txns = full ? sim.model.txns : sim.model.txns.filter((t) => sim.model.touched.has(t.id));
     await Promise.all(txns.map((t) => checkTransaction(sim, r, t, out)));
+    const sessions = full ? sim.model.sessions : sim.model.sessions.filter((m) => sim.model.touched.has(m.id));
+    await Promise.all(sessions.map((m) => checkSession(sim, r, m, out)));
     checkKeys(sim, out);
     if (full) {
       const ledgers = await Promise.all(sim.walletIds().map((id) => r.ledger.list(id)));
@@ -105,6 +108,33 @@ async function checkTransaction(sim: Simulation, r: Repos, t: MTxn, out: string[
     }
     if (receipts.length !== 1 || receipts[0]!.status !== 'failed') out.push(`${row.status} transaction ${t.id} has receipts [${receipts.map((x) => x.status)}], want one failed`);
   }
+}
+
+/**
+ * A payment session is in the model's state, with one hold of its cap on the buyer, captures that add
+ * up to what was claimed, sales and fees that add up to it less and of feeFor(claimed), and one
+ * release of the rest exactly when it ended with some left.
+ */
+async function checkSession(sim: Simulation, r: Repos, m: MSession, out: string[]): Promise<void> {
+  const [row, entries] = await Promise.all([r.sessions.get(m.id), r.ledger.byTransaction(m.id)]);
+  if (!row) return void out.push(`session ${m.id} is missing`);
+  if (row.status !== m.status || row.claimedMinor !== m.claimed || row.feeMinor !== m.fee) {
+    out.push(`session ${m.id} is ${row.status}, claimed ${row.claimedMinor}, fee ${row.feeMinor}; the model ${m.status}, ${m.claimed}, ${m.fee}`);
+  }
+  const buyer = sim.actorWallet(m.w);
+  const sum = (es: LedgerEntry[]) => es.reduce((n, e) => n + e.amountMinor, 0n);
+  const holds = count(entries, 'hold');
+  const captures = count(entries, 'capture');
+  const releases = count(entries, 'release');
+  const fee = feeFor(m.claimed, DEFAULT_CONFIG.feeBps);
+  if (holds.length !== 1 || holds[0]!.walletId !== buyer || holds[0]!.holdMinor !== m.cap) out.push(`session ${m.id} has ${holds.length} holds (want one of ${m.cap} on ${buyer})`);
+  if (sum(captures) !== -m.claimed || captures.some((e) => e.walletId !== buyer || e.holdMinor !== e.amountMinor)) out.push(`session ${m.id}'s captures add up to ${sum(captures)}, want ${-m.claimed}`);
+  if (sum(count(entries, 'sale')) !== m.claimed - fee || sum(count(entries, 'fee')) !== fee) {
+    out.push(`session ${m.id}'s sales add up to ${sum(count(entries, 'sale'))} and fees to ${sum(count(entries, 'fee'))}, want ${m.claimed - fee} and ${fee}`);
+  }
+  const rest = m.cap - m.claimed;
+  const wantRelease = m.status !== 'open' && rest > 0n;
+  if (releases.length !== (wantRelease ? 1 : 0) || (wantRelease && releases[0]!.holdMinor !== -rest)) out.push(`session ${m.id} (${m.status}) has ${releases.length} releases, want ${wantRelease ? `one of ${rest}` : 'none'}`);
 }
 
 /** A key is remembered 24 hours: two succeeded purchases under one key are at least that far apart. */

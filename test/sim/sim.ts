@@ -19,6 +19,7 @@ import type { Principal } from '../../src/domain/tenancy/api-keys.js';
 import { createTenant, ensurePlatform, PLATFORM_REVENUE_WALLET_ID } from '../../src/domain/tenancy/tenants.js';
 import { newWalletRow } from '../../src/domain/wallets/wallets.js';
 import { BREAKER_THRESHOLD, IDEMPOTENCY_WINDOW_MS } from '../../src/domain/payments/config.js';
+import { CLAIM_WINDOW_MS as SESSION_CLAIM_WINDOW_MS } from '../../src/domain/payments/sessions/view.js';
 import type { Challenge } from '../../src/domain/payments/challenge.js';
 import { FaultyStore, InjectedFault, type Plant, type Stores } from './store.js';
 import { SELLERS, WALLETS, type Fault, type FailReason, type PaymentStep, type PayoutRail, type Step } from './steps.js';
@@ -71,9 +72,28 @@ export interface MPayout {
   state: string;
 }
 
+export type SessionStatus = 'open' | 'closed' | 'expired';
+
+export interface MSession {
+  id: string;
+  w: number;
+  s: number;
+  cap: bigint;
+  claimed: bigint;
+  /** the platform's fee on everything claimed (feeFor(claimed), the per-call rule) */
+  fee: bigint;
+  /** the sequence of the last voucher claimed */
+  sequence: number;
+  status: SessionStatus;
+  claimWindowEndsAt: number;
+  /** the session key that signs its vouchers */
+  privateKeyPem: string;
+}
+
 export interface Model {
   balances: Map<string, { balance: bigint; held: bigint }>;
   txns: MTxn[];
+  sessions: MSession[];
   keys: MKey[];
   payouts: MPayout[];
   breakers: Map<string, { count: number; paused: boolean }>;
@@ -145,9 +165,12 @@ export class Simulation {
   private actors: Actor[] = [];
   private sellers: Seller[] = [];
   readonly model: Model = {
-    balances: new Map(), txns: [], keys: [], payouts: [], breakers: new Map(), externalIn: 0n, externalOut: 0n, touched: new Set(),
+    balances: new Map(), txns: [], sessions: [], keys: [], payouts: [], breakers: new Map(), externalIn: 0n, externalOut: 0n, touched: new Set(),
   };
   private keyCount = 0;
+  private opens = 0;
+  /** the key the sellers' session receipts are signed with (one for the simulation) */
+  private readonly sellerKey = generateEd25519();
   /** how often each kind of call answered each code (what a run exercised) */
   readonly tally = new Map<string, number>();
   private dispose: () => Promise<void> = async () => {};
@@ -325,6 +348,9 @@ export class Simulation {
         return this.learnPayouts();
       }
       case 'restart': return this.build();
+      case 'sessionOpen': return this.sessionOpen(s.w, s.s, s.cap, s.minutes);
+      case 'sessionClaim': return this.sessionClaim(s.k, s.add, s.stale, s.fault);
+      case 'sessionClose': return this.sessionClose(s.k, s.fault);
     }
   }
 
@@ -573,6 +599,10 @@ export class Simulation {
       commit: (v) => {
         if (typeof v === 'number' && v !== due.length) fail(`the sweeper expired ${v} transactions, the model ${due.length}`);
         for (const t of due) this.refund(t, 'expired', 'expired');
+        // the sessions whose claim window ended are released last, by a sweep that got that far (not one that died after its first commit)
+        if (typeof v === 'number') {
+          for (const m of this.model.sessions) if (m.status === 'open' && this.clock.now() >= m.claimWindowEndsAt) this.releaseSession(m, 'expired');
+        }
       },
     };
     await this.expect('sweep: the expiry sweep', pred, () => this.services.sweeper.sweepOnce(), fault);
@@ -685,6 +715,93 @@ export class Simulation {
   private async learnPayouts(): Promise<void> {
     const states = await this.store.inner.read(async (r) => Promise.all(this.model.payouts.map(async (m) => (await r.railTransactions.get(m.id))?.state)));
     this.model.payouts.forEach((m, i) => this.learnPayout(m, states[i] ?? 'missing'));
+  }
+
+  // ---- payment sessions ----
+
+  /** The rest of a session's cap back to the buyer; the session ended. */
+  private releaseSession(m: MSession, status: 'closed' | 'expired'): void {
+    this.move(this.actorWallet(m.w), 0n, -(m.cap - m.claimed));
+    m.status = status;
+    this.model.touched.add(m.id);
+  }
+
+  private async sessionOpen(w: number, s: number, cap: number, minutes: number): Promise<void> {
+    const a = this.actors[w]!;
+    const seller = this.sellerOf(s);
+    const amount = BigInt(cap);
+    const now = this.clock.now();
+    const expiresAt = now + minutes * 60_000;
+    const sessionKey = generateEd25519();
+    const nonce = `sim-open-${this.model.sessions.length}-${now}-${++this.opens}`;
+    const unsigned = {
+      version: 1 as const, type: 'session.open' as const, walletId: a.walletId, providerId: seller.id, capabilityId: seller.capabilityId, capMinor: amount.toString(), currency: 'USD',
+      expiresAt: iso(expiresAt), sessionPublicKey: sessionKey.publicKeyPem, nonce, signedAt: iso(now),
+    };
+    const open = { ...unsigned, signature: signObject(a.privateKeyPem, unsigned) };
+    const pred: Prediction = (() => {
+      if (this.breaker(w, s).paused) return { code: 'WALLET_PROVIDER_PAUSED', commit: NOTHING };
+      const b = this.bal(a.walletId);
+      const freed = this.model.txns.filter((t) => t.w === w && this.overdue(t)).reduce((n, t) => n + t.amount, 0n);
+      const available = b.balance - b.held;
+      if (available < amount && (freed === 0n || available + freed < amount)) return { code: 'INSUFFICIENT_FUNDS', commit: NOTHING };
+      return {
+        code: 'OK',
+        commit: (v) => {
+          const id = (v as { session?: { id?: string; status?: string; capMinor?: string } } | undefined)?.session;
+          if (!id?.id || id.status !== 'open' || id.capMinor !== amount.toString()) fail(`a session open answered ${JSON.stringify(id)}, the model expected an open session of ${amount}`);
+          if (available < amount) this.expireOverdue(w);
+          this.move(a.walletId, 0n, amount);
+          this.model.sessions.push({
+            id: id.id, w, s, cap: amount, claimed: 0n, fee: 0n, sequence: 0, status: 'open', claimWindowEndsAt: expiresAt + SESSION_CLAIM_WINDOW_MS, privateKeyPem: sessionKey.privateKeyPem,
+          });
+          this.model.touched.add(id.id);
+        },
+      };
+    })();
+    await this.expect(`sessionOpen: ${a.walletId} with ${seller.id} for ${amount}`, pred,
+      () => this.services.sessions.open(principal(seller.id, 'provider'), { open, sellerPublicKey: this.sellerKey.publicKeyPem }), undefined);
+  }
+
+  private async sessionClaim(k: number, add: number, stale: boolean, fault: Fault | undefined): Promise<void> {
+    const m = this.nth(this.model.sessions, k);
+    if (!m) return;
+    const seller = this.sellerOf(m.s);
+    const cumulative = stale && m.claimed > 0n ? m.claimed - 1n : m.claimed + BigInt(add === 0 && m.claimed === 0n ? 1 : add);
+    const sequence = cumulative === m.claimed ? m.sequence : m.sequence + 1;
+    const unsigned = { sessionId: m.id, cumulativeMinor: cumulative.toString(), sequence, requestHash: `sha256:${createHash('sha256').update(`${m.id}:${sequence}`).digest('hex')}` };
+    const voucher = { ...unsigned, signature: signObject(m.privateKeyPem, unsigned) };
+    const pred: Prediction = (() => {
+      if (cumulative > m.cap) return { code: 'VOUCHER_ABOVE_CAP', commit: NOTHING };
+      if (cumulative === m.claimed) return { code: 'OK', commit: (v) => { if (v && (v as { status: string }).status !== 'unchanged') fail(`a claim of ${m.id} at what it claimed answered ${(v as { status: string }).status}`); } };
+      if (cumulative < m.claimed) return { code: 'VOUCHER_STALE', commit: NOTHING };
+      if (m.status !== 'open') return { code: 'SESSION_CLOSED', commit: NOTHING };
+      if (this.clock.now() >= m.claimWindowEndsAt) return { code: 'SESSION_EXPIRED', commit: NOTHING };
+      return {
+        code: 'OK',
+        commit: (v) => {
+          if (v && (v as { status: string }).status !== 'claimed') fail(`a claim of ${m.id} up to ${cumulative} answered ${(v as { status: string }).status}`);
+          const amount = cumulative - m.claimed;
+          const fee = feeFor(cumulative, FEE_BPS) - m.fee;
+          this.move(this.actorWallet(m.w), -amount, -amount);
+          this.move(seller.walletId, amount - fee, 0n);
+          this.move(PLATFORM_REVENUE_WALLET_ID, fee, 0n);
+          m.claimed = cumulative;
+          m.fee += fee;
+          m.sequence = sequence;
+          this.model.touched.add(m.id);
+        },
+      };
+    })();
+    await this.expect(`sessionClaim: ${m.id} up to ${cumulative}`, pred,
+      () => this.services.sessions.claim(principal(seller.id, 'provider'), { sessionId: m.id, voucher }), fault);
+  }
+
+  private async sessionClose(k: number, fault: Fault | undefined): Promise<void> {
+    const m = this.nth(this.model.sessions, k);
+    if (!m) return;
+    const pred: Prediction = { code: 'OK', commit: () => { if (m.status === 'open') this.releaseSession(m, 'closed'); } };
+    await this.expect(`sessionClose: ${m.id}`, pred, () => this.services.sessions.close(principal(this.sellerOf(m.s).id, 'provider'), m.id), fault);
   }
 
   private learnPayout(m: MPayout, state: string): void {

@@ -42,7 +42,13 @@ export type Step =
   /** the rail job: observe deposits, follow and resubmit payouts, reconcile */
   | { op: 'railJobs' }
   /** the process dies: services are built again on the same store; what was not committed is gone */
-  | { op: 'restart' };
+  | { op: 'restart' }
+  /** a seller opens a payment session with a buyer wallet's signed open request: its cap held, for `minutes` */
+  | { op: 'sessionOpen'; w: number; s: number; cap: number; minutes: number }
+  /** the seller claims a voucher of the k-th session: `add` above what was claimed (0: the claimed amount again), or one below it (`stale`) */
+  | { op: 'sessionClaim'; k: number; add: number; stale: boolean; fault?: Fault }
+  /** the seller closes the k-th session: the rest of its cap goes back to the buyer */
+  | { op: 'sessionClose'; k: number; fault?: Fault };
 
 /** A small fast seeded generator (mulberry32); the same seed gives the same steps on every machine. */
 export class Rng {
@@ -106,6 +112,7 @@ function step(g: Rng): Step {
   const kind = g.weighted([
     [30, 'payment'], [5, 'concurrent'], [3, 'race'], [3, 'sweep'], [5, 'clock'], [1, 'resume'], [7, 'fund'], [3, 'topUp'],
     [2, 'deposit'], [4, 'payout'], [1, 'payoutAgain'], [2, 'settlePayout'], [2, 'railJobs'], [1, 'restart'],
+    [3, 'sessionOpen'], [5, 'sessionClaim'], [1, 'sessionClose'],
   ] as const);
   switch (kind) {
     case 'payment': return paymentStep(g);
@@ -126,6 +133,12 @@ function step(g: Rng): Step {
     case 'settlePayout': return { op: 'settlePayout', p: g.int(8), outcome: g.chance(0.5) ? 'returned' : 'confirmed' };
     case 'railJobs': return { op: 'railJobs' };
     case 'restart': return { op: 'restart' };
+    case 'sessionOpen': return { op: 'sessionOpen', w: g.int(WALLETS), s: g.int(SELLERS), cap: g.between(1, 20_000), minutes: g.pick([5, 30, 120]) };
+    case 'sessionClaim': {
+      const add = g.weighted([[6, g.between(1, 6_000)], [1, 0]] as const);
+      return { op: 'sessionClaim', k: g.int(8), add, stale: g.chance(0.1), ...opt(faultOf(g)) };
+    }
+    case 'sessionClose': return { op: 'sessionClose', k: g.int(8), ...opt(faultOf(g)) };
   }
 }
 
