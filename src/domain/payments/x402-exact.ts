@@ -184,6 +184,11 @@ export class X402ExactService {
   /** What sellers offer (nothing configured twice: the seller reads it from here); null: no chain, offer agentpay only. */
   offer(p: Principal): ExactOffer | null {
     requireProvider(p);
+    return this.publicOffer();
+  }
+
+  /** The same offer, for the market's lists (discovery's x402 Bazaar list); null: no chain. */
+  publicOffer(): ExactOffer | null {
     const c = this.chain;
     if (!c) return null;
     return { scheme: 'exact', network: c.network, asset: c.asset, payTo: c.payTo, decimals: c.decimals, currency: 'USD', unitsPerMinor: this.unitsPerMinor().toString(), extra: { ...c.eip712 } };

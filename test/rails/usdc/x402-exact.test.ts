@@ -21,6 +21,7 @@ import { getAddress, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from 'viem/accounts';
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from '@x402/fetch';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentpaySeller } from '../../../packages/sdk/src/seller/fastify.js';
@@ -31,6 +32,7 @@ import { usdcBaseRails } from '../../../src/rails/usdc/adapter.js';
 import { usdcExactChain } from '../../../src/rails/usdc/exact.js';
 import { PLATFORM_X402_WALLET_ID, type ExactChain } from '../../../src/domain/payments/x402-exact.js';
 import type { X402SettlementFailedData } from '../../../packages/sdk/src/contract/x402.js';
+import type { BazaarResourceList } from '../../../packages/sdk/src/contract/bazaar.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../../src/domain/tenancy/tenants.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { publish } from '../../e2e/helpers.js';
@@ -159,6 +161,29 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
       scheme: 'exact', network: NETWORK, amount: PRICE_UNITS.toString(), asset: getAddress(chain.token), payTo: getAddress(chain.treasury),
       extra: { name: 'USD Coin (test)', version: '2' },
     });
+  });
+
+  it('discovery\'s x402 Bazaar list offers exact beside agentpay, as the seller\'s 402 does, and filters by scheme and network', async () => {
+    const list = (query = '') => t.workspace.http.request<BazaarResourceList>('GET', `/v1/x402/discovery/resources${query}`);
+    const res = await fetch(`${sellers[0]!.url}/forecast`, { method: 'POST' });
+    const offered = decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts[1]!;
+    const item = (await list('?limit=100')).items.find((i) => i.metadata.capabilityId === capabilityId)!;
+    expect(item.accepts.map((a) => [a.scheme, a.network])).toEqual([['agentpay', 'agentpay:live'], ['exact', NETWORK]]);
+    const exactAccept = item.accepts[1]!;
+    expect(exactAccept).toEqual({
+      scheme: 'exact', network: NETWORK, amount: PRICE_UNITS.toString(), asset: offered.asset, payTo: offered.payTo, maxTimeoutSeconds: expect.any(Number),
+      extra: { name: 'USD Coin (test)', version: '2' },
+    });
+    expect(getAddress(exactAccept.payTo)).toBe(getAddress(chain.treasury));
+    expect(PaymentRequirementsV2Schema.safeParse(exactAccept).success).toBe(true);
+    for (const q of ['?scheme=exact', `?network=${NETWORK}`, '?network=eip155:*', '?scheme=exact&type=http']) {
+      const only = (await list(q)).items.find((i) => i.metadata.capabilityId === capabilityId)!;
+      expect(only.accepts, q).toEqual([exactAccept]);
+    }
+    expect((await list('?scheme=agentpay')).items.find((i) => i.metadata.capabilityId === capabilityId)!.accepts.map((a) => a.scheme)).toEqual(['agentpay']);
+    // MCP tools read only agentpay: no exact is listed for them
+    expect((await list('?scheme=exact&type=mcp')).items).toEqual([]);
+    expect((await list('?network=eip155:1')).items).toEqual([]);
   });
 
   it('pays, the handler runs once, the gateway settles on chain and records 100 / 97 / 3 with a receipt carrying the transaction', async () => {
