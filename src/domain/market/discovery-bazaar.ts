@@ -3,7 +3,7 @@
  * listings, in the same order, as discovery search without a query (src/domain/market/discovery.ts),
  * each as an x402 `DiscoveryResource` whose accepts are the agentpay scheme at the listing's price
  * and, when the gateway has a chain (x402 `exact`, src/domain/payments/x402-exact.ts) and the listing
- * is an HTTP seller's USD price, x402's `exact` scheme as the seller's 402 offers it. The accepts
+ * has a USD price, x402's `exact` scheme as the seller's 402 (or paid tool) offers it. The accepts
  * carry no challenge: a buyer calls the resource and pays the 402 it gets.
  */
 import type { ExactOffer } from 'agentpay-sdk/contract';
@@ -39,13 +39,13 @@ export async function bazaarResources(ctx: DomainContext, discovery: DiscoverySe
   const offset = Math.min(Math.max(0, q.offset ?? 0), MATCH_CEILING);
   const network = bazaarNetwork(settings.mode);
   const empty = { x402Version: 2 as const, items: [], pagination: { limit, offset, total: 0 } };
-  // the agentpay scheme on this gateway's network; x402 `exact` on its chain (HTTP sellers only: MCP tools read agentpay only)
+  // the agentpay scheme on this gateway's network; x402 `exact` on its chain
   const exact = settings.exact ?? undefined;
   const agentpay = (q.scheme === undefined || q.scheme === 'agentpay') && (q.network === undefined || q.network === network || q.network === 'agentpay:*');
-  const wantsExact = exact !== undefined && q.type !== 'mcp' && (q.scheme === undefined || q.scheme === 'exact')
+  const wantsExact = exact !== undefined && (q.scheme === undefined || q.scheme === 'exact')
     && (q.network === undefined || q.network === exact.network || q.network === 'eip155:*');
   if (!agentpay && !wantsExact) return empty;
-  const protocol = !agentpay ? 'rest' as const : q.type === undefined ? undefined : q.type === 'mcp' ? 'mcp' as const : 'rest' as const;
+  const protocol = q.type === undefined ? undefined : q.type === 'mcp' ? 'mcp' as const : 'rest' as const;
   const { results } = await discovery.search({ limit, ...(protocol ? { protocol } : {}) }, { offset });
   const { total, payTo, updated } = await ctx.store.read(async (r) => {
     const wallets = new Map<string, string>();
@@ -58,7 +58,7 @@ export async function bazaarResources(ctx: DomainContext, discovery: DiscoverySe
   });
   const maxTimeoutSeconds = Math.max(1, Math.floor(settings.challengeTtlMs / 1000));
   /** the `exact` accept of a listing, as its seller's 402 makes it (agentpay-sdk/interop x402ExactRequirements) */
-  const exactAccept = (c: { protocol: string; currency: string; priceMinor: string }) => (exact && wantsExact && c.protocol === 'rest' && c.currency === exact.currency ? [{
+  const exactAccept = (c: { currency: string; priceMinor: string }) => (exact && wantsExact && c.currency === exact.currency ? [{
     scheme: 'exact' as const, network: exact.network, amount: (BigInt(c.priceMinor) * BigInt(exact.unitsPerMinor)).toString(), asset: exact.asset, payTo: exact.payTo,
     maxTimeoutSeconds: Math.max(60, maxTimeoutSeconds), extra: { ...exact.extra },
   }] : []);

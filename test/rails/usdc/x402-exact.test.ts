@@ -24,6 +24,14 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402
 import { PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isPaymentRequired } from '@x402/core/schemas';
+import type { PaymentRequired } from '@x402/core/types';
+import { z } from 'zod';
+import { createSellerPayments, registerPaidTool } from '../../../packages/sdk/src/mcp/seller.js';
 import { agentpaySeller } from '../../../packages/sdk/src/seller/fastify.js';
 import { paidHandler } from '../../../packages/sdk/src/seller/web.js';
 import { decodeHeader, RECEIPT_HEADER, type Receipt } from '../../../packages/sdk/src/protocol.js';
@@ -181,8 +189,8 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
       expect(only.accepts, q).toEqual([exactAccept]);
     }
     expect((await list('?scheme=agentpay')).items.find((i) => i.metadata.capabilityId === capabilityId)!.accepts.map((a) => a.scheme)).toEqual(['agentpay']);
-    // MCP tools read only agentpay: no exact is listed for them
-    expect((await list('?scheme=exact&type=mcp')).items).toEqual([]);
+    // the type filter holds for exact too: this REST capability is not an MCP tool
+    expect((await list('?scheme=exact&type=mcp')).items.find((i) => i.metadata.capabilityId === capabilityId)).toBeUndefined();
     expect((await list('?network=eip155:1')).items).toEqual([]);
   });
 
@@ -294,6 +302,66 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(after.holding).toBe(0n);
   }, 60_000);
 
+  it('an MCP tool (registerPaidTool) offers exact too, and a stock x402 client\'s payload in _meta["x402/payment"] pays it: settled on chain, 100 / 97 / 3, x402/payment-response', async () => {
+    const mcp = new McpServer({ name: 'seller', version: '1' });
+    let ran = 0;
+    registerPaidTool(mcp, 'forecast', { seller: createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca }), capabilityId, inputSchema: { city: z.string() } }, async ({ city }) => {
+      ran += 1;
+      return { content: [{ type: 'text', text: `sunny in ${city}` }] };
+    });
+    registerPaidTool(mcp, 'broken', { seller: createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca }), capabilityId }, async () => {
+      ran += 1;
+      return { content: [{ type: 'text', text: 'down' }], isError: true };
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const client = new Client({ name: 'buyer', version: '1' });
+    await client.connect(b);
+    // as @x402/mcp's client does: call unpaid, read the PaymentRequired, createPaymentPayload with the stock exact scheme, call again with it in _meta
+    const unpaid = (await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } })) as CallToolResult;
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent;
+    if (!isPaymentRequired(required)) throw new Error('no x402 PaymentRequired in structuredContent');
+    expect((required as PaymentRequired).accepts.map((x) => x.scheme)).toEqual(['agentpay', 'exact']);
+    expect((required as PaymentRequired).accepts[1]).toMatchObject({ network: NETWORK, amount: PRICE_UNITS.toString(), asset: getAddress(chain.token), payTo: getAddress(chain.treasury) });
+    const x402 = x402Client.fromConfig({
+      schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(chain.payer) }],
+      spendControls: { allowedAssets: [{ network: NETWORK, asset: chain.token, maxAmountPerPayment: (2n * PRICE_UNITS).toString() }] },
+    });
+    const payload = await x402.createPaymentPayload(required as PaymentRequired);
+    expect(payload.accepted.scheme).toBe('exact');
+    const before = { chain: await chainState(), books: await books() };
+    const paid = (await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+    expect(paid.isError).toBeFalsy();
+    expect(paid.content).toEqual([{ type: 'text', text: 'sunny in Oslo' }]);
+    expect(ran).toBe(1);
+    const receipt = paid._meta?.['agentpay/receipt'] as Receipt;
+    expect(receipt).toMatchObject({ status: 'success', capabilityId, amount: { amountMinor: '100', currency: 'USD' } });
+    const response = paid._meta?.['x402/payment-response'] as { success: boolean; transaction: string; network: string; extra: { receipt: Receipt } };
+    expect(response).toMatchObject({ success: true, network: NETWORK, amount: PRICE_UNITS.toString(), extra: { receipt } });
+    expect((await chain.pub.getTransactionReceipt({ hash: response.transaction as `0x${string}` })).status).toBe('success');
+    await conserved(before, 1n);
+
+    // the same payload again: refused before the tool, x402's way (a fresh PaymentRequired whose error is the reason); nothing moves
+    const again = (await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+    expect(again.isError).toBe(true);
+    expect((again.structuredContent as PaymentRequired).error).toBe('invalid_exact_evm_nonce_already_used');
+    expect(ran).toBe(1);
+    await conserved(before, 1n);
+
+    // a tool that fails settles nothing: the authorization is released, the buyer keeps its money
+    const unpaidBroken = (await client.callTool({ name: 'broken', arguments: {} })) as CallToolResult;
+    const brokenPayload = await x402.createPaymentPayload(unpaidBroken.structuredContent as PaymentRequired);
+    const released = (await t.gw.store.read((r) => r.x402Authorizations.listByState(['released'], 100))).length;
+    const failed = (await client.callTool({ name: 'broken', arguments: {}, _meta: { 'x402/payment': brokenPayload } })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(ran).toBe(2);
+    expect(failed._meta?.['x402/payment-response']).toBeUndefined();
+    expect((await t.gw.store.read((r) => r.x402Authorizations.listByState(['released'], 100))).length).toBe(released + 1);
+    await conserved(before, 1n);
+    await client.close();
+  }, 60_000);
+
   it('a settlement the chain refuses after the handler ran is tried 3 times, then recorded failed; nothing is credited', async () => {
     const before = { chain: await chainState(), books: await books() };
     const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/pauses`);
@@ -368,8 +436,8 @@ describe('the settlement duty', () => {
   it('settles the failed one once the chain takes it again: recorded once, 100 / 97 / 3, a receipt, then reconciled', async () => {
     const [failed] = await t.gw.store.read((r) => r.x402Authorizations.listByState(['failed'], 10));
     const before = { chain: await chainState(), books: await books() };
-    // the three sales paid earlier are reconciled in the same run (the one it settles, at the next)
-    expect(await duty()).toEqual({ settled: 1, retried: 0, expired: 0, reconciled: 3, mismatched: 0 });
+    // the four sales paid earlier (REST, two sellers at once, web-standard, MCP) are reconciled in the same run (the one it settles, at the next)
+    expect(await duty()).toEqual({ settled: 1, retried: 0, expired: 0, reconciled: 4, mismatched: 0 });
     const done = await row(failed!.id);
     expect(done).toMatchObject({ state: 'settled', attempts: 4, responseHash: expect.stringMatching(/^sha256:/) });
     expect(done.txHash).toMatch(/^0x[0-9a-f]{64}$/);

@@ -17,7 +17,7 @@ export const BazaarAccept = Closed({
   extra: Closed({ capabilityId: Id('cap'), providerId: Id('prv') }),
 }, { description: 'an accept of the agentpay scheme; pay by calling the resource, which answers 402 with a signed challenge' });
 
-/** An x402 `exact` PaymentRequirements (EIP-3009 USDC to the platform's receiving address; the gateway verifies and settles it for the seller). */
+/** An x402 `exact` PaymentRequirements (EIP-3009 USDC to the platform's receiving address; the gateway verifies and settles it for the seller), for USD prices when the gateway has a chain. */
 export const BazaarExactAccept = Closed({
   scheme: Type.Literal('exact'),
   network: Type.String(),
