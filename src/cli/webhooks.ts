@@ -314,6 +314,7 @@ export const NOT_YET: Partial<Record<EventType, string>> = {
   'payout.resolved': 'needs the operator to close a stuck payout (agentpay payouts resolve)',
   'reconciliation.shortfall': 'operator only: agentpay sandbox outage / a treasury shortfall setting',
   'reconciliation.recovered': 'operator only: follows a shortfall',
+  'x402.settlement_failed': 'needs a gateway with a chain for x402 "exact" (rails.adapters.exact; the sandbox has none) whose chain refuses a settlement after the seller\'s handler ran',
 };
 
 export async function trigger(client: AgentpayClient, type: string, o: TriggerOptions): Promise<TriggerResult> {

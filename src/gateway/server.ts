@@ -213,6 +213,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     // fleet duties: on PostgreSQL one instance at a time runs each (Store.claimDuty); on SQLite this one
     services.sweeper.start(config.sweepIntervalMs, (err) => app.log.error({ err }, 'expiry sweep failed'), dutyOf(store, 'sweeper', app.log));
     services.rails.jobs.start(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'rail job failed'), dutyOf(store, 'rail-jobs', app.log));
+    // x402 `exact`: failed settlements retried, crashed ones taken up, settled ones reconciled (at the rail job's pace)
+    services.x402Exact.startSettlementDuty(services.rails.settings.pollIntervalMs, (err) => app.log.error({ err }, 'x402 settlement duty failed; tried again at the next run'), dutyOf(store, 'x402-settlements', app.log));
     services.webhookDeliverer.start(config.webhooks?.deliveryIntervalMs ?? 2000, (err) => app.log.error({ err }, 'webhook delivery run failed'), dutyOf(store, 'webhooks', app.log));
     services.alertMailer.start(config.alertMailIntervalMs ?? 5000, (err) => app.log.error({ err }, 'alert mail run failed'), dutyOf(store, 'alert-mail', app.log));
     services.retention.start((err) => app.log.error({ err }, 'retention run failed; tried again at the next run'), dutyOf(store, 'retention', app.log));
@@ -241,6 +243,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
       async close() {
         await services.sweeper.stop();
         await services.rails.jobs.stop();
+        await services.x402Exact.stopSettlementDuty();
         await services.webhookDeliverer.stop();
         await services.alertMailer.stop();
         await services.retention.stop();

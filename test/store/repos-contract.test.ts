@@ -627,10 +627,11 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect(await store.read((r) => r.alertMails.byEvent('ev_am_1'))).toBeUndefined();
   });
 
-  it('x402 authorizations: by nonce (unique), moved between states once, listed by state', async () => {
+  it('x402 authorizations: by nonce (unique), moved between states once (also guarded by the last change), listed by state, settled ones not reconciled yet', async () => {
     const auth = (id: string, nonce: string, updatedAt: number) => ({
       id, network: 'base', asset: 'usdc', nonce, payer: 'p', payTo: 't', value: '100', validAfter: 0, validBefore: 99, signature: 's', capabilityId: 'c', providerId: 'prv',
-      amountMinor: 9_007_199_254_740_993n, currency: 'USD', state: 'reserved' as const, txHash: null, transactionId: null, attempts: 0, lastError: null, createdAt: 1, updatedAt, settledAt: null,
+      amountMinor: 9_007_199_254_740_993n, currency: 'USD', state: 'reserved' as const, txHash: null, responseHash: null, transactionId: null, attempts: 0, lastError: null, createdAt: 1, updatedAt, settledAt: null,
+      reconciledAt: null,
     });
     await store.tx(async (r) => {
       await r.x402Authorizations.insert(auth('xa_2', 'n2', 2));
@@ -645,6 +646,19 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     await store.tx((r) => r.x402Authorizations.update('xa_0', { txHash: '0xh', attempts: 1, updatedAt: 5 }));
     expect((await store.read((r) => r.x402Authorizations.listByState(['reserved', 'settling'], 10))).map((a) => [a.id, a.state])).toEqual([['xa_1', 'reserved'], ['xa_2', 'reserved'], ['xa_0', 'settling']]);
     expect((await store.read((r) => r.x402Authorizations.listByState(['settling'], 10)))[0]).toMatchObject({ txHash: '0xh', attempts: 1 });
+    // guarded by the last change too: a claim on a row that changed since it was read fails
+    expect(await store.tx((r) => r.x402Authorizations.transition('xa_0', ['settling'], { state: 'failed', updatedAt: 6 }, 4))).toBe(false);
+    expect(await store.tx((r) => r.x402Authorizations.transition('xa_0', ['settling'], { state: 'settling', responseHash: 'sha256:ab', updatedAt: 6 }, 5))).toBe(true);
+    expect(await store.read((r) => r.x402Authorizations.get('xa_0'))).toMatchObject({ state: 'settling', responseHash: 'sha256:ab', updatedAt: 6 });
+    // settled and not reconciled yet, the oldest first; reconciled ones drop out
+    await store.tx(async (r) => {
+      await r.x402Authorizations.update('xa_0', { state: 'settled', settledAt: 7, updatedAt: 7 });
+      await r.x402Authorizations.update('xa_2', { state: 'settled', settledAt: 8, updatedAt: 8 });
+    });
+    expect((await store.read((r) => r.x402Authorizations.unreconciled(10))).map((a) => a.id)).toEqual(['xa_0', 'xa_2']);
+    await store.tx((r) => r.x402Authorizations.update('xa_0', { reconciledAt: 9 }));
+    expect((await store.read((r) => r.x402Authorizations.unreconciled(10))).map((a) => a.id)).toEqual(['xa_2']);
+    expect(await store.read((r) => r.x402Authorizations.get('xa_0'))).toMatchObject({ reconciledAt: 9 });
   });
 
   it('sessions: unique open nonce, locked read, claims compare-and-set on the claimed amount, unique per cumulative, listed per owner, due, open pages', async () => {

@@ -170,6 +170,9 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(hooks).sort()).toEqual([...EVENT_TYPES].sort());
     const data = deref(deref(hooks['payment.succeeded']!.post.requestBody.content['application/json']!.schema).properties!.data!);
     expect(data.required).toEqual(expect.arrayContaining(['transactionId', 'receiptId', 'amountMinor', 'providerId', 'workspaceId', 'walletId', 'receipt']));
+    // the x402 settlement alert's data is the contract's too
+    const x402 = deref(deref(hooks['x402.settlement_failed']!.post.requestBody.content['application/json']!.schema).properties!.data!);
+    expect(x402.required).toEqual(expect.arrayContaining(['authorizationId', 'stage', 'providerId', 'payer', 'value', 'amountMinor', 'attempts', 'error', 'txHash', 'retryUntil']));
   });
 });
 

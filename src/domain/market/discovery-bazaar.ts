@@ -1,9 +1,12 @@
 /**
  * The market as an x402 Bazaar resource list (`GET /v1/x402/discovery/resources`): the same
  * listings, in the same order, as discovery search without a query (src/domain/market/discovery.ts),
- * each as an x402 `DiscoveryResource` whose one accept is the agentpay scheme at the listing's
- * price. The accept carries no challenge: a buyer calls the resource and pays the 402 it gets.
+ * each as an x402 `DiscoveryResource` whose accepts are the agentpay scheme at the listing's price
+ * and, when the gateway has a chain (x402 `exact`, src/domain/payments/x402-exact.ts) and the listing
+ * has a USD price, x402's `exact` scheme as the seller's 402 (or paid tool) offers it. The accepts
+ * carry no challenge: a buyer calls the resource and pays the 402 it gets.
  */
+import type { ExactOffer } from 'agentpay-sdk/contract';
 import { agentpayNetworkOf } from 'agentpay-sdk/interop';
 import type { DomainContext } from '../platform/context.js';
 import { countDiscoverable, MATCH_CEILING, type DiscoveryService } from './discovery.js';
@@ -20,6 +23,8 @@ export interface BazaarQuery {
 export interface BazaarSettings {
   mode: 'sandbox' | 'production';
   challengeTtlMs: number;
+  /** the gateway's x402 `exact` offer (GET /v1/x402/exact), null or absent without a chain */
+  exact?: ExactOffer | null;
 }
 
 /** The x402 network of this gateway's money, named as the sellers' 402s name it: `agentpay:sandbox` or `agentpay:live`. */
@@ -34,8 +39,12 @@ export async function bazaarResources(ctx: DomainContext, discovery: DiscoverySe
   const offset = Math.min(Math.max(0, q.offset ?? 0), MATCH_CEILING);
   const network = bazaarNetwork(settings.mode);
   const empty = { x402Version: 2 as const, items: [], pagination: { limit, offset, total: 0 } };
-  // only the agentpay scheme on this gateway's network is listed
-  if ((q.scheme !== undefined && q.scheme !== 'agentpay') || (q.network !== undefined && q.network !== network && q.network !== 'agentpay:*')) return empty;
+  // the agentpay scheme on this gateway's network; x402 `exact` on its chain
+  const exact = settings.exact ?? undefined;
+  const agentpay = (q.scheme === undefined || q.scheme === 'agentpay') && (q.network === undefined || q.network === network || q.network === 'agentpay:*');
+  const wantsExact = exact !== undefined && (q.scheme === undefined || q.scheme === 'exact')
+    && (q.network === undefined || q.network === exact.network || q.network === 'eip155:*');
+  if (!agentpay && !wantsExact) return empty;
   const protocol = q.type === undefined ? undefined : q.type === 'mcp' ? 'mcp' as const : 'rest' as const;
   const { results } = await discovery.search({ limit, ...(protocol ? { protocol } : {}) }, { offset });
   const { total, payTo, updated } = await ctx.store.read(async (r) => {
@@ -48,20 +57,29 @@ export async function bazaarResources(ctx: DomainContext, discovery: DiscoverySe
     return { total: await countDiscoverable(r, protocol ? { protocol } : {}), payTo: wallets, updated: times };
   });
   const maxTimeoutSeconds = Math.max(1, Math.floor(settings.challengeTtlMs / 1000));
+  /** the `exact` accept of a listing, as its seller's 402 makes it (agentpay-sdk/interop x402ExactRequirements) */
+  const exactAccept = (c: { currency: string; priceMinor: string }) => (exact && wantsExact && c.currency === exact.currency ? [{
+    scheme: 'exact' as const, network: exact.network, amount: (BigInt(c.priceMinor) * BigInt(exact.unitsPerMinor)).toString(), asset: exact.asset, payTo: exact.payTo,
+    maxTimeoutSeconds: Math.max(60, maxTimeoutSeconds), extra: { ...exact.extra },
+  }] : []);
   const items = results
     .filter((res) => q.payTo === undefined || payTo.get(res.provider.id) === q.payTo)
     .map((res) => {
       const c = res.capability;
       const mcp = c.protocol === 'mcp';
       const address = res.version.address as { kind: string; url?: string };
+      const accepts = [
+        ...(agentpay ? [{
+          scheme: 'agentpay' as const, network, amount: c.priceMinor, asset: c.currency, payTo: payTo.get(res.provider.id) ?? '',
+          maxTimeoutSeconds, extra: { capabilityId: c.id, providerId: res.provider.id },
+        }] : []),
+        ...exactAccept(c),
+      ];
       return {
         resource: address.kind === 'url' && address.url ? address.url : `agentpay:capability/${c.id}`,
         type: mcp ? 'mcp' as const : 'http' as const,
         x402Version: 2 as const,
-        accepts: [{
-          scheme: 'agentpay' as const, network, amount: c.priceMinor, asset: c.currency, payTo: payTo.get(res.provider.id) ?? '',
-          maxTimeoutSeconds, extra: { capabilityId: c.id, providerId: res.provider.id },
-        }],
+        accepts,
         lastUpdated: new Date(updated.get(c.id) ?? 0).toISOString(),
         description: c.description,
         mimeType: 'application/json',
@@ -77,6 +95,8 @@ export async function bazaarResources(ctx: DomainContext, discovery: DiscoverySe
         } : {}),
         metadata: { capabilityId: c.id, providerId: res.provider.id, name: c.name, category: c.category, protocol: c.protocol, reputation: res.provider.reputation },
       };
-    });
+    })
+    // a listing `exact` alone was asked of and that it cannot take (a price in another currency) is left out, as payTo leaves others out
+    .filter((item) => item.accepts.length > 0);
   return { x402Version: 2 as const, items, pagination: { limit, offset, total } };
 }

@@ -30,6 +30,7 @@ export const ALERT_MAIL_HEADLINES: Readonly<Record<string, string>> = {
   'deposit.held': 'A USDC deposit is held until the price is back in band',
   'reconciliation.shortfall': 'Reconciliation found a shortfall: payouts are paused',
   'reconciliation.recovered': 'Reconciliation is covered again: payouts resumed',
+  'x402.settlement_failed': 'An x402 payment could not be settled on chain after the call was delivered',
 };
 
 export const MAX_ATTEMPTS = 10;

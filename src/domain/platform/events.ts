@@ -14,6 +14,8 @@
  *   payment.succeeded           (the seller and the buyer's workspace) a paid call completed: the receipt, the money moved
  *   payment.failed              (the seller and the buyer's workspace) the seller reported the call failed: the buyer refunded
  *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time: the hold expired and was refunded
+ *   x402.settlement_failed      (the seller, and the operator) an x402 `exact` payment could not be settled on chain after
+ *                               the handler ran (stage settle / retry), or a settled one is not on chain as recorded (reconcile, operator only)
  * Recorded in the same transaction as the change they announce, with a delivery queued for each
  * webhook endpoint of the tenant that wants the type (src/domain/platform/webhooks), and an alert mail for
  * the types a person should hear of (src/domain/platform/alert-mail.ts).

@@ -13,7 +13,7 @@ export default async function discoveryRoutes(app: FastifyInstance) {
   app.get<{ Querystring: Static<typeof BazaarQuery> }>(
     '/v1/x402/discovery/resources',
     { config: { scope: 'discovery:read' }, schema: { summary: 'The market as an x402 Bazaar resource list (discovery, in the x402 format)', querystring: BazaarQuery, response: { 200: BazaarResourceList } } },
-    async (request) => bazaarResources(app.services.ctx, discovery, app.services.config, request.query),
+    async (request) => bazaarResources(app.services.ctx, discovery, { ...app.services.config, exact: app.services.x402Exact.publicOffer() }, request.query),
   );
 
   app.post<{ Body: Static<typeof DiscoverySearchBody> | null }>(

@@ -7,7 +7,13 @@
  * carrying the chain transaction, answered in PAYMENT-RESPONSE. The same authorization pays
  * once (sent again, or at once to two sellers); an expired or underfunded one is refused
  * before the handler; a failed handler settles nothing; a settlement the chain refuses after the
- * handler ran is retried, then recorded failed. Sellers: fastify and web-standard (paidHandler).
+ * handler ran is retried, then recorded failed and alerted (x402.settlement_failed, to the seller and
+ * the operator, with its alert mail). The settlement duty (moved by the manual clock and the chain's
+ * own time, no sleeping) settles a failed one once the chain takes it, takes up a settlement left
+ * `settling` by a crash after its transaction went out (found on chain, recorded once, never sent
+ * twice), gives up an expired one with an alert, and reconciles settled ones against the chain.
+ * After every path the ledger is consistent and what moved on chain is what the ledger holds.
+ * Sellers: fastify and web-standard (paidHandler).
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -15,15 +21,26 @@ import { getAddress, http } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from 'viem/accounts';
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from '@x402/fetch';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { PaymentRequirementsV2Schema } from '@x402/core/schemas';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isPaymentRequired } from '@x402/core/schemas';
+import type { PaymentRequired } from '@x402/core/types';
+import { z } from 'zod';
+import { createSellerPayments, registerPaidTool } from '../../../packages/sdk/src/mcp/seller.js';
 import { agentpaySeller } from '../../../packages/sdk/src/seller/fastify.js';
 import { paidHandler } from '../../../packages/sdk/src/seller/web.js';
 import { decodeHeader, RECEIPT_HEADER, type Receipt } from '../../../packages/sdk/src/protocol.js';
 import type { RailAdapters } from '../../../src/domain/rails/adapters.js';
 import { usdcBaseRails } from '../../../src/rails/usdc/adapter.js';
 import { usdcExactChain } from '../../../src/rails/usdc/exact.js';
-import { PLATFORM_X402_WALLET_ID } from '../../../src/domain/payments/x402-exact.js';
+import { PLATFORM_X402_WALLET_ID, type ExactChain } from '../../../src/domain/payments/x402-exact.js';
+import type { X402SettlementFailedData } from '../../../packages/sdk/src/contract/x402.js';
+import type { BazaarResourceList } from '../../../packages/sdk/src/contract/bazaar.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../../src/domain/tenancy/tenants.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { publish } from '../../e2e/helpers.js';
@@ -35,11 +52,13 @@ const NETWORK = `eip155:${CHAIN_ID}`;
 const PRICE_UNITS = 1_000_000n; // 100 cents in USDC base units
 
 let chain: Chain;
-let t: TestGateway;
+let t: TestGateway & { clock: ManualClock };
+let exact: ExactChain;
 let capabilityId: string;
 let sellers: { app: FastifyInstance; url: string }[] = [];
 let miner: ReturnType<typeof setInterval>;
 const handled: string[] = [];
+let treasuryStart = 0n;
 
 async function seller(): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify();
@@ -75,12 +94,13 @@ beforeAll(async () => {
     chainId: CHAIN_ID, usdcAddress: chain.token, confirmations: CONFIRMATIONS, treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic,
     clock, priceFeed: chain.aggregator, transport: http(chain.url),
   });
-  const exact = usdcExactChain(adapter, { eip712: { name: 'USD Coin (test)', version: '2' }, pollingIntervalMs: 50 });
+  exact = usdcExactChain(adapter, { eip712: { name: 'USD Coin (test)', version: '2' }, pollingIntervalMs: 50 });
   const adapters: RailAdapters = { providers: [adapter], screening: { screen: async () => 'clear' }, pricing, exact };
-  t = await startTestGateway({ clock, keepDataDir: true, config: { mode: 'production', rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } } });
+  t = Object.assign(await startTestGateway({ clock, keepDataDir: true, config: { mode: 'production', rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } } }), { clock });
   capabilityId = await publish(t, '100');
   sellers = [await seller(), await seller()];
   await chain.send(chain.owner, chain.token, 'mint', [chain.payer.address, 10n * PRICE_UNITS]);
+  treasuryStart = await chain.usdcOf(chain.treasury);
 }, 120_000);
 
 afterAll(async () => {
@@ -106,8 +126,8 @@ function stockBuyer(account: LocalAccount, inner: typeof fetch = fetch) {
   return { pay: wrapFetchWithPayment(recording, client), sent };
 }
 
-/** An `exact` PaymentPayload signed by the stock scheme for the seller's offer, as a PAYMENT-SIGNATURE value. */
-async function stockSignature(account: LocalAccount, url: string, tweak?: (a: Record<string, unknown>) => void): Promise<string> {
+/** An `exact` PaymentPayload signed by the stock scheme for the seller's offer. */
+async function stockPayload(account: LocalAccount, url: string, tweak?: (a: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
   const res = await fetch(url, { method: 'POST' });
   expect(res.status).toBe(402);
   const required = decodePaymentRequiredHeader(res.headers.get('payment-required')!);
@@ -115,7 +135,12 @@ async function stockSignature(account: LocalAccount, url: string, tweak?: (a: Re
   const scheme = new ExactEvmScheme(account);
   if (tweak) tweak(accepted as unknown as Record<string, unknown>);
   const partial = await scheme.createPaymentPayload(2, accepted);
-  return encodePaymentSignatureHeader({ ...partial, x402Version: 2, resource: required.resource, accepted } as never);
+  return { ...partial, x402Version: 2, resource: required.resource, accepted };
+}
+
+/** The same, as a PAYMENT-SIGNATURE value. */
+async function stockSignature(account: LocalAccount, url: string, tweak?: (a: Record<string, unknown>) => void): Promise<string> {
+  return encodePaymentSignatureHeader(await stockPayload(account, url, tweak) as never);
 }
 
 const chainState = async () => ({ payer: await chain.usdcOf(chain.payer.address), treasury: await chain.usdcOf(chain.treasury) });
@@ -144,6 +169,29 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
       scheme: 'exact', network: NETWORK, amount: PRICE_UNITS.toString(), asset: getAddress(chain.token), payTo: getAddress(chain.treasury),
       extra: { name: 'USD Coin (test)', version: '2' },
     });
+  });
+
+  it('discovery\'s x402 Bazaar list offers exact beside agentpay, as the seller\'s 402 does, and filters by scheme and network', async () => {
+    const list = (query = '') => t.workspace.http.request<BazaarResourceList>('GET', `/v1/x402/discovery/resources${query}`);
+    const res = await fetch(`${sellers[0]!.url}/forecast`, { method: 'POST' });
+    const offered = decodePaymentRequiredHeader(res.headers.get('payment-required')!).accepts[1]!;
+    const item = (await list('?limit=100')).items.find((i) => i.metadata.capabilityId === capabilityId)!;
+    expect(item.accepts.map((a) => [a.scheme, a.network])).toEqual([['agentpay', 'agentpay:live'], ['exact', NETWORK]]);
+    const exactAccept = item.accepts[1]!;
+    expect(exactAccept).toEqual({
+      scheme: 'exact', network: NETWORK, amount: PRICE_UNITS.toString(), asset: offered.asset, payTo: offered.payTo, maxTimeoutSeconds: expect.any(Number),
+      extra: { name: 'USD Coin (test)', version: '2' },
+    });
+    expect(getAddress(exactAccept.payTo)).toBe(getAddress(chain.treasury));
+    expect(PaymentRequirementsV2Schema.safeParse(exactAccept).success).toBe(true);
+    for (const q of ['?scheme=exact', `?network=${NETWORK}`, '?network=eip155:*', '?scheme=exact&type=http']) {
+      const only = (await list(q)).items.find((i) => i.metadata.capabilityId === capabilityId)!;
+      expect(only.accepts, q).toEqual([exactAccept]);
+    }
+    expect((await list('?scheme=agentpay')).items.find((i) => i.metadata.capabilityId === capabilityId)!.accepts.map((a) => a.scheme)).toEqual(['agentpay']);
+    // the type filter holds for exact too: this REST capability is not an MCP tool
+    expect((await list('?scheme=exact&type=mcp')).items.find((i) => i.metadata.capabilityId === capabilityId)).toBeUndefined();
+    expect((await list('?network=eip155:1')).items).toEqual([]);
   });
 
   it('pays, the handler runs once, the gateway settles on chain and records 100 / 97 / 3 with a receipt carrying the transaction', async () => {
@@ -254,6 +302,66 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(after.holding).toBe(0n);
   }, 60_000);
 
+  it('an MCP tool (registerPaidTool) offers exact too, and a stock x402 client\'s payload in _meta["x402/payment"] pays it: settled on chain, 100 / 97 / 3, x402/payment-response', async () => {
+    const mcp = new McpServer({ name: 'seller', version: '1' });
+    let ran = 0;
+    registerPaidTool(mcp, 'forecast', { seller: createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca }), capabilityId, inputSchema: { city: z.string() } }, async ({ city }) => {
+      ran += 1;
+      return { content: [{ type: 'text', text: `sunny in ${city}` }] };
+    });
+    registerPaidTool(mcp, 'broken', { seller: createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca }), capabilityId }, async () => {
+      ran += 1;
+      return { content: [{ type: 'text', text: 'down' }], isError: true };
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const client = new Client({ name: 'buyer', version: '1' });
+    await client.connect(b);
+    // as @x402/mcp's client does: call unpaid, read the PaymentRequired, createPaymentPayload with the stock exact scheme, call again with it in _meta
+    const unpaid = (await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' } })) as CallToolResult;
+    expect(unpaid.isError).toBe(true);
+    const required = unpaid.structuredContent;
+    if (!isPaymentRequired(required)) throw new Error('no x402 PaymentRequired in structuredContent');
+    expect((required as PaymentRequired).accepts.map((x) => x.scheme)).toEqual(['agentpay', 'exact']);
+    expect((required as PaymentRequired).accepts[1]).toMatchObject({ network: NETWORK, amount: PRICE_UNITS.toString(), asset: getAddress(chain.token), payTo: getAddress(chain.treasury) });
+    const x402 = x402Client.fromConfig({
+      schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(chain.payer) }],
+      spendControls: { allowedAssets: [{ network: NETWORK, asset: chain.token, maxAmountPerPayment: (2n * PRICE_UNITS).toString() }] },
+    });
+    const payload = await x402.createPaymentPayload(required as PaymentRequired);
+    expect(payload.accepted.scheme).toBe('exact');
+    const before = { chain: await chainState(), books: await books() };
+    const paid = (await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+    expect(paid.isError).toBeFalsy();
+    expect(paid.content).toEqual([{ type: 'text', text: 'sunny in Oslo' }]);
+    expect(ran).toBe(1);
+    const receipt = paid._meta?.['agentpay/receipt'] as Receipt;
+    expect(receipt).toMatchObject({ status: 'success', capabilityId, amount: { amountMinor: '100', currency: 'USD' } });
+    const response = paid._meta?.['x402/payment-response'] as { success: boolean; transaction: string; network: string; extra: { receipt: Receipt } };
+    expect(response).toMatchObject({ success: true, network: NETWORK, amount: PRICE_UNITS.toString(), extra: { receipt } });
+    expect((await chain.pub.getTransactionReceipt({ hash: response.transaction as `0x${string}` })).status).toBe('success');
+    await conserved(before, 1n);
+
+    // the same payload again: refused before the tool, x402's way (a fresh PaymentRequired whose error is the reason); nothing moves
+    const again = (await client.callTool({ name: 'forecast', arguments: { city: 'Oslo' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+    expect(again.isError).toBe(true);
+    expect((again.structuredContent as PaymentRequired).error).toBe('invalid_exact_evm_nonce_already_used');
+    expect(ran).toBe(1);
+    await conserved(before, 1n);
+
+    // a tool that fails settles nothing: the authorization is released, the buyer keeps its money
+    const unpaidBroken = (await client.callTool({ name: 'broken', arguments: {} })) as CallToolResult;
+    const brokenPayload = await x402.createPaymentPayload(unpaidBroken.structuredContent as PaymentRequired);
+    const released = (await t.gw.store.read((r) => r.x402Authorizations.listByState(['released'], 100))).length;
+    const failed = (await client.callTool({ name: 'broken', arguments: {}, _meta: { 'x402/payment': brokenPayload } })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(ran).toBe(2);
+    expect(failed._meta?.['x402/payment-response']).toBeUndefined();
+    expect((await t.gw.store.read((r) => r.x402Authorizations.listByState(['released'], 100))).length).toBe(released + 1);
+    await conserved(before, 1n);
+    await client.close();
+  }, 60_000);
+
   it('a settlement the chain refuses after the handler ran is tried 3 times, then recorded failed; nothing is credited', async () => {
     const before = { chain: await chainState(), books: await books() };
     const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/pauses`);
@@ -272,5 +380,146 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(failed[0]!.lastError).toMatch(/revert|paused|EnforcedPause/i);
     expect(await chainState()).toEqual(before.chain);
     expect(await books()).toEqual(before.books);
+
+    // alerted, to the seller and to the operator, with an alert mail each: the duty keeps trying until validBefore
+    const alerts = await alertsOf(failed[0]!.id);
+    expect(alerts.seller).toHaveLength(1);
+    expect(alerts.operator).toHaveLength(1);
+    expect(alerts.seller[0]!.data).toEqual(alerts.operator[0]!.data);
+    const data = alerts.seller[0]!.data as X402SettlementFailedData;
+    expect(data).toMatchObject({
+      stage: 'settle', capabilityId, providerId: t.creds.provider.id, payer: chain.payer.address.toLowerCase(), network: NETWORK, value: PRICE_UNITS.toString(),
+      amountMinor: '100', currency: 'USD', attempts: 3, txHash: null, retryUntil: new Date(failed[0]!.validBefore * 1000).toISOString(),
+    });
+    expect(data.error).toMatch(/revert|paused|EnforcedPause/i);
+    const mail = await t.gw.store.read((r) => r.alertMails.byEvent(alerts.seller[0]!.id));
+    expect(mail).toMatchObject({ eventType: 'x402.settlement_failed', tenantId: t.creds.provider.id, state: 'pending' });
+  }, 60_000);
+});
+
+/** The x402.settlement_failed events of one authorization, as the seller and the operator read them. */
+async function alertsOf(authorizationId: string) {
+  const of = async (c: typeof t.provider) => (await c.rail.events({ type: 'x402.settlement_failed', limit: 200 })).events.filter((e) => e.data.authorizationId === authorizationId);
+  return { seller: await of(t.provider), operator: await of(t.operator) };
+}
+
+/** The books, the chain, and that what the chain brought in equals what the x402 holding took in. */
+async function conserved(before: { chain: Awaited<ReturnType<typeof chainState>>; books: Awaited<ReturnType<typeof books>> }, sales: bigint) {
+  const after = { chain: await chainState(), books: await books() };
+  expect(before.chain.payer - after.chain.payer).toBe(sales * PRICE_UNITS);
+  expect(after.chain.treasury - before.chain.treasury).toBe(sales * PRICE_UNITS);
+  expect(after.books.seller - before.books.seller).toBe(sales * 97n);
+  expect(after.books.fee - before.books.fee).toBe(sales * 3n);
+  expect(after.books.holding).toBe(0n);
+  const deposits = (await t.operator.wallets.ledger(PLATFORM_X402_WALLET_ID)).filter((e) => e.type === 'deposit').reduce((n, e) => n + BigInt(e.amountMinor), 0n);
+  // every base unit the treasury received from x402 payers is a cent (10,000 units) in the holding's deposits
+  expect(deposits * 10_000n).toBe(await chain.usdcOf(chain.treasury) - treasuryStart);
+  return after;
+}
+
+const STALE_MS = 10 * 60_000 + 1;
+const RESPONSE_HASH = `sha256:${'ab'.repeat(32)}`;
+
+/** An authorization verified by the gateway and claimed for settlement (`settling`) as the route does, then left: a crash. */
+async function claimedThenCrashed(): Promise<{ id: string; payload: Record<string, unknown> }> {
+  const payload = await stockPayload(chain.payer, `${sellers[0]!.url}/forecast`);
+  const v = await t.provider.payments.exactVerify({ capabilityId, payload });
+  const claimed = await t.gw.store.tx((r) => r.x402Authorizations.transition(v.authorizationId, ['reserved'], { state: 'settling', responseHash: RESPONSE_HASH, updatedAt: t.clock.now() }));
+  expect(claimed).toBe(true);
+  return { id: v.authorizationId, payload };
+}
+
+const row = (id: string) => t.gw.store.read(async (r) => (await r.x402Authorizations.get(id))!);
+const duty = () => t.gw.services.x402Exact.runSettlementDuty();
+
+describe('the settlement duty', () => {
+  it('settles the failed one once the chain takes it again: recorded once, 100 / 97 / 3, a receipt, then reconciled', async () => {
+    const [failed] = await t.gw.store.read((r) => r.x402Authorizations.listByState(['failed'], 10));
+    const before = { chain: await chainState(), books: await books() };
+    // the four sales paid earlier (REST, two sellers at once, web-standard, MCP) are reconciled in the same run (the one it settles, at the next)
+    expect(await duty()).toEqual({ settled: 1, retried: 0, expired: 0, reconciled: 4, mismatched: 0 });
+    const done = await row(failed!.id);
+    expect(done).toMatchObject({ state: 'settled', attempts: 4, responseHash: expect.stringMatching(/^sha256:/) });
+    expect(done.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await chain.pub.getTransactionReceipt({ hash: done.txHash as `0x${string}` })).status).toBe('success');
+    await conserved(before, 1n);
+    const receipts = await t.gw.store.read((r) => r.receipts.byTransaction(done.transactionId!));
+    expect(receipts.map((x) => [x.status, x.responseHash])).toEqual([['success', done.responseHash]]);
+    const sold = (await t.provider.rail.events({ type: 'payment.succeeded', limit: 200 })).events.filter((e) => e.data.transactionId === done.transactionId);
+    expect(sold).toHaveLength(1);
+    // the next run finds every settled transaction confirmed on chain, as recorded, and settles nothing again
+    expect(await duty()).toEqual({ settled: 0, retried: 0, expired: 0, reconciled: 1, mismatched: 0 });
+    expect((await row(failed!.id)).reconciledAt).toBe(t.clock.now());
+    expect(await t.gw.store.read((r) => r.x402Authorizations.unreconciled(100))).toEqual([]);
+    await conserved(before, 1n);
+  }, 60_000);
+
+  it('a crash after the transaction went out: taken up once stale, found on chain, recorded once, never sent again', async () => {
+    const before = { chain: await chainState(), books: await books() };
+    const { id, payload } = await claimedThenCrashed();
+    // the crashed instance had sent it (and died before keeping the hash)
+    const p = payload as { payload: { authorization: Parameters<ExactChain['settle']>[0]; signature: string } };
+    const { txHash } = await exact.settle(p.payload.authorization, p.payload.signature);
+    const nonceBefore = await chain.pub.getTransactionCount({ address: chain.treasury });
+    // not stale yet: the settle that claimed it may still be at work
+    expect(await duty()).toEqual({ settled: 0, retried: 0, expired: 0, reconciled: 0, mismatched: 0 });
+    expect((await row(id)).state).toBe('settling');
+    t.clock.advance(STALE_MS);
+    expect(await duty()).toMatchObject({ settled: 1, retried: 0, expired: 0 });
+    expect(await row(id)).toMatchObject({ state: 'settled', txHash, responseHash: RESPONSE_HASH });
+    // nothing was sent: the treasury's nonce did not move, the payer paid once
+    expect(await chain.pub.getTransactionCount({ address: chain.treasury })).toBe(nonceBefore);
+    await conserved(before, 1n);
+    expect(await duty()).toMatchObject({ settled: 0, retried: 0, expired: 0, mismatched: 0 });
+    await conserved(before, 1n);
+    // no alert: nothing failed
+    expect((await alertsOf(id)).seller).toEqual([]);
+  }, 60_000);
+
+  it('a crash before the transaction went out: sent by the duty once stale, and recorded', async () => {
+    const before = { chain: await chainState(), books: await books() };
+    const { id } = await claimedThenCrashed();
+    t.clock.advance(STALE_MS);
+    expect(await duty()).toMatchObject({ settled: 1, retried: 0, expired: 0 });
+    const done = await row(id);
+    expect(done).toMatchObject({ state: 'settled', attempts: 1 });
+    expect((await chain.pub.getTransactionReceipt({ hash: done.txHash as `0x${string}` })).status).toBe('success');
+    await conserved(before, 1n);
+  }, 60_000);
+
+  it('a settled row whose recorded transaction is not the chain\'s is alerted to the operator, once', async () => {
+    const [settled] = await t.gw.store.read((r) => r.x402Authorizations.listByState(['settled'], 1));
+    const before = { chain: await chainState(), books: await books() };
+    await t.gw.store.tx((r) => r.x402Authorizations.update(settled!.id, { txHash: `0x${'1'.repeat(64)}`, reconciledAt: null }));
+    expect(await duty()).toMatchObject({ settled: 0, mismatched: 1 });
+    const alerts = await alertsOf(settled!.id);
+    expect(alerts.seller).toEqual([]);
+    expect(alerts.operator.map((e) => (e.data as X402SettlementFailedData).stage)).toEqual(['reconcile']);
+    expect((alerts.operator[0]!.data as X402SettlementFailedData).error).toContain(settled!.txHash!);
+    expect(await duty()).toMatchObject({ mismatched: 0 });
+    expect((await alertsOf(settled!.id)).operator).toHaveLength(1);
+    // the books and the chain did not move
+    expect({ chain: await chainState(), books: await books() }).toEqual(before);
+    await t.gw.store.tx((r) => r.x402Authorizations.update(settled!.id, { txHash: settled!.txHash }));
+  }, 60_000);
+
+  // last: it moves the chain's time past the authorizations' validity
+  it('a failed one whose authorization expired is given up and alerted; the buyer keeps its money, nothing is recorded', async () => {
+    const before = { chain: await chainState(), books: await books() };
+    const { id } = await claimedThenCrashed();
+    await t.gw.store.tx((r) => r.x402Authorizations.update(id, { state: 'failed', attempts: 3, lastError: 'reverted' }));
+    const r0 = await row(id);
+    await chain.rpc('evm_increaseTime', [r0.validBefore - Math.floor(Date.now() / 1000) + 60]);
+    await chain.mine(1);
+    expect(await duty()).toMatchObject({ settled: 0, retried: 0, expired: 1 });
+    expect(await row(id)).toMatchObject({ state: 'expired', txHash: null, transactionId: null });
+    const alerts = await alertsOf(id);
+    expect(alerts.seller.map((e) => (e.data as X402SettlementFailedData).stage)).toEqual(['retry']);
+    expect(alerts.operator).toHaveLength(1);
+    expect(alerts.seller[0]!.data).toMatchObject({ retryUntil: null, error: expect.stringMatching(/expired/) });
+    expect({ chain: await chainState(), books: await books() }).toEqual(before);
+    // given up for good: later runs leave it
+    expect(await duty()).toMatchObject({ settled: 0, retried: 0, expired: 0 });
+    expect(await conserved(before, 0n)).toEqual(before);
   }, 60_000);
 });

@@ -17,11 +17,22 @@ export const BazaarAccept = Closed({
   extra: Closed({ capabilityId: Id('cap'), providerId: Id('prv') }),
 }, { description: 'an accept of the agentpay scheme; pay by calling the resource, which answers 402 with a signed challenge' });
 
+/** An x402 `exact` PaymentRequirements (EIP-3009 USDC to the platform's receiving address; the gateway verifies and settles it for the seller), for USD prices when the gateway has a chain. */
+export const BazaarExactAccept = Closed({
+  scheme: Type.Literal('exact'),
+  network: Type.String(),
+  amount: Type.String(),
+  asset: Type.String(),
+  payTo: Type.String(),
+  maxTimeoutSeconds: Type.Integer({ minimum: 1 }),
+  extra: Closed({ name: Type.String(), version: Type.String() }),
+}, { description: "x402 exact: USDC base units to the platform's address (payTo) on the gateway's chain; extra: the token's EIP-712 domain" });
+
 export const BazaarResource = Closed({
   resource: Type.String({ description: 'the URL to call (an MCP server URL for a tool), or agentpay:capability/<id> for a capability with no URL (a package)' }),
   type: StringEnum(['http', 'mcp'] as const),
   x402Version: Type.Literal(2),
-  accepts: Type.Array(BazaarAccept, { minItems: 1 }),
+  accepts: Type.Array(Type.Union([BazaarAccept, BazaarExactAccept]), { minItems: 1 }),
   lastUpdated: Timestamp({ description: 'when the listing last changed (ISO 8601, as @x402/extensions types it)' }),
   description: Type.String(),
   mimeType: Type.Optional(Type.String()),

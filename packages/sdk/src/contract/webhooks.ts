@@ -6,11 +6,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from './schemas.js';
 import { PAYMENT_EVENT_TYPES } from './rails.js';
+import { X402_EVENT_TYPES } from './x402.js';
 
 /** Every event type (GET /v1/events, webhook deliveries); what each means: src/domain/platform/events.ts. */
 export const EVENT_TYPES = [
   'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'deposit.credited', 'reconciliation.shortfall', 'reconciliation.recovered',
-  'approval.requested', 'wallet_provider.paused', ...PAYMENT_EVENT_TYPES,
+  'approval.requested', 'wallet_provider.paused', ...PAYMENT_EVENT_TYPES, ...X402_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -145,3 +145,31 @@ export const PaymentCredential = Open({
   payload: Type.Record(Type.String(), Type.Unknown()),
   source: Type.Optional(Type.String()),
 });
+
+/**
+ * The alert of an x402 `exact` settlement that failed after the seller's handler ran (docs/api/rails.md §
+ * Events): `x402.settlement_failed`, for the seller and for the operator, written with the row's change.
+ * stage `settle`: the seller's settle call gave up after its tries (the settlement duty keeps trying while
+ * the authorization is valid, `retryUntil`; a `payment.succeeded` follows if it settles); `retry`: the duty
+ * gave up for good (the authorization expired unused, or its nonce was used without a transfer: the seller
+ * delivered and is not paid); `reconcile`: a settled authorization's transaction is no longer on chain as
+ * recorded (operator only: the sale is in the ledger, the chain does not show the money).
+ */
+export const X402_EVENT_TYPES = ['x402.settlement_failed'] as const;
+export const X402SettlementFailedData = Closed({
+  authorizationId: Id('xau'),
+  stage: Type.Union([Type.Literal('settle'), Type.Literal('retry'), Type.Literal('reconcile')]),
+  capabilityId: Id('cap'),
+  providerId: Type.String({ description: 'the seller' }),
+  payer: Type.String({ description: "the buyer's address (the authorization's from)" }),
+  network: Type.String({ description: 'CAIP-2, e.g. eip155:8453' }),
+  asset: Type.String({ description: "the token's address" }),
+  value: Type.String({ description: 'token base units authorized' }),
+  amountMinor: Type.String({ description: 'the price of the call' }),
+  currency: Type.String(),
+  attempts: Type.Integer({ description: 'settlements tried so far' }),
+  error: Type.String({ description: 'what the chain (or the check) said' }),
+  txHash: Type.Union([Type.String(), Type.Null()], { description: 'the last transaction sent for it, if any' }),
+  retryUntil: Type.Union([Type.String(), Type.Null()], { description: 'stage settle: the authorization\'s validBefore (ISO 8601), until which the settlement duty retries; null when it will not' }),
+});
+export type X402SettlementFailedData = Static<typeof X402SettlementFailedData>;

@@ -503,9 +503,10 @@ export function mcpPaymentRequiredMeta(challenge: PriceChallenge, realm: string,
 
 /**
  * The payment of a tool call in another dialect's `_meta` key (ours, `agentpay/payment`, is
- * read by the MCP seller first): the MPP credential, else the x402 PaymentPayload.
+ * read by the MCP seller first): the MPP credential, else the x402 PaymentPayload (of scheme
+ * `agentpay`, or `exact` when `acceptExact`: the gateway has a chain and verifies it).
  */
-export function readMcpPayment(meta: Record<string, unknown> | undefined): PaymentCredentialRead {
+export function readMcpPayment(meta: Record<string, unknown> | undefined, acceptExact = false): PaymentCredentialRead {
   const raw = meta?.[MPP_MCP_CREDENTIAL_META];
   if (raw !== undefined) {
     if (!Value.Check(PaymentCredentialSchema, raw)) return { kind: 'invalid', dialect: 'payment', problem: 'malformed-credential', status: 402, message: `_meta["${MPP_MCP_CREDENTIAL_META}"] is not a credential {challenge: {id, method, …}, payload: {…}}` };
@@ -520,7 +521,8 @@ export function readMcpPayment(meta: Record<string, unknown> | undefined): Payme
   if (rawX !== undefined) {
     const x = asX402PaymentPayload(rawX);
     if (!x) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: `_meta["${X402_MCP_PAYMENT_META}"] is not an x402 PaymentPayload {x402Version, accepted: {scheme, …}, payload: {…}}` };
-    if (x.accepted.scheme !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: 'only the x402 scheme "agentpay" is accepted here' };
+    if (x.accepted.scheme === X402_EXACT_SCHEME && x.x402Version === 2 && acceptExact) return { kind: 'exact', dialect: 'x402', payload: x };
+    if (x.accepted.scheme !== AGENTPAY_SCHEME) return { kind: 'invalid', dialect: 'x402', problem: 'method-unsupported', status: 400, message: `only the x402 scheme "agentpay"${acceptExact ? ' or "exact"' : ''} is accepted here` };
     const proof = proofOf(x.payload);
     if (!proof) return { kind: 'invalid', dialect: 'x402', problem: 'malformed-credential', status: 402, message: 'payload.proof is missing' };
     const id = x402PaymentIdentifier(x);

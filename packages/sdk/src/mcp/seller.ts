@@ -28,9 +28,11 @@
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyObjectSchema, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, runWithinDeadline, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from '../seller/core.js';
+import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, refusalReason, runWithinDeadline, type AdmittedDecision, type Answer, type Decision, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
-import { mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, x402PaymentRequired } from '../interop/wire.js';
+import {
+  mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, X402_MCP_PAYMENT_RESPONSE_META, x402ExactSettlementResponse, x402PaymentRequired, type X402ExactOffer,
+} from '../interop/wire.js';
 import type { PriceChallenge } from '../protocol.js';
 import { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
@@ -88,13 +90,18 @@ function answerResult(answer: Answer, structured: boolean): CallToolResult {
  * structuredContent (MCP clients check it against that schema, error results too): x402
  * clients read the same PaymentRequired from content[0].text.
  */
-function paymentRequiredResult(answer: Answer, challenge: PriceChallenge, structured: boolean, o: { toolName: string | undefined; capabilityId: string; seller: SellerPayments }): CallToolResult {
+function paymentRequiredResult(
+  answer: Answer, challenge: PriceChallenge, structured: boolean,
+  o: { toolName: string | undefined; capabilityId: string; seller: SellerPayments; exact: X402ExactOffer | undefined; exactRefusal: string | undefined },
+): CallToolResult {
   const envelope = JSON.parse(new TextDecoder().decode(answer.body)) as PaymentEnvelope;
   envelope.error.message = `payment required: ${challenge.amountMinor} ${challenge.currency} minor units per call; call again with a signed proof in _meta["${PAYMENT_META}"]`;
   const required = x402PaymentRequired(challenge, {
     resourceUrl: `mcp://tool/${encodeURIComponent(o.toolName ?? o.capabilityId)}`,
     ...(o.seller.dialects?.network ? { network: o.seller.dialects.network } : {}),
-    error: `${envelope.error.code}: ${envelope.error.message}`,
+    // an `exact` payment the gateway refused: x402's way, its reason is the error of a fresh PaymentRequired
+    error: o.exactRefusal ?? `${envelope.error.code}: ${envelope.error.message}`,
+    ...(o.exact ? { exact: o.exact } : {}),
   });
   const realm = o.seller.dialects?.publicUrl ? new URL(o.seller.dialects.publicUrl).hostname : 'mcp';
   return {
@@ -214,22 +221,38 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
       const extra = args[args.length - 1] as { _meta?: Record<string, unknown>; taskStore?: unknown };
       // a task-augmented call would be charged and then answered with an error (task-guard.ts)
       if (mayBeTaskCall(extra)) return errorResult(TASK_CALL_REFUSED);
+      // the gateway's x402 `exact` offer (USDC on its chain), when it has one: offered and read beside ours
+      const exact = seller.exactOffer ? await seller.exactOffer() : undefined;
       // ours first, then the MPP MCP credential, then x402's MCP PaymentPayload (an unusable one: answered as unpaid)
       const ours = extra._meta?.[PAYMENT_META] as string | Record<string, unknown> | undefined;
-      const other = ours === undefined ? readMcpPayment(extra._meta) : undefined;
+      const other = ours === undefined ? readMcpPayment(extra._meta, exact !== undefined) : undefined;
       const payment = ours ?? (other?.kind === 'payment' ? (other.payment as unknown as Record<string, unknown>) : undefined);
-      const decision = await decide(seller, { capabilityId: opts.capabilityId, payment });
+      let decision: Decision;
+      let exactRefusal: string | undefined;
+      if (other?.kind === 'exact' && seller.admitExact) {
+        // verified (and reserved) by the gateway before the tool runs; settled on chain after it succeeded
+        const admission = await seller.admitExact(opts.capabilityId, other.payload as unknown as Record<string, unknown>);
+        if (admission.kind === 'admitted') decision = { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context: {}, dialect: { name: 'x402' } };
+        else if (admission.kind === 'refusal' && admission.status === 402) {
+          exactRefusal = refusalReason(admission);
+          decision = await decide(seller, { capabilityId: opts.capabilityId, payment: undefined });
+        } else if (admission.kind === 'replay') return errorResult('agentpay: an x402 "exact" payment is never replayed');
+        else decision = admission;
+      } else {
+        decision = await decide(seller, { capabilityId: opts.capabilityId, payment });
+      }
       if (decision.kind === 'free') throw new Error('agentpay: a paid tool needs a capabilityId'); // not reached: capabilityId is required
       if (decision.kind !== 'admitted') {
         if (decision.kind !== 'challenge') return answerResult(decision, structuredAnswers);
-        return paymentRequiredResult(decision, decision.challenge, structuredAnswers, { toolName: opts.toolName, capabilityId: opts.capabilityId, seller });
+        return paymentRequiredResult(decision, decision.challenge, structuredAnswers, { toolName: opts.toolName, capabilityId: opts.capabilityId, seller, exact, exactRefusal });
       }
 
       const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, decision);
       const settled = await seller.settle(decision.call, { body: bytes, threw, isError: result.isError === true });
-      const dialect = other?.kind === 'payment' && settled.receipt
-        ? mcpReceiptMeta(other.dialect, settled.receipt, { ...(seller.dialects?.network ? { network: seller.dialects.network } : {}), ...(other.challengeId ? { challengeId: other.challengeId } : {}) })
-        : {};
+      const dialect = settled.exact ? { [X402_MCP_PAYMENT_RESPONSE_META]: x402ExactSettlementResponse(settled.exact) }
+        : other?.kind === 'payment' && settled.receipt
+          ? mcpReceiptMeta(other.dialect, settled.receipt, { ...(seller.dialects?.network ? { network: seller.dialects.network } : {}), ...(other.challengeId ? { challengeId: other.challengeId } : {}) })
+          : {};
       return { ...result, _meta: { ...result._meta, ...(settled.receipt ? { [RECEIPT_META]: settled.receipt } : {}), ...dialect } };
     } finally {
       done();

@@ -402,7 +402,7 @@ function unavailableDecision(context: AnswerContext): RefusalDecision {
 }
 
 /** x402's error reason of a gateway refusal of an `exact` payment (details.reason), else its message. */
-function refusalReason(answer: Answer): string {
+export function refusalReason(answer: Answer): string {
   try {
     const e = JSON.parse(new TextDecoder().decode(answer.body)) as { error?: { message?: string; details?: { reason?: string } } };
     return e.error?.details?.reason ?? e.error?.message ?? 'payment refused';

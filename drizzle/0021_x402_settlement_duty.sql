@@ -1,0 +1,2 @@
+ALTER TABLE `x402_authorizations` ADD `response_hash` text;--> statement-breakpoint
+ALTER TABLE `x402_authorizations` ADD `reconciled_at` integer;
