@@ -3,8 +3,12 @@
  * about spending that waits for a person.
  * Types:
  *   payout_destination.changed  a payout destination changed; payouts on its rails wait
+ *   payout.confirmed            a payout's rail paid it (or the operator resolved it as paid)
+ *   payout.failed               a payout never left (its submission was refused, or the operator resolved it as failed) and was re-credited
  *   payout.returned             a payout came back and was re-credited
  *   payout.resolved             (the provider, and the operator) the operator closed out a stuck payout
+ *   topup.confirmed             the processor confirmed a top-up: the wallet credited (the `topup` entry)
+ *   topup.declined              the processor declined a top-up: nothing credited
  *   deposit.held                a USDC deposit is held until the price is back in band
  *   deposit.credited            a USDC deposit was credited to a wallet (in USD, with its ledger entry)
  *   reconciliation.shortfall    (operator) obligations exceed what the rails hold; payouts paused
