@@ -30,7 +30,7 @@ import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyOb
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, runWithinDeadline, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
-import { mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, x402PaymentRequired } from '../interop/wire.js';
+import { mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, X402_CLIENT_HINT, x402PaymentRequired } from '../interop/wire.js';
 import type { PriceChallenge } from '../protocol.js';
 import { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
 import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
@@ -94,7 +94,8 @@ function paymentRequiredResult(answer: Answer, challenge: PriceChallenge, struct
   const required = x402PaymentRequired(challenge, {
     resourceUrl: `mcp://tool/${encodeURIComponent(o.toolName ?? o.capabilityId)}`,
     ...(o.seller.dialects?.network ? { network: o.seller.dialects.network } : {}),
-    error: `${envelope.error.code}: ${envelope.error.message}`,
+    // a client without our scheme is told what to install (as the HTTP 402's `error` does)
+    error: `${envelope.error.code}: ${envelope.error.message}; ${X402_CLIENT_HINT}`,
   });
   const realm = o.seller.dialects?.publicUrl ? new URL(o.seller.dialects.publicUrl).hostname : 'mcp';
   return {
