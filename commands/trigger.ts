@@ -15,7 +15,7 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
     'payout.* and payout_destination.changed take a provider key; topup.* and deposit.* a workspace or provider key;',
     'reconciliation.* the operator key. deposit.held, payout.failed and payout.resolved also need the operator',
     '(--operator-key, or the local dev gateway\'s), who moves the sandbox world for them and then puts it back.',
-    `Not made: ${Object.keys(NOT_YET).join(', ')} (the error says how to cause it by hand). Needs a sandbox gateway.`,
+    `${Object.keys(NOT_YET).length ? `Not made: ${Object.keys(NOT_YET).join(', ')} (the error says how to cause it by hand). ` : ''}Needs a sandbox gateway.`,
   ].join('\n');
   static override examples = ['<%= config.bin %> trigger payout.returned --as provider', '<%= config.bin %> trigger payout.returned --amount 250 --json'];
   static override args = { event: Args.string({ description: 'the event type', required: true }) };
