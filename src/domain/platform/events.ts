@@ -17,7 +17,7 @@
  *   wallet_provider.paused      (the workspace) the breaker paused a seller for one of its wallets
  *   payment.succeeded           (the seller and the buyer's workspace) a paid call completed: the receipt, the money moved
  *   payment.failed              (the seller and the buyer's workspace) the seller reported the call failed: the buyer refunded
- *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time: the hold expired and was refunded
+ *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time (or the sandbox expired the call now): the hold expired and was refunded
  * Recorded in the same transaction as the change they announce, with a delivery queued for each
  * webhook endpoint of the tenant that wants the type (src/domain/platform/webhooks), and an alert mail for
  * the types a person should hear of (src/domain/platform/alert-mail.ts).
