@@ -2,8 +2,9 @@
  * Top-ups: a payment intent at a processor, credited only when the processor confirms
  * it through a signed webhook. The intent's creation writes no money; the confirmation
  * writes the `topup` ledger entry, moves the intent to `confirmed` and records `topup.confirmed`
- * in one transaction (a decline: `declined` and `topup.declined`, nothing credited), once: a second delivery of the confirmation is refused with 409 DUPLICATE_EXTERNAL_REF
- * and credits nothing.
+ * in one transaction (a decline: `declined` and `topup.declined`, nothing credited), once: a
+ * second delivery of the confirmation is refused with 409 DUPLICATE_EXTERNAL_REF and credits
+ * nothing (and records no event).
  */
 import type { TopUpEventData } from 'agentpay-sdk/contract';
 import { AppError, notFound } from '../../core/errors.js';
