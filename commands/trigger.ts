@@ -3,31 +3,26 @@ import { BaseCommand } from '../src/cli/base-command.js';
 import { usageError } from '../src/cli/errors/index.js';
 import { makeClient } from '../src/cli/client.js';
 import { readDevCredentials } from '../src/gateway/dev-credentials.js';
-import { TRIGGERS, trigger } from '../src/cli/webhooks.js';
+import { NOT_YET, TRIGGERS, trigger } from '../src/cli/webhooks.js';
 import { eventLine } from '../src/cli/events.js';
 
 export default class Trigger extends BaseCommand<typeof Trigger> {
   static override summary = 'Sandbox: make an event really happen, through the API, to test your webhook endpoint or agentpay listen';
   static override description = [
-    `Known: ${Object.keys(TRIGGERS).join(', ')}. payout.returned (a provider key) funds the settlement wallet with`,
-    '--amount in the sandbox, pays it out by bank transfer (registering a first destination if there is none) and has',
-    'the sandbox bank return it: the wallet ends up --amount richer and the event is recorded. approval.requested (a',
-    'workspace key) has a fresh agent wallet buy the seller\'s "agentpay trigger" capability (published once, category',
-    'agentpay-trigger) under an approval policy covering only that category (applied once): the purchase is held. The',
-    'seller is --seller-key, or the local dev gateway\'s provider. wallet_provider.paused (a workspace key): a fresh',
-    'agent wallet\'s three calls to that seller fail as provider errors (nothing charged), which pauses the seller for it.',
-    'deposit.credited (a workspace or provider key): the sandbox chain sends --amount cents\' worth of test USDC to a',
-    'deposit address of one of its wallets, credited at once while the sandbox USDC price is in band.',
-    'payment.succeeded and payment.failed (a workspace key): a fresh agent wallet buys a call of the seller\'s "agentpay',
-    'trigger (agentpay-trigger-sale)" capability, which the seller completes, or fails as client_error (the buyer refunded).',
-    'Other types are not made yet; the error says how to',
-    'cause them by hand. Needs a sandbox gateway.',
+    `Known: ${Object.keys(TRIGGERS).join(', ')}. Each is made as the real thing would be, on a sandbox gateway`,
+    '(what each does, and the key it needs: docs/cli.md, agentpay trigger). payment.*, approval.requested and',
+    'wallet_provider.paused take a workspace key and buy from --seller-key (or the local dev gateway\'s provider);',
+    'payout.* and payout_destination.changed take a provider key; topup.* and deposit.* a workspace or provider key;',
+    'reconciliation.* the operator key. deposit.held, payout.failed and payout.resolved also need the operator',
+    '(--operator-key, or the local dev gateway\'s), who moves the sandbox world for them and then puts it back.',
+    `${Object.keys(NOT_YET).length ? `Not made: ${Object.keys(NOT_YET).join(', ')} (the error says how to cause it by hand). ` : ''}Needs a sandbox gateway.`,
   ].join('\n');
   static override examples = ['<%= config.bin %> trigger payout.returned --as provider', '<%= config.bin %> trigger payout.returned --amount 250 --json'];
   static override args = { event: Args.string({ description: 'the event type', required: true }) };
   static override flags = {
-    amount: Flags.string({ description: 'minor units moved (payout.returned), deposited (deposit.credited, in USD cents) or the price of the purchase (approval.requested, payment.*)', default: '100' }),
+    amount: Flags.string({ description: 'minor units paid out (payout.*), topped up (topup.*), deposited (deposit.*, in USD cents) or the price of the purchase (approval.requested, payment.*)', default: '100' }),
     'seller-key': Flags.string({ description: "approval.requested: a verified provider's API key to buy from [default: the local dev gateway's provider]", env: 'AGENTPAY_SELLER_KEY' }),
+    'operator-key': Flags.string({ description: "deposit.held, payout.failed, payout.resolved: the operator's API key, to move the sandbox world [default: the local dev gateway's]", env: 'AGENTPAY_OPERATOR_KEY' }),
   };
 
   async run(): Promise<void> {
@@ -38,7 +33,9 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
     const dataDir = conn.dataDir ?? conn.profileDataDir;
     const sellerKey = this.flags['seller-key'] ?? (dataDir ? readDevCredentials(dataDir)?.provider.apiKey : undefined);
     const seller = sellerKey ? makeClient(conn, { apiKey: sellerKey }) : undefined;
-    const res = await trigger(this.client(), this.args.event, { amountMinor: this.flags.amount, seller });
+    const operatorKey = this.flags['operator-key'] ?? (dataDir ? readDevCredentials(dataDir)?.operatorKey : undefined);
+    const operator = operatorKey ? makeClient(conn, { apiKey: operatorKey }) : undefined;
+    const res = await trigger(this.client(), this.args.event, { amountMinor: this.flags.amount, seller, operator });
     this.out.result(res, () => [...res.steps, '', res.event ? `Triggered: ${eventLine(res.event)}` : 'Triggered, but the event is not listed (yet)'].join('\n'));
   }
 }

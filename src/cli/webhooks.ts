@@ -138,6 +138,8 @@ export interface TriggerOptions {
   amountMinor: string;
   /** a verified provider's client, for the events that need a seller (approval.requested) */
   seller?: AgentpayClient | undefined;
+  /** the operator's client, for the events that need the sandbox world moved (deposit.held, payout.failed, payout.resolved) */
+  operator?: AgentpayClient | undefined;
 }
 
 const TRIGGER_CATEGORY = 'agentpay-trigger';
@@ -193,6 +195,57 @@ async function authorizeAs(seller: AgentpayClient, capabilityId: string, buyer: 
   const unsigned = { version: 1 as const, challenge, walletId: buyer.walletId, signedAt: new Date().toISOString() };
   const payment = { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
   return seller.payments.authorize({ capabilityId, payment: payment as never });
+}
+
+/** The provider key check: its id and settlement wallet. */
+async function providerOf(client: AgentpayClient, type: string): Promise<{ id: string; walletId: string }> {
+  const me = await client.auth.whoami();
+  if (me.tenant.kind !== 'provider' || !me.tenant.walletId) {
+    throw new CliError('FORBIDDEN', `${type} happens to a provider's payout; this key is a ${me.tenant.kind}'s`, { tryNext: `use a provider key, e.g. agentpay trigger ${type} --as provider` });
+  }
+  return { id: me.tenant.id, walletId: me.tenant.walletId };
+}
+
+/** The operator's client, for the triggers that move the sandbox world. */
+function operatorOf(o: TriggerOptions, type: string): AgentpayClient {
+  if (!o.operator) {
+    throw usageError(`${type} needs the operator to move the sandbox world: pass --operator-key (a local dev gateway's is used when there is one)`, undefined, { flag: '--operator-key' });
+  }
+  return o.operator;
+}
+
+/** A provider's settlement wallet funded with the amount (sandbox) and a bank destination (a first one, `ext_trigger_bank`, when there is none). */
+async function payoutReady(client: AgentpayClient, me: { id: string; walletId: string }, amountMinor: string, steps: string[]): Promise<void> {
+  await client.wallets.fund(me.walletId, amountMinor);
+  steps.push(`funded ${me.walletId} with ${amountMinor} (sandbox)`);
+  const bank = (await client.payouts.destinations(me.id)).find((d) => d.asset === 'USD');
+  if (!bank) {
+    await client.payouts.setDestination(me.id, { destination: 'ext_trigger_bank' });
+    steps.push('registered the payout destination ext_trigger_bank (the first one: no cooldown)');
+  }
+}
+
+/** A wallet of the caller's for money to arrive in: the provider's settlement wallet, else the first wallet listed, else a new agent wallet. */
+async function receivingWallet(client: AgentpayClient, steps: string[]): Promise<string> {
+  const me = await client.auth.whoami();
+  let walletId = me.tenant.walletId ?? (await client.wallets.list())[0]?.id;
+  if (!walletId) {
+    walletId = (await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: generateEd25519().publicKeyPem })).id;
+    steps.push(`created the agent wallet ${walletId}`);
+  }
+  return walletId;
+}
+
+/** Runs `fn` with the sandbox settings patched, then puts back what they were. */
+async function withSandbox<T>(operator: AgentpayClient, patch: Parameters<AgentpayClient['sandbox']['update']>[0], fn: () => Promise<T>): Promise<T> {
+  const before = await operator.sandbox.settings();
+  const restore = Object.fromEntries(Object.keys(patch).map((k) => [k, (before as unknown as Record<string, unknown>)[k]]));
+  await operator.sandbox.update(patch);
+  try {
+    return await fn();
+  } finally {
+    await operator.sandbox.update(restore as typeof patch);
+  }
 }
 
 /** The event types `agentpay trigger` can make happen, and how (docs/cli.md). */
@@ -258,40 +311,138 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
     steps.push(`bought a call of ${capabilityId} (${auth.transactionId}); the seller failed it (client_error, HTTP 400) and the buyer was refunded: receipt ${receipt.id}`);
     return steps;
   },
+  // a workspace: as payment.succeeded, but the seller leaves the call unresolved and has the sandbox expire it now, as the sweeper would after the in-flight time: the buyer refunded
+  'payment.refunded': async (client, o) => {
+    const seller = await buyingSetup(client, o, 'payment.refunded');
+    const steps: string[] = [];
+    const capabilityId = await triggerCapability(seller, SALE_CATEGORY, o.amountMinor, steps);
+    const buyer = await triggerWallet(client, o.amountMinor, steps);
+    const auth = await authorizeAs(seller, capabilityId, buyer);
+    const receipt = await seller.sandbox.expireTransaction(auth.transactionId);
+    steps.push(`bought a call of ${capabilityId} (${auth.transactionId}); the seller neither completed nor failed it, and the sandbox expired it now as the sweeper does after 15 minutes: the buyer was refunded, receipt ${receipt.id}`);
+    return steps;
+  },
   // a provider: fund the settlement wallet, pay it out by bank transfer, and have the sandbox bank return it
   'payout.returned': async (client, o) => {
-    const me = await client.auth.whoami();
-    if (me.tenant.kind !== 'provider' || !me.tenant.walletId) {
-      throw new CliError('FORBIDDEN', 'payout.returned happens to a provider\'s payout; this key is a ' + me.tenant.kind + '\'s', { tryNext: 'use a provider key, e.g. agentpay trigger payout.returned --as provider' });
-    }
-    const walletId = me.tenant.walletId;
+    const me = await providerOf(client, 'payout.returned');
     const steps: string[] = [];
-    await client.wallets.fund(walletId, o.amountMinor);
-    steps.push(`funded ${walletId} with ${o.amountMinor} (sandbox)`);
-    const bank = (await client.payouts.destinations(me.tenant.id)).find((d) => d.asset === 'USD');
-    if (!bank) {
-      await client.payouts.setDestination(me.tenant.id, { destination: 'ext_trigger_bank' });
-      steps.push('registered the payout destination ext_trigger_bank (the first one: no cooldown)');
-    }
-    const payout = await client.payouts.create({ walletId, amountMinor: o.amountMinor, rail: 'bank_transfer' });
+    await payoutReady(client, me, o.amountMinor, steps);
+    const payout = await client.payouts.create({ walletId: me.walletId, amountMinor: o.amountMinor, rail: 'bank_transfer' });
     steps.push(`paid out ${payout.id}`);
     await client.sandbox.returnPayout(payout.id, 'agentpay trigger');
     steps.push(`the sandbox bank returned ${payout.id}; the wallet is re-credited`);
     return steps;
   },
+  // a provider: as payout.returned, but the sandbox bank pays the payout
+  'payout.confirmed': async (client, o) => {
+    const me = await providerOf(client, 'payout.confirmed');
+    const steps: string[] = [];
+    await payoutReady(client, me, o.amountMinor, steps);
+    const payout = await client.payouts.create({ walletId: me.walletId, amountMinor: o.amountMinor, rail: 'bank_transfer' });
+    steps.push(`paid out ${payout.id}`);
+    await client.sandbox.confirmPayout(payout.id);
+    steps.push(`the sandbox bank paid ${payout.id}`);
+    return steps;
+  },
+  // a provider and the operator: the sandbox bank refuses payouts while the payout is made (then as it was): the payout fails and is re-credited
+  'payout.failed': async (client, o) => {
+    const me = await providerOf(client, 'payout.failed');
+    const operator = operatorOf(o, 'payout.failed');
+    const steps: string[] = [];
+    await payoutReady(client, me, o.amountMinor, steps);
+    await withSandbox(operator, { payoutsDown: true }, async () => {
+      steps.push('the operator took the sandbox payout rail down');
+      try {
+        await client.payouts.create({ walletId: me.walletId, amountMinor: o.amountMinor, rail: 'bank_transfer' });
+      } catch (e) {
+        if (e instanceof AgentpayError && e.code === 'TREASURY_UNAVAILABLE') {
+          steps.push(`the bank refused the payout${typeof e.details.payoutId === 'string' ? ` ${e.details.payoutId}` : ''} (503 TREASURY_UNAVAILABLE): it failed and the wallet is re-credited`);
+          return;
+        }
+        throw e;
+      }
+      throw new CliError('NOT_FAILED', 'the payout went through although the sandbox payout rail was down', { tryNext: 'agentpay rail providers: is this a sandbox gateway?' });
+    });
+    steps.push('the sandbox payout rail is back as it was');
+    return steps;
+  },
+  // a provider and the operator: a bank payout the rail has not settled, which the operator resolves as paid
+  'payout.resolved': async (client, o) => {
+    const me = await providerOf(client, 'payout.resolved');
+    const operator = operatorOf(o, 'payout.resolved');
+    const steps: string[] = [];
+    await payoutReady(client, me, o.amountMinor, steps);
+    const payout = await client.payouts.create({ walletId: me.walletId, amountMinor: o.amountMinor, rail: 'bank_transfer' });
+    steps.push(`paid out ${payout.id} (the sandbox bank takes business days)`);
+    await operator.payouts.resolve(payout.id, { outcome: 'paid', reason: 'agentpay trigger' });
+    steps.push(`the operator resolved ${payout.id} as paid (also payout.confirmed)`);
+    return steps;
+  },
+  /**
+   * a provider: registers a new USDC payout destination (a fresh address on base), which freezes USDC
+   * payouts for 24 hours when one was registered before (bank payouts are untouched)
+   */
+  'payout_destination.changed': async (client) => {
+    const me = await providerOf(client, 'payout_destination.changed');
+    const address = `0x${randomBytes(20).toString('hex')}`;
+    const { changed } = await client.payouts.setDestination(me.id, { destination: address, asset: 'USDC', chain: 'base' });
+    return [`registered the USDC payout destination ${address} on base${changed ? '; USDC payouts wait 24 hours when it replaced another (bank payouts do not)' : ''}`];
+  },
+  // a workspace or a provider: a top-up of one of its wallets, paid at the sandbox processor
+  'topup.confirmed': async (client, o) => {
+    const steps: string[] = [];
+    const walletId = await receivingWallet(client, steps);
+    const intent = await client.rail.topUp(walletId, { amountMinor: o.amountMinor });
+    steps.push(`started the top-up ${intent.externalRef} of ${o.amountMinor} for ${walletId}`);
+    const { transaction } = await client.sandbox.confirmTopUp(intent.transactionId);
+    steps.push(`the sandbox processor confirmed it: ${transaction.id} credited ${transaction.creditedMinor}`);
+    return steps;
+  },
+  // a workspace or a provider: as topup.confirmed, but the sandbox processor declines it (nothing credited)
+  'topup.declined': async (client, o) => {
+    const steps: string[] = [];
+    const walletId = await receivingWallet(client, steps);
+    const intent = await client.rail.topUp(walletId, { amountMinor: o.amountMinor });
+    steps.push(`started the top-up ${intent.externalRef} of ${o.amountMinor} for ${walletId}`);
+    await client.sandbox.declineTopUp(intent.transactionId, 'agentpay trigger');
+    steps.push('the sandbox processor declined it: nothing credited');
+    return steps;
+  },
+  // a workspace or a provider and the operator: the sandbox USDC price out of band while a deposit arrives (then as it was)
+  'deposit.held': async (client, o) => {
+    const operator = operatorOf(o, 'deposit.held');
+    const steps: string[] = [];
+    const walletId = await receivingWallet(client, steps);
+    const { address } = await client.rail.depositAddress(walletId);
+    const base = (BigInt(o.amountMinor) * 10_000n).toString();
+    await withSandbox(operator, { usdcPrice: '0.98' }, async () => {
+      steps.push('the operator moved the sandbox USDC price to 0.98, out of its band');
+      try {
+        await client.sandbox.deposit(address, base);
+      } catch (e) {
+        if (e instanceof AgentpayError && e.code === 'DEPOSIT_HELD') {
+          steps.push(`the sandbox chain sent ${base} USDC base units to ${address} (wallet ${walletId}): held`);
+          return;
+        }
+        throw e;
+      }
+      throw new CliError('NOT_HELD', 'the deposit was credited although the USDC price was out of band');
+    });
+    steps.push('the sandbox USDC price is back as it was: the rail job credits the held deposit (deposit.credited)');
+    return steps;
+  },
+  // the operator: the sandbox treasury short while reconciliation runs, then covered again and reconciled (so also reconciliation.recovered)
+  'reconciliation.shortfall': async (client) => reconciliationTrigger(client, 'reconciliation.shortfall'),
+  // the operator: as reconciliation.shortfall, which ends with this event
+  'reconciliation.recovered': async (client) => reconciliationTrigger(client, 'reconciliation.recovered'),
   /**
    * a workspace or a provider: test USDC (--amount cents' worth, 10,000 base units a cent) arrives on the
    * sandbox chain at the deposit address of one of its wallets (the provider's settlement wallet, else the
    * first wallet listed, else a new agent wallet) and is credited at once while the price is in band
    */
   'deposit.credited': async (client, o) => {
-    const me = await client.auth.whoami();
     const steps: string[] = [];
-    let walletId = me.tenant.walletId ?? (await client.wallets.list())[0]?.id;
-    if (!walletId) {
-      walletId = (await client.wallets.create({ ownerType: 'agent', ownerId: 'agentpay-trigger', publicKeyPem: generateEd25519().publicKeyPem })).id;
-      steps.push(`created the agent wallet ${walletId}`);
-    }
+    const walletId = await receivingWallet(client, steps);
     const { address } = await client.rail.depositAddress(walletId);
     const base = (BigInt(o.amountMinor) * 10_000n).toString();
     try {
@@ -307,13 +458,22 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
   },
 };
 
+/** The sandbox treasury short by far more than any tolerance while reconciliation runs, then as it was and reconciled again. */
+async function reconciliationTrigger(client: AgentpayClient, type: string): Promise<string[]> {
+  const me = await client.auth.whoami();
+  if (me.tenant.kind !== 'operator') {
+    throw new CliError('FORBIDDEN', `${type} is the operator's event; this key is a ${me.tenant.kind}'s`, { tryNext: `use the operator key, e.g. agentpay trigger ${type} --as operator` });
+  }
+  const steps: string[] = [];
+  const report = await withSandbox(client, { treasuryShortfallMinor: '1000000000000' }, async () => client.rail.reconcile());
+  steps.push(`the sandbox treasury held 1000000000000 less than is owed; reconciliation: ${report.status}${report.paused ? ' (payouts paused)' : ''}`);
+  const after = await client.rail.reconcile();
+  steps.push(`the treasury as it was; reconciliation: ${after.status}${after.paused ? ' (payouts still paused)' : ' (payouts resumed)'}`);
+  return steps;
+}
+
+/** Event types `agentpay trigger` cannot make, each with how to cause it by hand (test/webhooks/money-events.test.ts makes every other). */
 export const NOT_YET: Partial<Record<EventType, string>> = {
-  'payment.refunded': 'needs a paid call left without complete or fail until its in-flight time (15 minutes by default) runs out',
-  'deposit.held': 'needs the operator to move the sandbox USDC price out of band (agentpay sandbox price) before a deposit',
-  'payout_destination.changed': 'would start the payout cooldown of a changed destination; change it with agentpay payouts destination set',
-  'payout.resolved': 'needs the operator to close a stuck payout (agentpay payouts resolve)',
-  'reconciliation.shortfall': 'operator only: agentpay sandbox outage / a treasury shortfall setting',
-  'reconciliation.recovered': 'operator only: follows a shortfall',
   'x402.settlement_failed': 'needs a gateway with a chain for x402 "exact" (rails.adapters.exact; the sandbox has none) whose chain refuses a settlement after the seller\'s handler ran',
 };
 

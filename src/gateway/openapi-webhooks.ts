@@ -1,10 +1,11 @@
 /**
  * OpenAPI's `webhooks` section: every event type a webhook endpoint can receive (docs/api/webhooks.md),
- * as the POST the gateway sends, signed in `agentpay-signature`. The payment events' `data` is the
- * contract's PaymentEventData, x402.settlement_failed's X402SettlementFailedData; the others' fields are in docs/api/rails.md § Events.
+ * as the POST the gateway sends, signed in `agentpay-signature`. An event's `data` is the contract's
+ * shape of it where there is one (EVENT_DATA_SCHEMAS: the payment, payout, top-up and deposit events);
+ * the others' fields are in docs/api/rails.md § Events.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { EVENT_TYPES, PAYMENT_EVENT_TYPES, PaymentEventData, X402SettlementFailedData } from 'agentpay-sdk/contract';
+import { EVENT_DATA_SCHEMAS, EVENT_TYPES } from 'agentpay-sdk/contract';
 
 const GENERIC_DATA = Type.Record(Type.String(), Type.Unknown(), { description: "the event's facts (ids, amounts as strings): docs/api/rails.md § Events" });
 
@@ -20,7 +21,7 @@ function eventSchema(type: string, data: TSchema): TSchema {
 export function webhookEvents(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const type of EVENT_TYPES) {
-    const data = (PAYMENT_EVENT_TYPES as readonly string[]).includes(type) ? PaymentEventData : type === 'x402.settlement_failed' ? X402SettlementFailedData : GENERIC_DATA;
+    const data = EVENT_DATA_SCHEMAS[type] ?? GENERIC_DATA;
     out[type] = {
       post: {
         summary: `${type}, POSTed to each endpoint that wants it`,

@@ -9,7 +9,7 @@ import { DEFAULT_SCOPES } from '../../src/domain/tenancy/scopes.js';
 import { recordEvent } from '../../src/domain/platform/events.js';
 import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import type { TestGateway } from '../helpers/gateway.js';
-import { createCapability, newBuyer, purchaseReceipt } from '../payments/helpers.js';
+import { authorizeCall, createCapability, newBuyer, purchaseReceipt } from '../payments/helpers.js';
 import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 import { heldApproval } from '../policies/helpers.js';
 import {
@@ -107,6 +107,16 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
     owner: 'provider',
     async create(_t, owner) {
       return { id: await submittedPayout(owner) };
+    },
+  },
+  // an authorized paid call of the provider's, which the sandbox may expire now
+  '/v1/sandbox/transactions/:id': {
+    owner: 'provider',
+    async create(t, owner) {
+      const capabilityId = await createCapability(t, owner.id, { priceMinor: '10' });
+      const ws = await t.newWorkspace('Expiring Buyer');
+      const buyer = await newBuyer(t, ws.client, '10');
+      return { id: (await authorizeCall(owner.client, capabilityId, buyer)).transactionId };
     },
   },
   '/v1/sandbox/topups/:id': {

@@ -125,8 +125,9 @@ describe('GET /openapi.json', () => {
     expect(refs.filter((r) => r.endsWith('/Receipt')).length).toBeGreaterThan(3);
     const paths = JSON.stringify(doc.paths);
     expect(paths).not.toContain(JSON.stringify(schemas.Receipt.required));
-    // 772 KB when every shape was inlined (before the payment session routes, which added about 41 KB)
-    expect(JSON.stringify(doc).length).toBeLessThan(600_000);
+    // 772 KB when every shape was inlined (before the payment session routes, which added about 41 KB,
+    // and the payout and top-up events with their data shapes, about 8 KB)
+    expect(JSON.stringify(doc).length).toBeLessThan(620_000);
   });
 
   it('is what `agentpay openapi` prints (stdout and --output), without a gateway', () => {

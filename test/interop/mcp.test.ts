@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentpayMppx } from '../../packages/sdk/src/interop/mppx.js';
 import { createAgentpayX402Scheme } from '../../packages/sdk/src/interop/x402.js';
+import { MPP_CLIENT_HINT, X402_CLIENT_HINT } from '../../packages/sdk/src/interop/wire.js';
 import { createSellerPayments, registerPaidTool, resultBytes, type SellerPayments } from '../../packages/sdk/src/mcp/seller.js';
 import type { PriceChallenge, Receipt } from '../../packages/sdk/src/protocol.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -113,11 +114,26 @@ describe('a paid tool in the x402 MCP convention (specs/transports-v2/mcp.md)', 
     const ours = r._meta?.['agentpay/error'] as { error: { code: string; message: string }; challenge: PriceChallenge };
     expect(r.structuredContent).toMatchObject({
       x402Version: 2,
-      error: `PAYMENT_REQUIRED: ${ours.error.message}`,
+      error: `PAYMENT_REQUIRED: ${ours.error.message}; ${X402_CLIENT_HINT}`,
       resource: { url: 'mcp://tool/summarize' },
-      accepts: [{ scheme: 'agentpay', network: 'agentpay:sandbox', amount: '100', asset: 'USD', payTo: t.creds.provider.walletId, extra: { challenge: ours.challenge } }],
+      accepts: [{ scheme: 'agentpay', network: 'agentpay:sandbox', amount: '100', asset: 'USD', payTo: t.creds.provider.walletId, extra: { howToPay: X402_CLIENT_HINT, challenge: ours.challenge } }],
     });
     expect(r._meta?.['agentpay/status']).toBe(402);
+    await client.close();
+  });
+
+  it('tells a client without our scheme what to install: a stock x402Client names agentpay-sdk/x402, the MPP challenge agentpay-sdk/mppx', async () => {
+    const client = await connected();
+    const r = (await client.callTool({ name: 'summarize', arguments: { text: 'a b c' } })) as CallToolResult;
+    expect(isPaymentRequired(r.structuredContent)).toBe(true);
+    // what @x402/mcp's client does next, with only an EVM scheme registered: it throws with the accepts, our pointer among them
+    const evmOnly = new x402Client().register('eip155:*', { scheme: 'exact', createPaymentPayload: async () => { throw new Error('not called'); } } as never);
+    const e = await evmOnly.createPaymentPayload(r.structuredContent as unknown as PaymentRequired).then(() => null, (err: Error) => err);
+    expect(e?.message).toMatch(/No network\/scheme registered/);
+    expect(e?.message).toContain('agentpay-sdk/x402');
+    const mpp = r._meta?.['org.paymentauth/payment-required'] as { challenges: Array<{ description?: string }> };
+    expect(mpp.challenges[0]!.description).toBe(MPP_CLIENT_HINT);
+    expect(MPP_CLIENT_HINT).toContain('agentpay-sdk/mppx');
     await client.close();
   });
 

@@ -144,6 +144,9 @@ describe('agentpay-sdk and agentpay-cli installed from their tarballs', () => {
     expectFromTarball(dir, 'agentpay-cli');
     expect(existsSync(join(dir, 'node_modules/agentpay-cli/node_modules/agentpay-sdk'))).toBe(false);
     expect(realpathSync(join(dir, 'node_modules/.bin/agentpay'))).toBe(realpathSync(bin()));
+    // the template pins fastify-plugin ^5, and the SDK's peer range takes it (6: docs.test.ts, where npm
+    // picks the newest); the README's seller below runs on it
+    expect(readJson(join(dir, 'node_modules/fastify-plugin/package.json')).version).toMatch(/^5\./);
   });
 
   it('a seller and a buyer written as the README shows make one paid call through agentpay dev', { timeout: 240_000 }, async () => {

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { RailAdapter, RailAdapters } from '../../src/domain/rails/adapters.js';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';
 import { entries, railGateway, refusedWith } from './helpers.js';
+import { authorizeCall, hashOf, newBuyer, newSeller } from '../payments/helpers.js';
 
 const sent: unknown[] = [];
 const realBank: RailAdapter = {
@@ -61,5 +62,19 @@ describe('a sandbox-mode gateway with no rail', () => {
     expect(entries(none, s.walletId)).toEqual([['fund', '700']]);
     expect(await none.provider.rail.providers()).toEqual({ sandbox: true, providers: [] });
     expect((await none.operator.rail.reconcile()).sandboxCreditsMinor).not.toBe('0');
+  });
+});
+
+describe('the sandbox controls without the sandbox adapters', () => {
+  it('refuse to expire a paid call now (501 NOT_SUPPORTED): the call stays authorized and completes as usual', async () => {
+    const seller = await newSeller(none, '100');
+    const ws = await none.newWorkspace('no rail buyer');
+    const buyer = await newBuyer(none, ws.client, '100');
+    const auth = await authorizeCall(seller.client, seller.capabilityId, buyer);
+    await refusedWith(seller.client.sandbox.expireTransaction(auth.transactionId), 501, 'NOT_SUPPORTED');
+    expect((await ws.client.wallets.balance(buyer.walletId)).availableMinor).toBe('0');
+    const { receipt } = await seller.client.payments.complete({ transactionId: auth.transactionId, responseHash: hashOf('ok') });
+    expect(receipt.status).toBe('success');
+    expect(entries(none, buyer.walletId).map(([type]) => type)).toEqual(['fund', 'hold', 'capture']);
   });
 });

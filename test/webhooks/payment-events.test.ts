@@ -3,7 +3,8 @@
  * receiver on 127.0.0.1: a paid call is one payment.succeeded delivered, signed, to the seller's
  * endpoint and one to the buyer workspace's, with the receipt and the money's facts; a failed call is
  * payment.failed, an expired one payment.refunded; a completion whose database transaction dies
- * leaves neither event nor movement; `agentpay trigger` makes the payment events happen.
+ * leaves neither event nor movement; `agentpay trigger` makes the payment events happen (payment.refunded by
+ * the sandbox control that expires a call now, POST /v1/sandbox/transactions/:id/expire).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Ajv from 'ajv';
@@ -16,6 +17,7 @@ import { ManualClock, startTestGateway, type TestGateway } from '../helpers/gate
 import { authorizeCall, hashOf, newBuyer, newSeller, paidCall, type Buyer } from '../payments/helpers.js';
 import { startReceiver, type Receiver } from './receiver.js';
 import { call } from '../helpers/matrix.js';
+import { expectLedgerConsistent } from '../e2e/helpers.js';
 
 const MINUTE = 60_000;
 const clock = new ManualClock(Date.now());
@@ -177,14 +179,32 @@ describe('the OpenAPI document', () => {
 });
 
 describe('agentpay trigger', () => {
-  it('makes payment.succeeded and payment.failed happen; every event type is either made or explained', async () => {
+  it('makes payment.succeeded, payment.failed and payment.refunded happen (the last by the sandbox expiring the call now); every event type is made', async () => {
     const seller = await t.newProvider();
     const ws = await t.newWorkspace('Trigger Workspace');
-    for (const type of ['payment.succeeded', 'payment.failed'] as const) {
+    for (const type of ['payment.succeeded', 'payment.failed', 'payment.refunded'] as const) {
       const res = await trigger(ws.client, type, { amountMinor: '100', seller: seller.client });
       expect(res.event?.type).toBe(type);
       expect((await seller.client.rail.events({ type })).events).toHaveLength(1);
+      expect(contractAccepts(res.event!.data)).toBe(true);
     }
-    for (const type of EVENT_TYPES) expect(type in TRIGGERS || type in NOT_YET, type).toBe(true);
+    const refunded = (await ws.client.rail.events({ type: 'payment.refunded' })).events[0]!;
+    expect(refunded.data).toMatchObject({ reason: 'expired', refundedMinor: '100', receipt: { status: 'failed' } });
+    // the buyer's wallet got its 100 back: funded 300, nothing spent
+    expect(await ws.client.wallets.balance(String(refunded.data.walletId))).toMatchObject({ balanceMinor: '300', availableMinor: '300' });
+    for (const type of EVENT_TYPES) expect(type in TRIGGERS || type === 'x402.settlement_failed', type).toBe(true);
+    expect(Object.keys(NOT_YET)).toEqual(['x402.settlement_failed']);
+  });
+
+  it('the sandbox expires only the seller\'s own authorized call: another seller 404, a resolved call 409, nothing moved', async () => {
+    const h = await hooked('100');
+    const other = await newSeller(t, '100');
+    const auth = await authorizeCall(h.seller.client, h.seller.capabilityId, h.buyer);
+    await expect(other.client.sandbox.expireTransaction(auth.transactionId)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    await h.seller.client.payments.complete({ transactionId: auth.transactionId, responseHash: hashOf('x') });
+    await expect(h.seller.client.sandbox.expireTransaction(auth.transactionId)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    expect((await h.seller.client.wallets.balance(h.seller.walletId)).balanceMinor).toBe('97');
+    expect((await h.ws.client.wallets.balance(h.buyer.walletId)).balanceMinor).toBe('900');
+    await expectLedgerConsistent(h.ws.client, h.buyer.walletId);
   });
 });

@@ -7,6 +7,7 @@ import { issueChallenge, type Challenge } from './challenge.js';
 import { completeTransaction, type CompleteInput } from './complete.js';
 import type { PaymentDeps } from './deps.js';
 import { failTransaction, type FailInput } from './fail.js';
+import { alreadyResolved, expireTransaction, ownTransaction } from './resolution.js';
 import { VerificationKeys } from './verification-keys.js';
 import { IssuedChallenges } from './issued-challenges.js';
 import { SettlementWallets } from './settlement-wallets.js';
@@ -42,6 +43,19 @@ export class PaymentService {
 
   fail(p: Principal, input: FailInput): Promise<ReceiptView> {
     return failTransaction(this.deps, p, input);
+  }
+
+  /**
+   * Sandbox only (the caller checks: POST /v1/sandbox/transactions/:id/expire): the seller's authorized
+   * transaction expires now, exactly as the sweeper expires it at the end of its in-flight time (the
+   * hold refunded, a failed receipt, `payment.refunded`). Another seller's is 404; a resolved one 409.
+   */
+  expireNow(p: Principal, transactionId: string): Promise<ReceiptView> {
+    return this.deps.ctx.store.tx(async (r) => {
+      const txn = await ownTransaction(r, p, transactionId);
+      if (txn.status !== 'authorized') throw alreadyResolved(txn);
+      return expireTransaction(r, this.deps, txn);
+    });
   }
 }
 

@@ -20,7 +20,11 @@ import type { DomainContext } from './context.js';
 import type { AlertMessage, Mailer } from './mailer.js';
 import { Periodic } from './periodic.js';
 
-/** The event types that are mailed, with their subject line; deposit.credited is routine and is not mailed. */
+/**
+ * The event types that are mailed, with their subject line. The routine ones are not: deposit.credited, the
+ * top-ups, the payments, payout.confirmed, and payout.failed (its provider is told by the 503 of its own request,
+ * or by payout.resolved's mail when the operator resolved it).
+ */
 export const ALERT_MAIL_HEADLINES: Readonly<Record<string, string>> = {
   'approval.requested': 'A purchase is waiting for your approval',
   'wallet_provider.paused': 'A seller was paused for one of your wallets after repeated failures',

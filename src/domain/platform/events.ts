@@ -3,8 +3,12 @@
  * about spending that waits for a person.
  * Types:
  *   payout_destination.changed  a payout destination changed; payouts on its rails wait
+ *   payout.confirmed            a payout's rail paid it (or the operator resolved it as paid)
+ *   payout.failed               a payout never left (its submission was refused, or the operator resolved it as failed) and was re-credited
  *   payout.returned             a payout came back and was re-credited
  *   payout.resolved             (the provider, and the operator) the operator closed out a stuck payout
+ *   topup.confirmed             the processor confirmed a top-up: the wallet credited (the `topup` entry)
+ *   topup.declined              the processor declined a top-up: nothing credited
  *   deposit.held                a USDC deposit is held until the price is back in band
  *   deposit.credited            a USDC deposit was credited to a wallet (in USD, with its ledger entry)
  *   reconciliation.shortfall    (operator) obligations exceed what the rails hold; payouts paused
@@ -13,7 +17,7 @@
  *   wallet_provider.paused      (the workspace) the breaker paused a seller for one of its wallets
  *   payment.succeeded           (the seller and the buyer's workspace) a paid call completed: the receipt, the money moved
  *   payment.failed              (the seller and the buyer's workspace) the seller reported the call failed: the buyer refunded
- *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time: the hold expired and was refunded
+ *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time (or the sandbox expired the call now): the hold expired and was refunded
  *   x402.settlement_failed      (the seller, and the operator) an x402 `exact` payment could not be settled on chain after
  *                               the handler ran (stage settle / retry), or a settled one is not on chain as recorded (reconcile, operator only)
  * Recorded in the same transaction as the change they announce, with a delivery queued for each

@@ -29,6 +29,11 @@ export class SandboxControls {
     private services: { topUps: TopUpService; deposits: DepositService; payouts: PayoutService },
   ) {}
 
+  /** Refuses (501 NOT_SUPPORTED) unless the sandbox adapters run: for controls that act elsewhere (a paid call's expiry). */
+  requireSandbox(): void {
+    this.world();
+  }
+
   private world(): SandboxWorldPort {
     const w = this.registry.sandbox;
     if (!w) throw new AppError('NOT_SUPPORTED', 'sandbox controls exist only on gateways running the sandbox rail adapters');

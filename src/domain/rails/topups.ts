@@ -1,11 +1,14 @@
 /**
  * Top-ups: a payment intent at a processor, credited only when the processor confirms
  * it through a signed webhook. The intent's creation writes no money; the confirmation
- * writes the `topup` ledger entry and moves the intent to `confirmed` in one transaction,
- * once: a second delivery of the confirmation is refused with 409 DUPLICATE_EXTERNAL_REF
- * and credits nothing.
+ * writes the `topup` ledger entry, moves the intent to `confirmed` and records `topup.confirmed`
+ * in one transaction (a decline: `declined` and `topup.declined`, nothing credited), once: a
+ * second delivery of the confirmation is refused with 409 DUPLICATE_EXTERNAL_REF and credits
+ * nothing (and records no event).
  */
+import type { TopUpEventData } from 'agentpay-sdk/contract';
 import { AppError, notFound } from '../../core/errors.js';
+import { recordEvent } from '../platform/events.js';
 import { parseMinor } from '../../core/money.js';
 import type { RailTransaction } from '../../store/repos/rails.js';
 import type { Principal } from '../tenancy/api-keys.js';
@@ -79,8 +82,9 @@ export class TopUpService {
         throw new AppError('CONFLICT', `the processor reports ${event.amountMinor} ${event.currency} for top-up ${t.externalRef}, which was for ${t.railAmountMinor} ${t.railCurrency}`, details);
       }
       const now = this.ctx.clock.now();
+      const reason = outcome === 'declined' ? event.declineReason ?? 'declined' : null;
       if (outcome === 'declined') {
-        await r.railTransactions.transition(t.id, ['pending'], { state: 'declined', reason: event.declineReason ?? 'declined', updatedAt: now });
+        await r.railTransactions.transition(t.id, ['pending'], { state: 'declined', reason: reason!, updatedAt: now });
       } else {
         await r.railTransactions.transition(t.id, ['pending'], { state: 'confirmed', updatedAt: now, settledAt: now });
         await post(r, this.ctx, {
@@ -88,6 +92,12 @@ export class TopUpService {
           reference: `topup:${t.externalRef}`, memo: `top-up confirmed by ${treasuryProviderId}`,
         });
       }
+      // announced in the same transaction as the credit (or the decline): docs/api/rails.md § Events
+      const data: TopUpEventData = {
+        transactionId: t.id, walletId: t.walletId, status: outcome, amountMinor: t.railAmountMinor.toString(), currency: t.railCurrency,
+        creditedMinor: outcome === 'confirmed' ? t.railAmountMinor.toString() : '0', externalRef: t.externalRef!, treasuryProviderId, reason,
+      };
+      await recordEvent(r, this.ctx, t.tenantId, `topup.${outcome}`, data);
       return { transaction: railTransactionView((await r.railTransactions.get(t.id))!) };
     });
   }

@@ -2,7 +2,8 @@
  * Sandbox controls: drive the simulated processor, chain and bank by hand
  * (src/domain/rails/sandbox/controls.ts). They exist on every gateway and answer 501
  * NOT_SUPPORTED where the sandbox adapters do not run. Record controls act on the
- * caller's own records; world settings are the operator's. docs/api/rails.md.
+ * caller's own records; world settings are the operator's. docs/api/rails.md. A paid call's expiry
+ * (the sweeper's, now) is the one control outside the rails: the seller's own transaction.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
@@ -10,13 +11,15 @@ import { parseMinor } from '../../core/money.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
-import { PayoutAnswer, RailTransactionAnswer, SandboxSettingsAnswer, SandboxSettingsBody, SandboxTopUpAnswer } from 'agentpay-sdk/contract';
+import { Closed, PayoutAnswer, RailTransactionAnswer, Receipt, SandboxSettingsAnswer, SandboxSettingsBody, SandboxTopUpAnswer } from 'agentpay-sdk/contract';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
 
 const ReasonBody = OptionalBody(Type.Object({ reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...IgnoredTenantIds }, { additionalProperties: false }));
 type ReasonBody = Static<typeof ReasonBody>;
+const NoBody = OptionalBody(Type.Object({ ...IgnoredTenantIds }, { additionalProperties: false }));
+type NoBody = Static<typeof NoBody>;
 
 const DepositBody = Type.Object({
   address: Type.String({ minLength: 1, maxLength: 100, examples: ['0x0000000000000000000000000000000000000001'] }),
@@ -43,6 +46,16 @@ export default async function sandboxRoutes(app: FastifyInstance) {
       async (request) => controls.settlePayout(principal(request), request.params.id, outcome, request.body?.reason),
     );
   }
+
+  // a paid call expires now, as the sweeper expires it after its in-flight time (the seller's own; a sandbox gateway only)
+  app.post<{ Params: Params; Body: NoBody }>(
+    '/v1/sandbox/transactions/:id/expire',
+    { config: { scope: 'payments:write', errors: RAIL_ERRORS }, schema: { params: Params, body: NoBody, response: { 200: Closed({ receipt: Receipt }) } } },
+    async (request) => {
+      controls.requireSandbox();
+      return { receipt: await app.services.payments.expireNow(principal(request), request.params.id) };
+    },
+  );
 
   app.post<{ Body: Static<typeof DepositBody> }>(
     '/v1/sandbox/deposits',

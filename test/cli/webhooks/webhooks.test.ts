@@ -126,13 +126,10 @@ describe('agentpay webhooks', () => {
 });
 
 describe('agentpay trigger', () => {
-  it('says which event types it cannot make yet and how to cause them (exit 1), and refuses a made-up type (exit 2)', async () => {
-    const r = await run('trigger', 'deposit.held', '--json');
-    expect(r.exitCode).toBe(1);
-    expect(json(r).error.code).toBe('NOT_SUPPORTED');
-    expect(json(r).error.message).toContain('sandbox price');
+  it('refuses a made-up type (exit 2), naming the types it makes', async () => {
     const bad = await run('trigger', 'no.such', '--json');
     expect(bad.exitCode).toBe(2);
+    expect(json(bad).error.message).toContain('payment.refunded');
   });
 
   it('deposit.credited makes a real sandbox USDC deposit to a wallet of the workspace, credited in the ledger and announced', async () => {
@@ -187,6 +184,23 @@ describe('agentpay trigger', () => {
     // funded 3 x 40; three failed calls charge nothing
     const balance = await ws.client.wallets.balance(walletId);
     expect([balance.balanceMinor, balance.availableMinor]).toEqual(['120', '120']);
+  });
+
+  it('payout.failed takes the operator (--operator-key) to take the sandbox payout rail down, and puts it back', async () => {
+    const p = await t.newProvider({ name: 'Failed Payout Trigger' });
+    const env = gatewayEnv(t, p.apiKey);
+    const noOperator = await cli(['trigger', 'payout.failed', '--json'], { configDir, env });
+    expect(noOperator.exitCode).toBe(2);
+    expect(json(noOperator).error.details.flag).toBe('--operator-key');
+
+    const r = await cli(['trigger', 'payout.failed', '--operator-key', t.creds.operatorKey, '--amount', '300', '--json'], { configDir, env });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    const { event } = json<{ event: RailEvent }>(r);
+    expect(event).toMatchObject({ type: 'payout.failed', data: { walletId: p.walletId, status: 'failed', amountMinor: '300', rail: 'bank_transfer', externalRef: null } });
+    expect((await t.operator.sandbox.settings()).payoutsDown).toBe(false);
+    // funded 300, paid out 300, re-credited 300
+    const [, , back] = await expectLedger(p.client, p.walletId, ['300', '-300', '300']);
+    expect(back).toMatchObject({ type: 'payout_return' });
   });
 
   it('payout.returned with a workspace key says it needs a provider key', async () => {

@@ -4,6 +4,7 @@
  */
 import type { HttpClient } from './http.js';
 import type { Payout } from './payouts.js';
+import type { Receipt } from '../types.js';
 import type {
   DepositAddress, RailEvent, RailProviderList, RailTransaction, ReconciliationReport, SandboxSettings, SandboxSettingsInput, SandboxTopUpAnswer, TopUpIntent,
 } from '../contract/rails.js';
@@ -67,6 +68,10 @@ export class SandboxApi {
   /** USDC (base units) arrives at one of your deposit addresses on the sandbox chain. */
   async deposit(address: string, amountMinor: string, from?: string): Promise<RailTransaction> {
     return (await this.http.request<{ transaction: RailTransaction }>('POST', '/v1/sandbox/deposits', { body: { address, amountMinor, ...(from ? { from } : {}) } })).transaction;
+  }
+  /** Your authorized paid call (a seller's key) expires now, as at the end of its in-flight time: the buyer refunded, a failed receipt. */
+  async expireTransaction(transactionId: string): Promise<Receipt> {
+    return (await this.http.request<{ receipt: Receipt }>('POST', `/v1/sandbox/transactions/${encodeURIComponent(transactionId)}/expire`)).receipt;
   }
   confirmPayout(payoutId: string): Promise<{ payout: Payout }> {
     return this.http.request('POST', `/v1/sandbox/payouts/${encodeURIComponent(payoutId)}/confirm`);

@@ -206,6 +206,68 @@ export const PaymentEventData = Closed({
 });
 export type PaymentEventData = Static<typeof PaymentEventData>;
 
+/**
+ * The payout events (docs/api/rails.md § Events), recorded for the provider in the transaction that
+ * moves its payout to that state, as its rail has it: `payout.confirmed` (the rail paid it: the debit
+ * made at submission stands), `payout.failed` (it never left: the submission was refused, or the
+ * operator resolved it as failed; the wallet re-credited by a `payout_return` entry) and
+ * `payout.returned` (it left and came back; re-credited the same way).
+ */
+export const PAYOUT_EVENT_TYPES = ['payout.confirmed', 'payout.failed', 'payout.returned'] as const;
+export const PayoutEventData = Closed({
+  payoutId: Type.String({ description: 'the payout (pay_…)' }),
+  walletId: Type.String({ description: 'the settlement wallet it was paid from (wal_…)' }),
+  status: StringEnum(['confirmed', 'failed', 'returned'] as const, { description: "the payout's status now" }),
+  amountMinor: Amount({ description: 'USD minor units debited at submission (and, failed or returned, credited back)' }),
+  currency: Type.Literal('USD'),
+  rail: Type.String({ description: 'bank_transfer, ach or usdc_base' }),
+  railAmountMinor: Amount({ description: 'the amount on the rail, in its asset (USDC base units on usdc_base)' }),
+  asset: Type.String({ description: 'the asset on the rail: USD or USDC' }),
+  destination: Type.Union([Type.String(), Type.Null()], { description: 'where it was sent' }),
+  externalRef: Type.Union([Type.String(), Type.Null()], { description: "the rail's reference, null when it never reached the rail" }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'failed and returned: why; confirmed: null, or the operator\'s resolution (`resolved by the operator: …`)' }),
+});
+export type PayoutEventData = Static<typeof PayoutEventData>;
+
+/**
+ * The top-up events, recorded for the wallet's tenant when the processor's signed webhook settles a
+ * top-up intent: `topup.confirmed` in the transaction that writes the `topup` ledger entry,
+ * `topup.declined` in the one that records the decline (nothing credited).
+ */
+export const TOPUP_EVENT_TYPES = ['topup.confirmed', 'topup.declined'] as const;
+export const TopUpEventData = Closed({
+  transactionId: Type.String({ description: 'the top-up (top_…), as GET /v1/rail/transactions lists it' }),
+  walletId: Type.String({ description: 'the wallet topped up (wal_…)' }),
+  status: StringEnum(['confirmed', 'declined'] as const),
+  amountMinor: Amount({ description: 'the amount of the intent; confirmed: what the `topup` entry credited' }),
+  currency: Type.String(),
+  creditedMinor: Amount({ description: 'what the wallet was credited: amountMinor when confirmed, "0" when declined' }),
+  externalRef: Type.String({ description: "the processor's reference of the intent" }),
+  treasuryProviderId: Type.String({ description: 'the processor' }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: "declined: the processor's reason; null when confirmed" }),
+});
+export type TopUpEventData = Static<typeof TopUpEventData>;
+
+/** `deposit.credited`: a USDC deposit credited in USD, in the transaction of its `deposit` ledger entry. */
+export const DepositCreditedEventData = Closed({
+  transactionId: Type.String({ description: 'the deposit (dep_…)' }),
+  walletId: Type.String(),
+  amountMinor: Amount({ description: 'USD minor units credited (the `deposit` ledger entry)' }),
+  currency: Type.Literal('USD'),
+  asset: Type.Literal('USDC'),
+  assetAmountMinor: Amount({ description: 'USDC base units received' }),
+  usdcPrice: Type.String({ description: 'the USD price of 1 USDC it was credited at' }),
+  txHash: Type.Union([Type.String(), Type.Null()], { description: 'the chain transaction, null if the rail has none' }),
+});
+/** `deposit.held`: a USDC deposit held (nothing credited) while USDC is out of its price band. */
+export const DepositHeldEventData = Closed({
+  transactionId: Type.String({ description: 'the deposit (dep_…)' }),
+  walletId: Type.String(),
+  amountMinor: Amount({ description: 'USDC base units received' }),
+  asset: Type.Literal('USDC'),
+  reason: Type.String(),
+});
+
 const Cursor = Type.Optional(Type.String({ description: 'pass as after= for the next page; only when the page came back full' }));
 export const RailTransactionPage = Closed({ transactions: Type.Array(RailTransaction), nextCursor: Cursor });
 export const RailEventPage = Closed({ events: Type.Array(RailEvent), nextCursor: Cursor });

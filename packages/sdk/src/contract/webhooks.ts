@@ -3,17 +3,33 @@
  * bodies and queries of the webhook-endpoint routes. The resources answered (WebhookEndpoint,
  * WebhookDelivery) are in resources.ts.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, IgnoredTenantIds, OptionalBody, StringEnum } from './schemas.js';
-import { PAYMENT_EVENT_TYPES } from './rails.js';
-import { X402_EVENT_TYPES } from './x402.js';
+import {
+  DepositCreditedEventData, DepositHeldEventData, PAYMENT_EVENT_TYPES, PAYOUT_EVENT_TYPES, PaymentEventData, PayoutEventData,
+  TOPUP_EVENT_TYPES, TopUpEventData,
+} from './rails.js';
+import { X402_EVENT_TYPES, X402SettlementFailedData } from './x402.js';
 
 /** Every event type (GET /v1/events, webhook deliveries); what each means: src/domain/platform/events.ts. */
 export const EVENT_TYPES = [
-  'payout_destination.changed', 'payout.returned', 'payout.resolved', 'deposit.held', 'deposit.credited', 'reconciliation.shortfall', 'reconciliation.recovered',
-  'approval.requested', 'wallet_provider.paused', ...PAYMENT_EVENT_TYPES, ...X402_EVENT_TYPES,
+  'payout_destination.changed', ...PAYOUT_EVENT_TYPES, 'payout.resolved', ...TOPUP_EVENT_TYPES, 'deposit.held', 'deposit.credited',
+  'reconciliation.shortfall', 'reconciliation.recovered', 'approval.requested', 'wallet_provider.paused', ...PAYMENT_EVENT_TYPES, ...X402_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The contract's shape of an event's `data`, for the types that have one (OpenAPI's webhooks section
+ * refers to it); the others' fields are in docs/api/rails.md § Events.
+ */
+export const EVENT_DATA_SCHEMAS: Partial<Record<EventType, TSchema>> = {
+  ...Object.fromEntries(PAYMENT_EVENT_TYPES.map((t) => [t, PaymentEventData])),
+  ...Object.fromEntries(PAYOUT_EVENT_TYPES.map((t) => [t, PayoutEventData])),
+  ...Object.fromEntries(TOPUP_EVENT_TYPES.map((t) => [t, TopUpEventData])),
+  'deposit.credited': DepositCreditedEventData,
+  'deposit.held': DepositHeldEventData,
+  'x402.settlement_failed': X402SettlementFailedData,
+};
 
 export const WebhookEndpointBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2000, description: 'where deliveries are POSTed: https (http too on a sandbox gateway)', examples: ['https://example.com/hooks/agentpay'] }),

@@ -31,7 +31,7 @@ import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from 
 import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, refusalReason, runWithinDeadline, type AdmittedDecision, type Answer, type Decision, type SellerOptions, type SellerPayments } from '../seller/core.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
 import {
-  mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, X402_MCP_PAYMENT_RESPONSE_META, x402ExactSettlementResponse, x402PaymentRequired, type X402ExactOffer,
+  mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, X402_CLIENT_HINT, X402_MCP_PAYMENT_RESPONSE_META, x402ExactSettlementResponse, x402PaymentRequired, type X402ExactOffer,
 } from '../interop/wire.js';
 import type { PriceChallenge } from '../protocol.js';
 import { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
@@ -99,8 +99,9 @@ function paymentRequiredResult(
   const required = x402PaymentRequired(challenge, {
     resourceUrl: `mcp://tool/${encodeURIComponent(o.toolName ?? o.capabilityId)}`,
     ...(o.seller.dialects?.network ? { network: o.seller.dialects.network } : {}),
-    // an `exact` payment the gateway refused: x402's way, its reason is the error of a fresh PaymentRequired
-    error: o.exactRefusal ?? `${envelope.error.code}: ${envelope.error.message}`,
+    // an `exact` payment the gateway refused: x402's way, its reason is the error of a fresh PaymentRequired;
+    // otherwise a client without our scheme is told what to install (as the HTTP 402's `error` does)
+    error: o.exactRefusal ?? `${envelope.error.code}: ${envelope.error.message}; ${X402_CLIENT_HINT}`,
     ...(o.exact ? { exact: o.exact } : {}),
   });
   const realm = o.seller.dialects?.publicUrl ? new URL(o.seller.dialects.publicUrl).hostname : 'mcp';

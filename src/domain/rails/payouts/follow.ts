@@ -1,7 +1,7 @@
 /** The rail job's side of payouts: submitting again a payout whose outcome is unknown, and following submitted ones to confirmed or returned. */
 import type { RailTransaction } from '../../../store/repos/rails.js';
 import { submitPayout } from './create.js';
-import { reverse, type PayoutDeps } from './shared.js';
+import { recordPayoutEvent, reverse, type PayoutDeps } from './shared.js';
 
 /**
  * Takes a payout whose first submission's outcome is unknown for submitting again: only one
@@ -38,7 +38,10 @@ export async function followPayout(deps: PayoutDeps, t: RailTransaction): Promis
     return 'returned';
   }
   const now = deps.ctx.clock.now();
-  await deps.ctx.store.tx((r) => r.railTransactions.transition(t.id, ['submitted'], { state: 'confirmed', updatedAt: now, settledAt: now }));
+  await deps.ctx.store.tx(async (r) => {
+    // the event only with the move: a payout another process confirmed meanwhile is announced once
+    if (await r.railTransactions.transition(t.id, ['submitted'], { state: 'confirmed', updatedAt: now, settledAt: now })) await recordPayoutEvent(r, deps, t, 'confirmed', null);
+  });
   return 'confirmed';
 }
 

@@ -6,7 +6,7 @@ import type { Principal } from '../../tenancy/api-keys.js';
 import { OPERATOR_TENANT_ID } from '../../tenancy/tenants.js';
 import { recordEvent } from '../../platform/events.js';
 import { payoutView } from '../views.js';
-import { reverseIn, type PayoutDeps } from './shared.js';
+import { recordPayoutEvent, reverseIn, type PayoutDeps } from './shared.js';
 
 /** The rail's own record of a payout, as the operator's resolution checks it. */
 type RailRecordState = 'submitted' | 'confirmed' | 'returned' | 'none' | 'unavailable';
@@ -51,6 +51,8 @@ export async function resolvePayout(deps: PayoutDeps, p: Principal, id: string, 
       ? await reverseIn(deps, r, current, 'failed', recorded)
       : await r.railTransactions.transition(id, ['submitted'], { state: 'confirmed', reason: recorded, updatedAt: now, settledAt: now });
     if (!moved) throw notResolvable(id, (await r.railTransactions.get(id))!.state);
+    // failed: reverseIn recorded payout.failed; paid: the confirmation is announced as the rail's would be
+    if (input.outcome === 'paid') await recordPayoutEvent(r, deps, current, 'confirmed', recorded);
     const data = {
       payoutId: id, outcome: input.outcome, status: input.outcome === 'paid' ? 'confirmed' : 'failed',
       amountMinor: current.usdAmountMinor!.toString(), rail: current.rail, reason, railRecord: rail.state,

@@ -7,6 +7,7 @@ import { post } from '../../wallets/ledger.js';
 import type { WalletService } from '../../wallets/wallets.js';
 import type { RailsSettings } from '../config.js';
 import { recordEvent } from '../../platform/events.js';
+import type { PayoutEventData } from 'agentpay-sdk/contract';
 import type { RailRegistry } from '../registry.js';
 
 export interface PayoutDeps {
@@ -43,8 +44,18 @@ export async function reverseIn(deps: PayoutDeps, r: Repos, t: RailTransaction, 
     walletId: t.walletId, type: 'payout_return', amountMinor: t.usdAmountMinor!, currency: 'USD', reference: `payout:${t.id}`,
     memo: state === 'returned' ? `payout returned: ${reason}` : `payout not sent: ${reason}`,
   });
-  if (state === 'returned') {
-    await recordEvent(r, deps.ctx, t.tenantId, 'payout.returned', { payoutId: t.id, amountMinor: t.usdAmountMinor!.toString(), rail: t.rail, reason });
-  }
+  await recordPayoutEvent(r, deps, t, state, reason);
   return true;
+}
+
+/**
+ * `payout.confirmed`, `payout.failed` or `payout.returned` for the provider, in the caller's
+ * transaction: the one that moves the payout to that state (and, failed or returned, re-credits it).
+ */
+export async function recordPayoutEvent(r: Repos, deps: Pick<PayoutDeps, 'ctx'>, t: RailTransaction, status: 'confirmed' | 'failed' | 'returned', reason: string | null): Promise<void> {
+  const data: PayoutEventData = {
+    payoutId: t.id, walletId: t.walletId, status, amountMinor: t.usdAmountMinor!.toString(), currency: 'USD', rail: t.rail ?? '',
+    railAmountMinor: t.railAmountMinor.toString(), asset: t.railCurrency, destination: t.counterparty, externalRef: t.externalRef, reason,
+  };
+  await recordEvent(r, deps.ctx, t.tenantId, `payout.${status}`, data);
 }
