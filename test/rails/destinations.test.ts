@@ -102,7 +102,8 @@ describe.each(DRIVERS)('payout destinations on a %s gateway', (kind) => {
         expect(changed).toBe(false);
         expect(destination).toMatchObject({ destination: ADDRESS, usable: true });
       }
-      expect((await s.client.rail.events()).events).toEqual([]);
+      // (the provider's funding top-up is an event of its own)
+      expect((await s.client.rail.events({ type: 'payout_destination.changed' })).events).toEqual([]);
       expect((await s.client.payouts.create({ walletId: s.walletId, amountMinor: '100', rail: 'usdc_base' })).status).toBe('submitted');
       expect(await s.client.payouts.destinations(s.id)).toEqual([expect.objectContaining({ destination: ADDRESS, usable: true })]);
     });

@@ -66,7 +66,7 @@ describe('agentpay events list', () => {
     const r = await run('events', 'list', '--type', 'payout.lost', '--json');
     expect(r.exitCode).toBe(2);
     expect(json(r).error).toMatchObject({ code: 'USAGE', details: { flag: '--type' } });
-    expect(json(r).error.message).toBe('--type: must be one of payout_destination.changed, payout.confirmed, payout.failed, payout.returned, payout.resolved, topup.confirmed, topup.declined, deposit.held, deposit.credited, reconciliation.shortfall, reconciliation.recovered, approval.requested, wallet_provider.paused, payment.succeeded, payment.failed, payment.refunded (got "payout.lost")');
+    expect(json(r).error.message).toBe('--type: must be one of payout_destination.changed, payout.confirmed, payout.failed, payout.returned, payout.resolved, topup.confirmed, topup.declined, deposit.held, deposit.credited, reconciliation.shortfall, reconciliation.recovered, approval.requested, wallet_provider.paused, payment.succeeded, payment.failed, payment.refunded, x402.settlement_failed (got "payout.lost")');
   });
 });
 
