@@ -388,9 +388,11 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect(placed.map((e) => [e.id, e.seq, e.balanceAfter, e.heldAfter])).toEqual([['le_1', 1, big, 0n], ['le_2', 2, big, 5n], ['le_3', 1, 7n, 0n]]);
     const { hash, ...second } = placed[1]!;
     expect(hash).toBe(entryHash(second, placed[0]!.hash));
-    // in a transaction, the head it placed is the one `last` answers
+    // in a transaction, the head it placed is the one `last` answers; a wallet taken first (held, not read) places the same
     await store.tx(async (r) => {
+      await r.ledger.take('wal_l2');
       const [e] = await r.ledger.place([move('le_4', 'wal_l2', -2n, 0n, { createdAt: 3 })]);
+      expect(e!.seq).toBe(2);
       expect(await r.ledger.last('wal_l2')).toEqual(e);
     });
     // refused before anything is appended: the transaction goes on

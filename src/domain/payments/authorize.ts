@@ -91,12 +91,12 @@ export async function authorizePayment(
       if (replayed !== undefined) return { replayed };
       if (ctx.clock.now() >= expiresAtMs) throw expired();
     }
-    // what the checks below read, asked for at once, checked in order; the wallet's last entry
-    // too, which takes the wallet's lock until the commit, before any lock the policy check
-    // takes (one order for all), so a budget sums the wallet's spending under it
+    // what the checks below read, asked for at once, checked in order; the wallet taken too
+    // (held until the commit) before any lock the policy check takes (one order for all), so a
+    // budget sums the wallet's spending under it
     const [facts, , prefetched] = await Promise.all([
       r.purchaseFacts.read(factsQuery(purchase)),
-      r.ledger.last(walletId),
+      r.ledger.take(walletId),
       deps.policy.prefetch?.(r, walletId),
     ]);
     const { w, capability: cap } = checkPurchase(purchase, facts);

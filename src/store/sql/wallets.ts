@@ -66,6 +66,19 @@ export class Ledger {
   }
 
   /**
+   * Holds the wallet until the commit, as `last` does, without reading its head afresh: for a
+   * transaction that needs the wallet held before the locks it takes next (authorize's order,
+   * docs/deploy.md "Concurrency"), not its balance. A movement placed afterwards is built on the
+   * newest head this process has (checked by the database), and one it would refuse is decided again
+   * on the head read afresh (`place`). PostgreSQL: by its turn, else its row; SQLite's one writer
+   * holds everything.
+   */
+  async take(walletId: string): Promise<void> {
+    const locked = this.c.lockedHeads;
+    if (locked && !locked.heads.has(walletId)) await this.hold(locked, [walletId]);
+  }
+
+  /**
    * PostgreSQL: holds the wallets and puts their heads in the transaction's. By turn where this process
    * may (`fresh`: the head read without a lock, once nothing of this process is in flight on it; else
    * the newest head this process made, or read when it has none); the others locked and their heads

@@ -67,7 +67,7 @@ export async function openSession(deps: PaymentDeps, keys: VerificationKeys, p: 
       r.tenants.get(open.providerId),
       r.breakers.get(open.walletId, open.providerId),
       // the wallet's lock before any the policy check takes (authorize's order)
-      r.ledger.last(open.walletId),
+      r.ledger.take(open.walletId),
       deps.policy.prefetch?.(r, open.walletId),
     ]);
     const wallet = checkOpen(open, w, capability, seller, breaker?.paused === true);

@@ -43,7 +43,7 @@ export async function topUpSession(deps: PaymentDeps, keys: VerificationKeys, p:
     const [w, capability, , prefetched] = await Promise.all([
       r.wallets.get(s.walletId),
       s.capabilityId === null ? undefined : r.capabilities.get(s.capabilityId),
-      r.ledger.last(s.walletId),
+      r.ledger.take(s.walletId),
       deps.policy.prefetch?.(r, s.walletId),
     ]);
     if (!w || w.frozen || w.status !== 'active') {
