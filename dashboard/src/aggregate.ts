@@ -114,3 +114,34 @@ export function transactionsOf(entries: readonly LedgerEntry[]): Transaction[] {
     })
     .sort((a, b) => b.at.localeCompare(a.at) || b.id.localeCompare(a.id));
 }
+
+export interface FeeDay {
+  day: string;
+  /** fee entries that day: paid calls (and session claims) that left the platform a fee */
+  payments: number;
+  /** the fees, per currency */
+  fees: Map<string, bigint>;
+}
+
+/**
+ * The platform's fee income per UTC day over the given days, from the platform revenue
+ * wallet's ledger (`wal_platform_revenue`, which the operator key reads): its `fee` entries,
+ * one per paid call or session claim that left a fee (a fee of 0 writes no entry).
+ */
+export function feesPerDay(entries: readonly LedgerEntry[], days: readonly string[]): FeeDay[] {
+  const m = new Map(days.map((d) => [d, { day: d, payments: 0, fees: new Map<string, bigint>() }]));
+  for (const e of entries) {
+    if (e.type !== 'fee') continue;
+    const b = m.get(dayOf(e.createdAt));
+    if (!b) continue;
+    b.payments += 1;
+    b.fees.set(e.currency, (b.fees.get(e.currency) ?? 0n) + BigInt(e.amountMinor));
+  }
+  return days.map((d) => m.get(d)!);
+}
+
+/** The currencies of a ledger's entries (USD if none). */
+export function ledgerCurrencies(entries: readonly LedgerEntry[]): string[] {
+  const set = new Set(entries.map((e) => e.currency));
+  return set.size ? [...set].sort() : ['USD'];
+}

@@ -3,7 +3,7 @@
  * bigint sums per day and per capability, failures, and transactions from ledger entries.
  */
 import { describe, expect, it } from 'vitest';
-import { callsPerDay, capabilityStats, currenciesOf, lastDays, percent, spendPerCapability, spendPerDay, transactionsOf } from '../../dashboard/src/aggregate.js';
+import { callsPerDay, capabilityStats, currenciesOf, feesPerDay, lastDays, ledgerCurrencies, percent, spendPerCapability, spendPerDay, transactionsOf } from '../../dashboard/src/aggregate.js';
 import type { LedgerEntry, Receipt } from '../../packages/sdk/src/types.js';
 
 const receipt = (over: Partial<Receipt> & { amountMinor?: string; currency?: string }): Receipt => ({
@@ -83,5 +83,24 @@ describe('transactions', () => {
     expect(list.map((t) => t.id)).toEqual(['txn_2', 'txn_1']);
     expect(list[1]!.entries.map((e) => e.seq)).toEqual([2, 3]);
     expect(list[1]!.at).toBe('2026-11-27T10:00:01.000Z');
+  });
+
+  it("sums the platform's fee entries per UTC day, exactly, and counts the paid calls that left one", () => {
+    const fees = feesPerDay(
+      [
+        entry({ type: 'fee', amountMinor: '999999999999999', walletId: 'wal_platform_revenue', createdAt: '2026-11-27T00:00:00.000Z' }),
+        entry({ type: 'fee', amountMinor: '3', walletId: 'wal_platform_revenue', createdAt: '2026-11-27T23:59:59.999Z' }),
+        entry({ type: 'fee', amountMinor: '2', currency: 'EUR', createdAt: '2026-11-26T12:00:00.000Z' }),
+        entry({ type: 'payout', amountMinor: '-500', createdAt: '2026-11-27T12:00:00.000Z' }),
+        entry({ type: 'fee', amountMinor: '7', createdAt: '2026-11-20T12:00:00.000Z' }),
+      ],
+      ['2026-11-26', '2026-11-27'],
+    );
+    expect(fees.map((d) => [d.day, d.payments, Object.fromEntries(d.fees)])).toEqual([
+      ['2026-11-26', 1, { EUR: 2n }],
+      ['2026-11-27', 2, { USD: 1000000000000002n }],
+    ]);
+    expect(ledgerCurrencies([entry({ currency: 'USD' }), entry({ currency: 'EUR' })])).toEqual(['EUR', 'USD']);
+    expect(ledgerCurrencies([])).toEqual(['USD']);
   });
 });

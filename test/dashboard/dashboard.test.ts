@@ -218,6 +218,48 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.locator(selector).filter({ hasText: text }).first().waitFor({ timeout: 20_000 });
   }
 
+
+  /**
+   * No table widens the page, at 1280 px nor at a phone's 390 px: every table (those in closed
+   * <details> opened first) lies inside the viewport; at 1280 px each fits its frame with no
+   * sideways scrolling, at 390 px a wider one scrolls inside its own frame (overflow-x: auto),
+   * never the page. A screenshot of each width goes to test-artifacts/.
+   */
+  async function expectTablesFit(page: Page, name: string): Promise<void> {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      const layout = await page.evaluate(() => {
+        document.querySelectorAll('details').forEach((d) => (d.open = true));
+        const view = document.documentElement.clientWidth;
+        const tables = Array.from(document.querySelectorAll('table')).map((table) => {
+          const frame = table.closest('.table-wrap');
+          const box = (frame ?? table).getBoundingClientRect();
+          return {
+            label: frame?.getAttribute('aria-label') ?? table.textContent?.slice(0, 40) ?? '',
+            framed: frame instanceof HTMLElement,
+            scrolls: frame instanceof HTMLElement && getComputedStyle(frame).overflowX === 'auto',
+            left: box.left,
+            right: box.right,
+            tableWidth: table.scrollWidth,
+            frameWidth: frame instanceof HTMLElement ? frame.clientWidth : box.width,
+          };
+        });
+        return { view, page: document.documentElement.scrollWidth, tables };
+      });
+      expect(layout.tables.length, `${name}: tables found`).toBeGreaterThan(0);
+      expect(layout.page, `${name} at ${width} px: the page is no wider than the screen`).toBeLessThanOrEqual(layout.view);
+      for (const tb of layout.tables) {
+        const what = `${name} at ${width} px, table ${tb.label}`;
+        expect(tb.framed, what).toBe(true);
+        expect(tb.scrolls, what).toBe(true);
+        expect(tb.left, what).toBeGreaterThanOrEqual(0);
+        expect(tb.right, what).toBeLessThanOrEqual(layout.view);
+        if (width === 1280) expect(tb.tableWidth, `${what}: fits its frame`).toBeLessThanOrEqual(tb.frameWidth);
+      }
+      await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-${width}.png`), fullPage: true });
+    }
+  }
+
   it('signs in with the account, shows a purchase with its receipt verified, and a held purchase approved with the keyboard goes through', async () => {
     // a purchase no rule holds
     const cheap = await buyer().fetch(`${seller.url}/cheap`);
@@ -302,6 +344,7 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.locator('#approvals summary', { hasText: 'Decided' }).click();
     expect(await page.locator('#approvals').textContent()).toContain('approved');
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-workspace.png'), fullPage: true });
+    await expectTablesFit(page, 'workspace');
 
     expect(ledgerBalance(t, wallet.walletId)).toEqual({ balance: 899n, held: 0n });
     await expectLedgerConsistent(ws.client, wallet.walletId);
@@ -363,19 +406,27 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Payouts' }).waitFor();
     await page.locator('#payouts').getByText('No payout yet').waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-provider.png'), fullPage: true });
+    await expectTablesFit(page, 'provider');
     await page.close();
   });
 
-  it('the operator sees verification requests and stuck payouts', async () => {
+  it('the operator sees the fees and paid calls per day as plots, verification requests and stuck payouts', async () => {
     const p = await t.newProvider({ name: 'Waiting Seller', verified: false });
     await p.client.providers.requestVerification(p.id, { note: 'please verify us' });
     const page = await context.newPage();
     await page.goto(dashboardUrl(t.baseUrl, t.creds.operatorKey));
     await page.getByRole('heading', { name: 'Verification requests' }).waitFor();
+    // the fees of this file's paid calls: the 1.00 USD call left 0.03 USD (300 bps), the 0.01 USD one a fee of 0 (no entry)
+    const revenue = page.locator('#revenue');
+    await revenue.locator('figure', { hasText: 'Fees per day' }).filter({ hasText: 'total 0.03 USD' }).waitFor();
+    await revenue.locator('figure', { hasText: 'Paid calls with a fee per day' }).filter({ hasText: 'total 1 paid' }).waitFor();
+    expect(await revenue.locator('svg[role="img"]').count()).toBe(2);
+    for (const label of await revenue.locator('svg[role="img"]').evaluateAll((svgs) => svgs.map((e) => e.getAttribute('aria-label')))) expect(label).toMatch(/bar chart, total/);
     await page.locator('#verification tr', { hasText: p.id }).filter({ hasText: 'please verify us' }).waitFor();
     await page.getByRole('heading', { name: 'Stuck payouts' }).waitFor();
     await page.locator('#stuck-payouts').getByText('No stuck payout').waitFor();
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-operator.png'), fullPage: true });
+    await expectTablesFit(page, 'operator');
     await page.close();
     expect(pageErrors).toEqual([]);
   });

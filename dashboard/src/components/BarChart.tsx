@@ -58,16 +58,18 @@ export function BarChart({ title, buckets, format, short = (l) => l, empty = 'No
       )}
       <details>
         <summary>Values</summary>
-        <table>
-          <tbody>
-            {buckets.map((b, i) => (
-              <tr key={i}>
-                <th scope="row">{b.label}</th>
-                <td className="num">{format(b.value)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-wrap" role="region" aria-label={`${title}: values`} tabIndex={0}>
+          <table>
+            <tbody>
+              {buckets.map((b, i) => (
+                <tr key={i}>
+                  <th scope="row">{b.label}</th>
+                  <td className="num">{format(b.value)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </details>
     </figure>
   );

@@ -1,18 +1,22 @@
 /**
- * The operator: providers waiting for a verification decision (decide here), and payouts
+ * The operator: the platform's fee income and the paid calls that brought it, per day over the
+ * last 14 days (from the platform revenue wallet's ledger), providers waiting for a verification decision (decide here), and payouts
  * stuck in `submitted` for more than a day by the gateway's clock (as `agentpay payouts list
  * --stuck --as operator`), to resolve once the rail has been asked out of band.
  */
 import { useState } from 'react';
 import type { Api } from '../api.js';
 import { Problem, Section, Table } from '../components/common.js';
-import { when } from '../money.js';
+import { feesPerDay, lastDays, ledgerCurrencies } from '../aggregate.js';
+import { BarChart } from '../components/BarChart.js';
+import { money, when } from '../money.js';
 import { useLoad } from '../useLoad.js';
 import { PayoutTable } from './Provider.js';
-import type { Payout, Provider } from '../types.js';
+import type { LedgerEntry, Payout, Provider, Wallet } from '../types.js';
 // as the CLI's `payouts list --stuck`; a file of plain values, without the contract's schemas
 import { PAYOUT_STUCK_AFTER_MS } from '../../../packages/sdk/src/contract/payout-states.js';
 
+const DAYS = 14;
 
 export function OperatorView({ client, version, onChanged }: { client: Api; version: number; onChanged: () => void }) {
   const requests = useLoad(() => client.get<{ providers: Provider[] }>('/v1/providers?verification=requested'), version);
@@ -20,6 +24,14 @@ export function OperatorView({ client, version, onChanged }: { client: Api; vers
     const { time } = await client.get<{ time: string }>('/health');
     const before = new Date(Date.parse(time) - PAYOUT_STUCK_AFTER_MS).toISOString();
     return client.get<{ payouts: Payout[] }>(`/v1/payouts?status=submitted&submittedBefore=${encodeURIComponent(before)}&limit=200`);
+  }, version);
+  const revenue = useLoad(async () => {
+    const [{ wallets }, { time }] = await Promise.all([client.get<{ wallets: Wallet[] }>('/v1/wallets'), client.get<{ time: string }>('/health')]);
+    // the operator's only wallet: the platform revenue wallet, which collects the fees
+    const platform = wallets.find((w) => w.ownerType === 'platform');
+    if (!platform) return { walletId: undefined, entries: [] as LedgerEntry[], now: time };
+    const { entries } = await client.get<{ entries: LedgerEntry[] }>(`/v1/wallets/${encodeURIComponent(platform.id)}/ledger`);
+    return { walletId: platform.id, entries, now: time };
   }, version);
   const [busy, setBusy] = useState<string>();
   const [actionError, setActionError] = useState<unknown>();
@@ -36,8 +48,30 @@ export function OperatorView({ client, version, onChanged }: { client: Api; vers
     }
   };
   const providers = requests.data?.providers ?? [];
+  const r = revenue.data;
+  const days = r ? feesPerDay(r.entries, lastDays(r.now, DAYS)) : [];
+  const short = (x: string) => x.slice(5);
   return (
     <>
+      <nav aria-label="Sections" className="sections">
+        <a href="#revenue">Platform revenue</a> <a href="#verification">Verification requests</a> <a href="#stuck-payouts">Stuck payouts</a>
+      </nav>
+      <Section id="revenue" title="Platform revenue">
+        <Problem error={revenue.error} />
+        {r ? (
+          <>
+            <p className="muted">
+              The fees the platform took, per UTC day over the last {DAYS} days, from the ledger of the platform revenue wallet {r.walletId ? <code>{r.walletId}</code> : null}: one <code>fee</code> entry per paid call or session claim that left a fee.
+            </p>
+            <div className="charts">
+              {ledgerCurrencies(r.entries).map((cur) => (
+                <BarChart key={cur} title={`Fees per day, last ${DAYS} days (${cur})`} buckets={days.map((d) => ({ label: d.day, value: d.fees.get(cur) ?? 0n }))} format={(v) => money(v, cur)} short={short} empty="No fee in these days." />
+              ))}
+              <BarChart title={`Paid calls with a fee per day, last ${DAYS} days`} buckets={days.map((d) => ({ label: d.day, value: BigInt(d.payments) }))} format={(v) => `${v} paid`} short={short} empty="No paid call in these days." />
+            </div>
+          </>
+        ) : null}
+      </Section>
       <Section id="verification" title="Verification requests">
         <Problem error={requests.error ?? actionError} />
         {requests.data ? (
