@@ -145,5 +145,8 @@ serve({
     setImmediate(() => process.exit(0));
   },
 });
-process.on('SIGTERM', () => void app.close().finally(() => process.exit(0)));
+process.on('SIGTERM', () => void app.close().finally(() => {
+  if (voucherDir) rmSync(voucherDir, { recursive: true, force: true });
+  process.exit(0);
+}));
 ready({ url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, pid: process.pid });
