@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ensureDevCredentials } from '../src/gateway/dev-credentials.js';
 import { startGateway } from '../src/gateway/server.js';
+import { balanceOf } from '../src/domain/wallets/ledger.js';
 import { ready, serve } from './lib/ipc.js';
 import { UsageMeter } from './lib/usage.js';
 
@@ -113,6 +114,18 @@ async function stop(): Promise<void> {
 
 serve({
   usage: () => ({ ...usage.take(), tlsHandshakes: handshakes, ...takeCommits() }),
+  /** the ledger's balance and available amount of each wallet named (bench/sessions.ts: the seller's and the platform's too) */
+  balances: async (m) => {
+    const ids = m.walletIds as string[];
+    return gw.store.read(async (r) => {
+      const out: Record<string, { balanceMinor: string; availableMinor: string }> = {};
+      for (const id of ids) {
+        const b = await balanceOf(r, id);
+        out[id] = { balanceMinor: b.balanceMinor.toString(), availableMinor: b.availableMinor.toString() };
+      }
+      return out;
+    });
+  },
   stop: async () => {
     await stop();
     setImmediate(() => process.exit(0));

@@ -32,6 +32,8 @@
  *   --instances 1|2|1,2     with --database: one gateway, two gateway processes on one database (a seller
  *                           per instance, buyer i buying from seller i mod 2, at least 2 buyers), or both
  *                           in turn (default 1,2)
+ *   --sessions              instead: paid calls through payment sessions against per-call payments in the
+ *                           same run (bench/sessions.ts, its own flags: --seconds, --rounds, --claim-ms, ...)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
@@ -49,6 +51,9 @@ import { createBenchDatabase, DbMeter, type BenchDatabase, type DbUsage } from '
 import { redactUrl } from '../src/store/errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
+
+// `npm run bench -- --sessions`: the sessions bench, with its own flags; it exits when done
+if (process.argv.includes('--sessions')) await import('./sessions.js');
 
 const { values: flags } = parseArgs({
   options: {
