@@ -60,8 +60,11 @@ describe('agentpay wallets create', () => {
 
   it('removes the generated key file when the gateway refuses the wallet', async () => {
     const keyFile = join(work, 'refused.pem');
-    const r = await run('wallets', 'create', '--owner-type', 'agent', '--owner-id', 'x', '--generate-key', '--key-file', keyFile, '--api-key', t.creds.provider.apiKey.replace(/.$/, 'Z'));
-    expect(r.exitCode).toBe(4);
+    // A key one character off; the character changed is always a different one (a key ending in Z stays valid otherwise).
+    const key = t.creds.provider.apiKey;
+    const wrongKey = key.slice(0, -1) + (key.endsWith('Z') ? 'Y' : 'Z');
+    const r = await run('wallets', 'create', '--owner-type', 'agent', '--owner-id', 'x', '--generate-key', '--key-file', keyFile, '--api-key', wrongKey);
+    expect(r.exitCode, r.stderr).toBe(4);
     expect(existsSync(keyFile)).toBe(false);
   });
 });
