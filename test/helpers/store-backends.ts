@@ -16,7 +16,8 @@ export interface StoreBackend {
   name: 'sqlite' | 'postgres';
   setup(): Promise<void>;
   teardown(): Promise<void>;
-  open(): Promise<Store>;
+  /** `poolSize`: PostgreSQL's pool of connections (SQLite has one connection) */
+  open(opts?: { poolSize?: number }): Promise<Store>;
   /** runs SQL outside the store, as an operator with a database shell would */
   exec(store: Store, sql: string): Promise<void>;
 }
@@ -35,7 +36,7 @@ export function storeBackends(tempPrefix: string): StoreBackend[] {
     name: 'postgres',
     setup: async () => { db = await createTestDatabase(); },
     teardown: async () => db?.drop(),
-    open: () => PgStore.open({ url: db!.url }),
+    open: (opts) => PgStore.open({ url: db!.url, poolSize: opts?.poolSize }),
     exec: async (s, sql) => { await (s as PgStore).pool.query(sql); },
   };
   return pgEnabled() ? [sqlite, postgres] : [sqlite];

@@ -430,6 +430,50 @@ describe.each(backends)('Store contract on $name', (b) => {
     expect(typeof got.wallet?.createdAt).toBe('number');
   });
 
+  it('hands a busy pool\'s connection on once COMMIT is sent (PostgreSQL): the next transaction leaves in the same socket write, and both commit', async () => {
+    const [w1, w2] = [await newWallet(), await newWallet()];
+    await fund(w1, 8n);
+    await fund(w2, 8n);
+    if (b.name !== 'postgres') return;
+    const one = await b.open({ poolSize: 1 });
+    const net = await import('node:net');
+    const proto = net.Socket.prototype as unknown as { _writev: (...a: unknown[]) => unknown; _write: (...a: unknown[]) => unknown };
+    const original = { writev: proto._writev, write: proto._write };
+    let writes = 0;
+    const hold = (w: string) => one.tx((r) => place(r, ctx, { walletId: w, type: 'hold', amountMinor: 0n, holdMinor: 1n, currency: 'USD' }));
+    try {
+      // the pool's one connection open, and both wallets' heads known to this process (each transaction then one write)
+      await one.tx(async (r) => { await r.ledger.last(w1); await r.ledger.last(w2); });
+      await hold(w1);
+      await hold(w2);
+      proto._writev = function (this: unknown, ...a: unknown[]) { writes++; return original.writev.apply(this, a); };
+      proto._write = function (this: unknown, ...a: unknown[]) { writes++; return original.write.apply(this, a); };
+      // the second waits for the connection: it gets it as the first's COMMIT is sent, and its
+      // BEGIN, entries and COMMIT leave with that COMMIT
+      await Promise.all([hold(w1), hold(w2)]);
+      expect(writes).toBe(1);
+      // a lone transaction keeps its connection until the answer: nothing waits
+      writes = 0;
+      await hold(w1);
+      expect(writes).toBe(1);
+      // a transaction that fails behind one handed on: the first commits, the failure rolls back only its own
+      writes = 0;
+      const results = await Promise.allSettled([hold(w1), one.tx(async (r) => {
+        await place(r, ctx, { walletId: w2, type: 'hold', amountMinor: 0n, holdMinor: 1n, currency: 'USD' });
+        throw new Error('the caller gives up');
+      })]);
+      expect(results.map((x) => x.status)).toEqual(['fulfilled', 'rejected']);
+    } finally {
+      proto._writev = original.writev;
+      proto._write = original.write;
+      await one.close();
+    }
+    const held = await store.read(async (r) => [(await r.ledger.last(w1))!.heldAfter, (await r.ledger.last(w2))!.heldAfter]);
+    expect(held).toEqual([4n, 2n]);
+    // the connection still serves after all this
+    await store.read((r) => r.ledger.list(w1));
+  });
+
   it('places movements on PostgreSQL in one socket write once the process knows the wallet\'s head: BEGIN, the entries and COMMIT', async () => {
     const w = await newWallet();
     await fund(w, 8n);

@@ -120,8 +120,12 @@ export class PgStore implements Store {
   /** the autocommit reads' connection (./shared-connection.ts) */
   private readonly shared: SharedConnection;
   private readonly autocommitRepos: Repos;
-  /** each pooled connection's repositories, made once (a connection serves one `tx` or `read` at a time) */
-  private readonly conns = new WeakMap<pg.PoolClient, { session: Session; repos: Repos }>();
+  /**
+   * Repositories and their session, made once and reused: one set per `tx` or `read` under way
+   * (not per connection: a connection may serve the next transaction while the one before it
+   * still waits for its COMMIT's answer, see `tx`).
+   */
+  private readonly spare: { session: Session; repos: Repos }[] = [];
   /** the ledger heads this process committed, and the wallets' turns (./ledger-heads.ts) */
   private readonly ledgerHeads = new LedgerHeads();
   /** the dedicated connection that holds this instance's fleet duties (advisory locks) */
@@ -223,6 +227,9 @@ export class PgStore implements Store {
       const client = await this.connect();
       let broken = false;
       let locked = false;
+      // the connection went back to the pool once COMMIT was sent (below)
+      let released = false;
+      let c: { session: Session; repos: Repos } | undefined;
       let session: Session | undefined;
       try {
         if (hot.size > 0) {
@@ -237,7 +244,7 @@ export class PgStore implements Store {
         }
         const observer = this.observer;
         const began = observer ? performance.now() : 0;
-        const c = this.reposOf(client, true, hot);
+        c = this.reposOf(client, true, hot);
         session = c.session;
         const begun = begin(client, BEGIN_TX);
         const value = await fn(c.repos);
@@ -247,6 +254,17 @@ export class PgStore implements Store {
         corkUntilIdle(client);
         const committing = failureOf(client.query('COMMIT'));
         this.ledgerHeads.sent(session, session.heads);
+        // With transactions waiting for a connection, this one goes back to the pool now, its
+        // COMMIT unanswered: the next transaction's BEGIN and first statements leave behind the
+        // COMMIT in the same socket write (PostgreSQL runs a connection's statements in order, and
+        // whatever the COMMIT's outcome the connection is out of the transaction after it), so a
+        // busy pool takes one write per transaction fewer. With none waiting it is kept until the
+        // answer: a transaction that took it now would wait behind the COMMIT while other
+        // connections are idle. Not after a retry's advisory locks (released after the COMMIT).
+        if (!locked && this.pool.waitingCount > 0) {
+          released = true;
+          client.release();
+        }
         const [beginFailure, commitFailure] = await Promise.all([begun, committing]);
         if (beginFailure) throw beginFailure;
         if (commitFailure) throw commitFailure;
@@ -260,7 +278,8 @@ export class PgStore implements Store {
         }
         return value;
       } catch (thrown) {
-        await client.query('ROLLBACK').catch(() => {
+        // released: its COMMIT ended the transaction (rolled back if anything in it failed)
+        if (!released) await client.query('ROLLBACK').catch(() => {
           broken = true;
         });
         // a write sent and not waited for failed first: what followed it failed because of it
@@ -281,10 +300,13 @@ export class PgStore implements Store {
       } finally {
         // a turn left held (a throw before the catch saw the session) is ended, its heads forgotten
         if (session && (session.turns.length > 0 || session.published.length > 0)) this.ledgerHeads.abandoned(session, undefined);
-        if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch(() => {
-          broken = true;
-        });
-        client.release(broken);
+        if (!released) {
+          if (locked && !broken) await client.query('SELECT pg_advisory_unlock_all()').catch(() => {
+            broken = true;
+          });
+          client.release(broken);
+        }
+        if (c) this.spare.push(c);
       }
     }
   }
@@ -301,9 +323,10 @@ export class PgStore implements Store {
     }
     const client = await this.connect();
     let broken = false;
+    const c = this.reposOf(client, false, undefined);
     try {
       const begun = begin(client, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const value = await fn(this.reposOf(client, false, undefined).repos);
+      const value = await fn(c.repos);
       corkUntilIdle(client);
       const [beginFailure, commitFailure] = await Promise.all([begun, failureOf(client.query('COMMIT'))]);
       if (beginFailure) throw beginFailure;
@@ -316,6 +339,7 @@ export class PgStore implements Store {
       throw storeError(e);
     } finally {
       client.release(broken);
+      this.spare.push(c);
     }
   }
 
@@ -345,14 +369,14 @@ export class PgStore implements Store {
     };
   }
 
-  /** The connection's repositories and their session, set for one `tx` (writable) or `read`. */
+  /** Repositories and their session on this connection, set for one `tx` (writable) or `read`; given back to `spare` when it ends. */
   private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
-    let c = this.conns.get(client);
+    let c = this.spare.pop();
     if (!c) {
       const session: Session = { conn: client, writable, touched, heads: new Map(), turns: [], published: [], locked: new Set(), cached: new Set(), pending: [], failed: undefined, ledgerHeads: this.ledgerHeads };
       c = { session, repos: makeRepos(new PgSql(session)) };
-      this.conns.set(client, c);
     }
+    c.session.conn = client;
     resetSession(c.session, writable, touched);
     return c;
   }
