@@ -45,23 +45,29 @@ describe('the seller checker on a file store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agentpay-vouchers-'));
     dirs.push(dir);
     const { grant, paying } = await session();
-    const first = checkerOn(new FileVoucherStore(dir));
+    const firstStore = new FileVoucherStore(dir);
+    const first = checkerOn(firstStore);
     await first.acceptGrant(grant);
     const v1 = await paying.voucher('10', hash(1));
     const v2 = await paying.voucher('10', hash(2));
     expect(await first.check(v1, { priceMinor: '10', requestHash: hash(1) })).toMatchObject({ kind: 'accept' });
     expect(await first.check(v2, { priceMinor: '10', requestHash: hash(2) })).toMatchObject({ kind: 'accept', state: { sequence: 2, cumulativeMinor: '20', spentMinor: '20' } });
-    expect(readdirSync(dir)).toEqual([`${grant.sessionId}.json`]);
+    expect(readdirSync(dir)).toEqual(['vouchers.log']);
 
     // a new process on the same directory: an equal voucher is a retry, an older one is stale
-    const again = checkerOn(new FileVoucherStore(dir));
+    await firstStore.close();
+    const againStore = new FileVoucherStore(dir);
+    const again = checkerOn(againStore);
     expect(await again.check(v2, { priceMinor: '10', requestHash: hash(2) })).toMatchObject({ kind: 'retry', chargedMinor: '0' });
     expect(await again.check(v1, { priceMinor: '10', requestHash: hash(1) })).toMatchObject({ kind: 'refuse', code: 'VOUCHER_STALE' });
     expect(await again.claims()).toEqual([{ sessionId: grant.sessionId, voucher: v2 }]);
     await again.claimed(grant.sessionId, '20');
     expect(await again.claims()).toEqual([]);
     await again.forget(grant.sessionId);
-    expect(readdirSync(dir)).toEqual([]);
+    await againStore.close();
+    const reopened = new FileVoucherStore(dir);
+    expect(await reopened.all()).toEqual([]);
+    await reopened.close();
   });
 
   it('refuses a grant the platform did not sign, or one naming another receipt key', async () => {
