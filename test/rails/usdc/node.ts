@@ -48,7 +48,7 @@ async function provider(o: LocalNodeOptions): Promise<Provider> {
   return (await edr()).createProvider(
     L1_CHAIN_TYPE,
     {
-      allowBlocksWithSameTimestamp: false,
+      allowBlocksWithSameTimestamp: true, // blocks mined fast (a test mines every 100 ms) keep the wall clock's time, not one second more each
       allowUnlimitedContractSize: false,
       bailOnCallFailure: false,
       bailOnTransactionFailure: false,
