@@ -1,5 +1,5 @@
 /**
- * The USDC adapter against a real local EVM (ganache over HTTP) with OpenZeppelin's ERC-20 of
+ * The USDC adapter against a real local EVM (Hardhat's EDR engine over HTTP) with OpenZeppelin's ERC-20 of
  * 6 decimals and a Chainlink-style aggregator: deposits credited after the confirmations, the
  * price band, a reorg before confirmation, payouts confirmed, reverted and re-credited once,
  * restarts in the middle of each, and reconciliation pausing payouts while the chain holds
