@@ -291,16 +291,37 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
       },
     });
     expect(permit2.status).toBe(400);
-    expect(permit2.body.error.code).toBe('VALIDATION_ERROR');
+    expect(permit2.body.error.code).toBe('VALIDATION_FAILED');
     expect(permit2.body.error.message).toContain('payload.payload.authorization');
     // exact on Solana: the same (this gateway settles EVM authorizations only)
     const svm = await send({ ...offered, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' }, { transaction: 'AQID' });
     expect(svm.status).toBe(400);
-    expect(svm.body.error.code).toBe('VALIDATION_ERROR');
+    expect(svm.body.error.code).toBe('VALIDATION_FAILED');
     // another scheme: 400 method-unsupported
     const upto = await send({ ...offered, scheme: 'upto' }, { signature: '0x00' });
     expect(upto.status).toBe(400);
     expect(upto.body.error.code).toBe('NOT_SUPPORTED');
+    // an EIP-3009 authorization signed by the stock scheme for another EVM chain: x402's 402, a fresh offer
+    const otherChain = await fetch(url, { method: 'POST', headers: { 'payment-signature': await stockSignature(chain.payer, url, (a) => { a.network = 'eip155:1'; }) } });
+    expect(otherChain.status).toBe(402);
+    expect(decodePaymentRequiredHeader(otherChain.headers.get('payment-required')!).error).toBe('invalid_exact_evm_network_mismatch');
+    // the same Permit2 payload to an MCP tool: an error result with the gateway's refusal, the tool not run
+    const mcp = new McpServer({ name: 'seller', version: '1' });
+    let ran = 0;
+    registerPaidTool(mcp, 'forecast', { seller: createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca }), capabilityId }, async () => {
+      ran += 1;
+      return { content: [{ type: 'text', text: 'sunny' }] };
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const client = new Client({ name: 'buyer', version: '1' });
+    await client.connect(b);
+    const permit2Payload = { x402Version: 2, resource: { url: 'mcp://tool/forecast' }, accepted: { ...offered, extra: { ...offered.extra, assetTransferMethod: 'permit2' } }, payload: { signature: `0x${'11'.repeat(65)}`, permit2Authorization: {} } };
+    const viaMcp = (await client.callTool({ name: 'forecast', arguments: {}, _meta: { 'x402/payment': permit2Payload } })) as CallToolResult;
+    expect(viaMcp.isError).toBe(true);
+    expect(JSON.stringify(viaMcp.content)).toContain('VALIDATION_FAILED');
+    expect(ran).toBe(0);
+    await client.close();
     expect(handled.length).toBe(n);
     expect(await chainState()).toEqual(before.chain);
     expect(await books()).toEqual(before.books);
