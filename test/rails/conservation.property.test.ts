@@ -6,7 +6,7 @@
  * movements move nothing, and reconciliation finds the rails covering what is owed.
  * Runs on both rail drivers (./drivers.ts): the sandbox world, and a production gateway
  * with Stripe (top-ups, bank payouts, returns as failed payouts) over the fake Stripe and
- * USDC over ganache (deposits, payouts confirmed by mined blocks); fewer runs there, each
+ * USDC over a local EVM (Hardhat's EDR) (deposits, payouts confirmed by mined blocks); fewer runs there, each
  * deposit being a mined transfer.
  */
 import fc from 'fast-check';

@@ -3,7 +3,7 @@
  * the USDC price while it is within ±0.5% of 1 USD, held (DEPOSIT_HELD) outside it and
  * credited by the rail job once the price is back in band. Ledger checked every time.
  * Each scenario runs on both rail drivers (./drivers.ts): a sandbox gateway with the sandbox
- * chain, and a production gateway with the USDC adapter over ganache (real ERC-20 transfers,
+ * chain, and a production gateway with the USDC adapter over a local EVM (Hardhat's EDR) (real ERC-20 transfers,
  * confirmations mined, the price read from an on-chain aggregator).
  */
 import { beforeEach, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * freezes payouts on that asset's rails for 24 hours (on the gateway's clock) and raises an
  * event, as does (without a freeze) a first destination for another asset; the same address
  * in another letter case is not a change. Runs on both rail drivers (./drivers.ts): on the
- * production gateway the payouts go out through Stripe Connect and USDC over ganache.
+ * production gateway the payouts go out through Stripe Connect and USDC over a local EVM (Hardhat's EDR).
  */
 import { describe, expect, it } from 'vitest';
 import { changedTables, snapshotDb } from '../helpers/matrix.js';

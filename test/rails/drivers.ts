@@ -6,13 +6,13 @@
  *   before there were real adapters).
  * - `production`: a PRODUCTION-mode gateway configured with the real adapters: Stripe (card
  *   top-ups, Connect bank payouts) against the local fake Stripe (./stripe/fake-stripe.ts),
- *   webhooks signed by the stripe SDK's own test-header helper, and USDC (viem) over ganache
+ *   webhooks signed by the stripe SDK's own test-header helper, and USDC (viem) over a local EVM (Hardhat's EDR)
  *   (./usdc/chain.ts): deposits are real ERC-20 transfers followed by mined blocks, payouts
  *   real transfers from the treasury confirmed by mining. A production gateway refuses the
  *   sandbox adapters and the fund shortcut, so wallets are funded by real (Stripe) top-ups.
  *
  * The scenario files run `describe.each(DRIVERS)` and call `useDriver(kind)` inside: it starts
- * the gateway (and, for production, one ganache chain and one fake Stripe per file) in a
+ * the gateway (and, for production, one local EVM chain and one fake Stripe per file) in a
  * beforeAll and stops them in an afterAll, so a file that runs both drivers starts one chain.
  */
 import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync, utimesSync } from 'node:fs';

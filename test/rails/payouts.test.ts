@@ -3,7 +3,7 @@
  * USDC, business days for banks, on the gateway's clock) or returns the payout, and a
  * return re-credits with a new ledger entry; an idempotency key makes retries safe.
  * Each scenario runs on both rail drivers (./drivers.ts): a sandbox gateway (sandbox chain and
- * bank), and a production gateway with the USDC adapter over ganache and Stripe Connect against
+ * bank), and a production gateway with the USDC adapter over a local EVM (Hardhat's EDR) and Stripe Connect against
  * the local fake Stripe (payees funded by Stripe top-ups there: no fund shortcut in production).
  */
 import { describe, expect, it } from 'vitest';

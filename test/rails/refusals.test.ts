@@ -5,7 +5,7 @@
  * NOT_SUPPORTED (and WALLET_FROZEN). Also where top-ups and deposits are NOT_SUPPORTED.
  * The payout refusals run on both rail drivers (./drivers.ts): a sandbox gateway moved by its
  * controls, and a production gateway with Stripe (the fake Stripe down, its balance short),
- * USDC over ganache (the on-chain price out of band) and OFAC SDN screening over a list file
+ * USDC over a local EVM (Hardhat's EDR) (the on-chain price out of band) and OFAC SDN screening over a list file
  * (the file gone).
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The USDC adapter against a real local EVM (ganache over HTTP) with OpenZeppelin's ERC-20 of
+ * The USDC adapter against a real local EVM (Hardhat's EDR engine over HTTP) with OpenZeppelin's ERC-20 of
  * 6 decimals and a Chainlink-style aggregator: deposits credited after the confirmations, the
  * price band, a reorg before confirmation, payouts confirmed, reverted and re-credited once,
  * restarts in the middle of each, and reconciliation pausing payouts while the chain holds
@@ -206,7 +206,7 @@ describe('USDC payouts on a real chain', () => {
 
   it('re-credits once a payout whose transaction reverts on chain', async () => {
     const s = await funded(20n * USDC);
-    await chain.rpc('miner_stop');
+    await chain.rpc('evm_setAutomine', [false]);
     let payoutId: string;
     try {
       const p = await s.client.payouts.create({ walletId: s.walletId, amountMinor: '700', rail: 'usdc_base' });
@@ -217,7 +217,7 @@ describe('USDC payouts on a real chain', () => {
         address: chain.token, abi: TestUSDC.abi, functionName: 'pause', args: [], account: chain.owner, chain: null, maxPriorityFeePerGas: 50_000_000_000n, maxFeePerGas: 100_000_000_000n,
       } as never);
     } finally {
-      await chain.rpc('miner_start');
+      await chain.rpc('evm_setAutomine', [true]);
     }
     await chain.mine(CONFIRMATIONS);
     await chain.send(chain.owner, chain.token, 'unpause' as never, []);

@@ -18,7 +18,7 @@ contract TestUSDC is ERC20Pausable, Ownable {
 
     constructor() ERC20("USD Coin (test)", "USDC") Ownable(msg.sender) {}
 
-    // by hand: OpenZeppelin's EIP712 needs Cancun's mcopy, which ganache lacks
+    // by hand: OpenZeppelin's EIP712 needs Cancun's mcopy, and the token is compiled for paris (as when the test chain was ganache)
     function DOMAIN_SEPARATOR() public view returns (bytes32) {
         return keccak256(abi.encode(
             keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),

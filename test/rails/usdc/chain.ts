@@ -1,10 +1,8 @@
 /**
- * A real local EVM for the USDC adapter tests: ganache's server on 127.0.0.1 (a random port,
- * reached over HTTP as a Base node is), with OpenZeppelin's ERC-20 (6 decimals, pausable)
+ * A real local EVM for the USDC adapter tests: Hardhat's EDR engine served on 127.0.0.1 (a random
+ * port, reached over HTTP as a Base node is; ./node.ts), with OpenZeppelin's ERC-20 (6 decimals, pausable)
  * and a Chainlink-style aggregator deployed, and a gateway running the USDC adapter over it.
  */
-import { createServer } from 'node:net';
-import ganache from 'ganache';
 import {
   createPublicClient, createWalletClient, custom, http, HttpRequestError, parseEther, type Address, type Hex, type PublicClient, type WalletClient,
 } from 'viem';
@@ -13,28 +11,18 @@ import type { RailAdapters } from '../../../src/domain/rails/adapters.js';
 import { usdcBaseRails, type UsdcBaseAdapter } from '../../../src/rails/usdc/adapter.js';
 import { ManualClock, startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { compileTestContracts } from './compile.js';
+import { startLocalNode } from './node.js';
 
 export const CHAIN_ID = 31337;
-/** ganache's `deterministic` wallet */
-const GANACHE_MNEMONIC = 'myth like bonus scare over problem client lizard pioneer submit female collect';
+/** Hardhat's default test wallet; its first accounts are funded in the genesis block */
+const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
 export const CONFIRMATIONS = 3;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Chain {
   url: string;
   pub: PublicClient;
   wallet: WalletClient;
-  /** ganache's funded accounts (signed here): [0] owns the token and the aggregator, [1] pays deposits */
+  /** the chain's funded accounts (signed here): [0] owns the token and the aggregator, [1] pays deposits */
   owner: LocalAccount;
   payer: LocalAccount;
   token: Address;
@@ -52,16 +40,13 @@ export interface Chain {
 
 export async function startChain(chainId = CHAIN_ID): Promise<Chain> {
   const compiled = compileTestContracts();
-  const port = await freePort();
-  const server = ganache.server({
-    chain: { chainId }, wallet: { totalAccounts: 3, deterministic: true }, logging: { quiet: true },
-  } as never);
-  await server.listen(port, '127.0.0.1');
-  const url = `http://127.0.0.1:${port}`;
+  const accounts = [0, 1, 2].map((i) => mnemonicToAccount(TEST_MNEMONIC, { addressIndex: i }));
+  const owner: LocalAccount = accounts[0]!;
+  const payer: LocalAccount = accounts[1]!;
+  const node = await startLocalNode({ chainId, funded: accounts.map((a) => a.address) });
+  const { url } = node;
   const pub = createPublicClient({ transport: http(url), cacheTime: 0 }) as PublicClient;
   const wallet = createWalletClient({ transport: http(url), cacheTime: 0 });
-  const owner = mnemonicToAccount(GANACHE_MNEMONIC, { addressIndex: 0 });
-  const payer = mnemonicToAccount(GANACHE_MNEMONIC, { addressIndex: 1 });
   const rpc = (method: string, params: unknown[] = []) => pub.request({ method, params } as never) as Promise<unknown>;
 
   const deploy = async (c: { abi: unknown; bytecode: Hex }, args: unknown[]) => {
@@ -89,7 +74,7 @@ export async function startChain(chainId = CHAIN_ID): Promise<Chain> {
       const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 20 });
       if (receipt.status !== 'success') throw new Error('set reverted');
     },
-    close: () => server.close(),
+    close: () => node.close(),
   };
 }
 

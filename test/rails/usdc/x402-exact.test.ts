@@ -1,7 +1,7 @@
 /**
  * Issue 30: any x402 client pays. A stock @x402/fetch with @x402/evm's ExactEvmScheme and a viem
  * local account (no agentpay code) pays a fastify seller built with our SDK, in USDC by EIP-3009
- * on a real local chain (ganache, the EIP-3009 test token): the gateway verifies the
+ * on a real local chain (Hardhat's EVM engine EDR, the EIP-3009 test token): the gateway verifies the
  * authorization before the handler, settles it on chain after, and records the sale in the
  * ledger (100 cents in the platform's x402 holding, 97 to the seller, 3 fee) with a receipt
  * carrying the chain transaction, answered in PAYMENT-RESPONSE. The same authorization pays
@@ -13,7 +13,8 @@
  * `settling` by a crash after its transaction went out (found on chain, recorded once, never sent
  * twice), gives up an expired one with an alert, and reconciles settled ones against the chain.
  * After every path the ledger is consistent and what moved on chain is what the ledger holds.
- * Sellers: fastify and web-standard (paidHandler).
+ * Sellers: fastify and web-standard (paidHandler). What the gateway does not settle (exact by Permit2,
+ * exact on Solana, another scheme) is refused before the handler.
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -269,6 +270,62 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(handled.length).toBe(n);
   }, 30_000);
 
+  it('what the gateway does not settle (exact by Permit2, exact on Solana, upto) is refused before the handler, as docs/protocol.md\'s table says', async () => {
+    const n = handled.length;
+    const before = { chain: await chainState(), books: await books() };
+    const url = `${sellers[0]!.url}/forecast`;
+    const required = decodePaymentRequiredHeader((await fetch(url, { method: 'POST' })).headers.get('payment-required')!);
+    const offered = required.accepts.find((a) => a.scheme === 'exact')!;
+    const send = async (accepted: Record<string, unknown>, payload: Record<string, unknown>) => {
+      const header = encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted, payload } as never);
+      const res = await fetch(url, { method: 'POST', headers: { 'payment-signature': header } });
+      return { status: res.status, body: await res.json() as { error: { code: string; message: string; details?: { field?: string } } } };
+    };
+    const now = Math.floor(Date.now() / 1000);
+    // x402's exact on EVM by Permit2 (the buyer approved Permit2, no EIP-3009): the route wants an EIP-3009 authorization
+    const permit2 = await send({ ...offered, extra: { ...offered.extra, assetTransferMethod: 'permit2' } }, {
+      signature: `0x${'11'.repeat(65)}`,
+      permit2Authorization: {
+        from: chain.payer.address, permitted: { token: offered.asset, amount: offered.amount }, spender: '0x000000000022D473030F116dDEE9F6B43aC78BA3',
+        nonce: '1', deadline: String(now + 600), witness: { to: offered.payTo, validAfter: String(now - 600), extra: '0x' },
+      },
+    });
+    expect(permit2.status).toBe(400);
+    expect(permit2.body.error.code).toBe('VALIDATION_FAILED');
+    expect(permit2.body.error.message).toContain('payload.payload.authorization');
+    // exact on Solana: the same (this gateway settles EVM authorizations only)
+    const svm = await send({ ...offered, network: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp', asset: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v' }, { transaction: 'AQID' });
+    expect(svm.status).toBe(400);
+    expect(svm.body.error.code).toBe('VALIDATION_FAILED');
+    // another scheme: 400 method-unsupported
+    const upto = await send({ ...offered, scheme: 'upto' }, { signature: '0x00' });
+    expect(upto.status).toBe(400);
+    expect(upto.body.error.code).toBe('NOT_SUPPORTED');
+    // an EIP-3009 authorization signed by the stock scheme for another EVM chain: x402's 402, a fresh offer
+    const otherChain = await fetch(url, { method: 'POST', headers: { 'payment-signature': await stockSignature(chain.payer, url, (a) => { a.network = 'eip155:1'; }) } });
+    expect(otherChain.status).toBe(402);
+    expect(decodePaymentRequiredHeader(otherChain.headers.get('payment-required')!).error).toBe('invalid_exact_evm_network_mismatch');
+    // the same Permit2 payload to an MCP tool: an error result with the gateway's refusal, the tool not run
+    const mcp = new McpServer({ name: 'seller', version: '1' });
+    let ran = 0;
+    registerPaidTool(mcp, 'forecast', { seller: createSellerPayments({ gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca }), capabilityId }, async () => {
+      ran += 1;
+      return { content: [{ type: 'text', text: 'sunny' }] };
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await mcp.connect(a);
+    const client = new Client({ name: 'buyer', version: '1' });
+    await client.connect(b);
+    const permit2Payload = { x402Version: 2, resource: { url: 'mcp://tool/forecast' }, accepted: { ...offered, extra: { ...offered.extra, assetTransferMethod: 'permit2' } }, payload: { signature: `0x${'11'.repeat(65)}`, permit2Authorization: {} } };
+    const viaMcp = (await client.callTool({ name: 'forecast', arguments: {}, _meta: { 'x402/payment': permit2Payload } })) as CallToolResult;
+    expect(viaMcp.isError).toBe(true);
+    expect(JSON.stringify(viaMcp.content)).toContain('VALIDATION_FAILED');
+    expect(ran).toBe(0);
+    await client.close();
+    expect(handled.length).toBe(n);
+    expect(await chainState()).toEqual(before.chain);
+    expect(await books()).toEqual(before.books);
+  }, 30_000);
   it('a failed handler settles nothing: the buyer keeps its money and the authorization is released', async () => {
     const before = { chain: await chainState(), books: await books() };
     const n = handled.length;
