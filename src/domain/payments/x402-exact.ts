@@ -104,6 +104,13 @@ export interface ExactSettings {
   staleSettlingMs?: number;
   /** rows the settlement duty takes per run, of each kind; default 20 */
   dutyBatch?: number;
+  /**
+   * the settlement duty retries a `failed` row once this long (ms, on the gateway's clock) has passed since
+   * its last try, doubled with each try the duty made, up to `retryBackoffMaxMs`; default 30 s
+   */
+  retryBackoffMs?: number;
+  /** the longest pause between two of the duty's tries of one row; default 30 minutes */
+  retryBackoffMaxMs?: number;
 }
 
 /** What one run of the settlement duty did. */
@@ -153,12 +160,27 @@ export class X402ExactService {
   private readonly attempts: number;
   private readonly staleMs: number;
   private readonly batch: number;
+  private readonly backoffMs: number;
+  private readonly backoffMaxMs: number;
 
   constructor(private deps: PaymentDeps, private chain: ExactChain | undefined, settings: ExactSettings = {}) {
     this.margin = settings.validityMarginSeconds ?? 30;
     this.attempts = Math.max(1, settings.settleAttempts ?? 3);
     this.staleMs = settings.staleSettlingMs ?? 10 * 60_000;
     this.batch = settings.dutyBatch ?? 20;
+    this.backoffMs = settings.retryBackoffMs ?? 30_000;
+    this.backoffMaxMs = settings.retryBackoffMaxMs ?? 30 * 60_000;
+  }
+
+  /**
+   * Whether the duty's next try of a `failed` row is due: `retryBackoffMs` after its last try, doubled for
+   * each try the duty made since the settle route's own (`settleAttempts`), at most `retryBackoffMaxMs`. A
+   * chain that refuses for hours is then asked a few times an hour, not at every run of the duty.
+   */
+  private due(row: X402Authorization, now: number): boolean {
+    const tries = Math.max(0, row.attempts - this.attempts);
+    const pause = Math.min(this.backoffMaxMs, this.backoffMs * 2 ** Math.min(tries, 30));
+    return row.updatedAt + pause <= now;
   }
 
   private readonly duty = new Periodic((onError) => this.runSettlementDuty(onError));
@@ -333,7 +355,7 @@ export class X402ExactService {
       await r.x402Authorizations.listByState(['failed'], this.batch),
       await r.x402Authorizations.unreconciled(this.batch),
     ] as const, { snapshot: false });
-    for (const row of [...settling.filter((x) => x.updatedAt <= now - this.staleMs), ...failed]) {
+    for (const row of [...settling.filter((x) => x.updatedAt <= now - this.staleMs), ...failed.filter((x) => this.due(x, now))]) {
       try {
         const outcome = await this.retry(this.chain, row);
         if (outcome) result[outcome] += 1;

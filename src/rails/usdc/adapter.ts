@@ -122,7 +122,8 @@ export class UsdcBaseAdapter implements RailAdapter {
   private readonly state: AdapterState;
   private readonly confirmations: bigint;
   private readonly gasCeiling: bigint;
-  private readonly maxBlockRange: bigint;
+  /** blocks per eth_getLogs request (the deposit scan's, and the x402 `exact` chain's search by logs) */
+  readonly maxBlockRange: bigint;
   private readonly holder = randomBytes(8).toString('hex');
   /** this instance's sends, one at a time (the lease is per instance) */
   private sending: Promise<unknown> = Promise.resolve();

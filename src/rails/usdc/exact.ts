@@ -44,6 +44,8 @@ export interface ExactChainOptions {
   pollingIntervalMs?: number;
   /** how far back (blocks) `lookup` searches the token's AuthorizationUsed logs when the transaction is not known; default 50000 (about a day on Base) */
   lookbackBlocks?: bigint;
+  /** blocks per eth_getLogs request of that search; default the adapter's `maxBlockRange` (2000) */
+  maxBlockRange?: bigint;
 }
 
 export function usdcExactChain(adapter: UsdcBaseAdapter, o: ExactChainOptions = {}): ExactChain {
@@ -53,6 +55,7 @@ export function usdcExactChain(adapter: UsdcBaseAdapter, o: ExactChainOptions = 
   const domain = { name: eip712.name, version: eip712.version, chainId: adapter.chainId, verifyingContract: token };
   const gasCeiling = o.gasCeiling ?? 150_000n;
   const lookback = o.lookbackBlocks ?? 50_000n;
+  const range = o.maxBlockRange ?? adapter.maxBlockRange;
   const used = (from: string, nonce: string) => client.readContract({ address: token, abi: EIP3009_ABI, functionName: 'authorizationState', args: [getAddress(from), nonce as Hex] });
   /** whether `receipt` moved exactly the authorization's value from its payer to its payee, using its nonce */
   const transfers = (receipt: TransactionReceipt, a: ExactAuthorization): boolean => {
@@ -62,6 +65,29 @@ export function usdcExactChain(adapter: UsdcBaseAdapter, o: ExactChainOptions = 
     const moved = logs.some((l) => l.eventName === 'Transfer' && l.args.from.toLowerCase() === a.from.toLowerCase() && l.args.to.toLowerCase() === a.to.toLowerCase() && l.args.value === BigInt(a.value));
     return usedHere && moved;
   };
+  /**
+   * The transaction that used the authorization, from the token's AuthorizationUsed logs over the last
+   * `lookbackBlocks`, newest range first, in ranges of `maxBlockRange` blocks (the most a provider's
+   * eth_getLogs answers; the adapter's deposit scan pages the same way); null when none moved its value.
+   */
+  const findByLogs = async (a: ExactAuthorization): Promise<TransactionReceipt | null> => {
+    const latest = await client.getBlockNumber();
+    const floor = latest > lookback ? latest - lookback : 0n;
+    for (let end = latest; end >= floor; ) {
+      const start = end - range + 1n > floor ? end - range + 1n : floor;
+      const logs = await client.getLogs({
+        address: token, event: AUTHORIZATION_USED, args: { authorizer: getAddress(a.from), nonce: a.nonce as Hex }, fromBlock: start, toBlock: end,
+      });
+      for (const log of logs) {
+        const r = await client.getTransactionReceipt({ hash: log.transactionHash! });
+        if (transfers(r, a)) return r;
+      }
+      if (start === floor) break;
+      end = start - 1n;
+    }
+    return null;
+  };
+
   const message = (a: ExactAuthorization) => ({
     from: getAddress(a.from), to: getAddress(a.to), value: BigInt(a.value), validAfter: BigInt(a.validAfter), validBefore: BigInt(a.validBefore), nonce: a.nonce as Hex,
   });
@@ -98,15 +124,7 @@ export function usdcExactChain(adapter: UsdcBaseAdapter, o: ExactChainOptions = 
       }
       let receipt = txHash ? await client.getTransactionReceipt({ hash: txHash as Hex }).catch(() => null) : null;
       if (!receipt || !transfers(receipt, a)) {
-        const latest = await client.getBlockNumber();
-        const logs = await client.getLogs({
-          address: token, event: AUTHORIZATION_USED, args: { authorizer: getAddress(a.from), nonce: a.nonce as Hex }, fromBlock: latest > lookback ? latest - lookback : 0n, toBlock: latest,
-        });
-        receipt = null;
-        for (const log of logs) {
-          const r = await client.getTransactionReceipt({ hash: log.transactionHash! });
-          if (transfers(r, a)) { receipt = r; break; }
-        }
+        receipt = await findByLogs(a);
         if (!receipt) return { state: 'used_elsewhere' };
       }
       const latest = await client.getBlockNumber();

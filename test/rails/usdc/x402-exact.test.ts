@@ -487,16 +487,53 @@ async function claimedThenCrashed(): Promise<{ id: string; payload: Record<strin
 }
 
 const row = (id: string) => t.gw.store.read(async (r) => (await r.x402Authorizations.get(id))!);
+
+/**
+ * The chain's search for a transaction it was not told (the crash case), once the chain has gone on 9
+ * blocks past it: 3 blocks per eth_getLogs request, newest first, so 4 requests at least; a lookback
+ * that stops short of its block does not find it.
+ */
+async function foundByLogsInRanges(authorization: Parameters<ExactChain['settle']>[0], txHash: string): Promise<void> {
+  const mined = (await chain.pub.getTransactionReceipt({ hash: txHash as `0x${string}` })).blockNumber;
+  while ((await chain.pub.getBlockNumber()) < mined + 9n) await new Promise((r) => setTimeout(r, 50));
+  let getLogs = 0;
+  const { adapter } = usdcBaseRails({
+    chainId: CHAIN_ID, usdcAddress: chain.token, confirmations: CONFIRMATIONS, treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic,
+    clock: t.clock, priceFeed: chain.aggregator,
+    transport: http(chain.url, { onFetchRequest: async (req) => { if ((await req.clone().text()).includes('eth_getLogs')) getLogs++; } }),
+  });
+  const eip712 = { name: 'USD Coin (test)', version: '2' };
+  const paged = usdcExactChain(adapter, { eip712, maxBlockRange: 3n, lookbackBlocks: 200n });
+  expect(await paged.lookup(authorization, null)).toMatchObject({ state: 'used', txHash });
+  expect(getLogs).toBeGreaterThanOrEqual(4);
+  const short = usdcExactChain(adapter, { eip712, maxBlockRange: 3n, lookbackBlocks: 5n });
+  expect(await short.lookup(authorization, null)).toEqual({ state: 'used_elsewhere' });
+}
 const duty = () => t.gw.services.x402Exact.runSettlementDuty();
 
 describe('the settlement duty', () => {
   it('settles the failed one once the chain takes it again: recorded once, 100 / 97 / 3, a receipt, then reconciled', async () => {
     const [failed] = await t.gw.store.read((r) => r.x402Authorizations.listByState(['failed'], 10));
     const before = { chain: await chainState(), books: await books() };
-    // the four sales paid earlier (REST, two sellers at once, web-standard, MCP) are reconciled in the same run (the one it settles, at the next)
-    expect(await duty()).toEqual({ settled: 1, retried: 0, expired: 0, reconciled: 4, mismatched: 0 });
+    // not due yet: the duty waits retryBackoffMs (30 s) after the settle route's last try. The four sales
+    // paid earlier (REST, two sellers at once, web-standard, MCP) are reconciled meanwhile
+    expect(await duty()).toEqual({ settled: 0, retried: 0, expired: 0, reconciled: 4, mismatched: 0 });
+    expect(await row(failed!.id)).toMatchObject({ state: 'failed', attempts: 3 });
+    // due, and the chain still refuses: tried once more, then not again before twice the pause
+    await pauseToken('pause');
+    try {
+      t.clock.advance(30_000);
+      expect(await duty()).toEqual({ settled: 0, retried: 1, expired: 0, reconciled: 0, mismatched: 0 });
+      expect(await row(failed!.id)).toMatchObject({ state: 'failed', attempts: 4 });
+      t.clock.advance(59_000);
+      expect(await duty()).toEqual({ settled: 0, retried: 0, expired: 0, reconciled: 0, mismatched: 0 });
+    } finally {
+      await pauseToken('unpause');
+    }
+    t.clock.advance(1_000);
+    expect(await duty()).toEqual({ settled: 1, retried: 0, expired: 0, reconciled: 0, mismatched: 0 });
     const done = await row(failed!.id);
-    expect(done).toMatchObject({ state: 'settled', attempts: 4, responseHash: expect.stringMatching(/^sha256:/) });
+    expect(done).toMatchObject({ state: 'settled', attempts: 5, responseHash: expect.stringMatching(/^sha256:/) });
     expect(done.txHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await chain.pub.getTransactionReceipt({ hash: done.txHash as `0x${string}` })).status).toBe('success');
     await conserved(before, 1n);
@@ -528,6 +565,7 @@ describe('the settlement duty', () => {
     expect(await chain.pub.getTransactionCount({ address: chain.treasury })).toBe(nonceBefore);
     await conserved(before, 1n);
     expect(await duty()).toMatchObject({ settled: 0, retried: 0, expired: 0, mismatched: 0 });
+    await foundByLogsInRanges(p.payload.authorization, txHash);
     await conserved(before, 1n);
     // no alert: nothing failed
     expect((await alertsOf(id)).seller).toEqual([]);
@@ -568,6 +606,7 @@ describe('the settlement duty', () => {
     const r0 = await row(id);
     await chain.rpc('evm_increaseTime', [r0.validBefore - Math.floor(Date.now() / 1000) + 60]);
     await chain.mine(1);
+    t.clock.advance(30_000); // the duty's pause after the route's tries
     expect(await duty()).toMatchObject({ settled: 0, retried: 0, expired: 1 });
     expect(await row(id)).toMatchObject({ state: 'expired', txHash: null, transactionId: null });
     const alerts = await alertsOf(id);
