@@ -20,7 +20,7 @@ export class TransactionConflict extends Error {
 }
 
 /**
- * A movement the store was asked to place (LedgerRepo.place) would have left a wallet's balance,
+ * A movement the store was asked to place (Ledger.place) would have left a wallet's balance,
  * held or available amount negative: refused before anything was appended (src/store/ledger-chain.ts);
  * the database transaction is intact, so the caller may act on the refusal (expire overdue holds,
  * answer INSUFFICIENT_FUNDS) or let it fail the transaction. `wallet`: the wallet's sums before it.
@@ -33,7 +33,7 @@ export class MovementRefused extends Error {
 }
 
 /**
- * TransactionRepo.resolve found the transaction no longer authorized (another resolution, of this
+ * Transactions.resolve found the transaction no longer authorized (another resolution, of this
  * instance or another, committed first): refused, and the database transaction with it.
  */
 export class AlreadyResolved extends Error {

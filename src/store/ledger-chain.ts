@@ -1,6 +1,6 @@
 /**
  * The ledger's rule, in one place: where a movement goes in its wallet's chain and whether it may.
- * Both stores' `LedgerRepo.place` call `placeAfter` under the wallet's lock (SQLite: its one
+ * Both stores' `Ledger.place` call `placeAfter` under the wallet's lock (SQLite: its one
  * writer; PostgreSQL: the wallet's row locked FOR NO KEY UPDATE until COMMIT) with the wallet's
  * head, and append what it returns; nothing else appends to the ledger (docs/architecture.md,
  * "Money").

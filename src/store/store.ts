@@ -15,18 +15,7 @@
  *   who could rely on it, and a transaction that follows cannot become durable before
  *   the commits it read from.
  */
-import type { Tenants, Signups, Accounts, PasswordResets, ApiKeys, AuthThrottles } from './sql/tenancy.js';
-import type { Wallets, Ledger, LedgerCheckpoints } from './sql/wallets.js';
-import type { SigningKeys } from './sql/platform.js';
-import type { Capabilities, CapabilityVersions, CapabilitySearch, VerificationRequests, Ratings } from './sql/market.js';
-import type { Discovery } from './sql/discovery.js';
-import type { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './sql/payments.js';
-import type { Policies, Approvals, Spend } from './sql/policies.js';
-import type { WebhookEndpoints, WebhookDeliveries } from './sql/webhooks.js';
-import type { AlertMails } from './sql/alerts.js';
-import type { X402Authorizations } from './sql/x402.js';
-import type { Sessions } from './sql/sessions.js';
-import type { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents, Reconciliations, SandboxObjects } from './sql/rails.js';
+import type { makeRepos } from './sql/repos.js';
 
 /**
  * A repository as its callers see it: the public methods of its class in ./sql/ (one class each,
@@ -35,79 +24,8 @@ import type { RailTransactions, DepositAddresses, PayoutDestinations, RailEvents
  */
 export type Public<T> = { [K in keyof T as T[K] extends (...args: never) => unknown ? K : never]: T[K] };
 
-export type TenantRepo = Public<Tenants>;
-export type SignupRepo = Public<Signups>;
-export type AccountRepo = Public<Accounts>;
-export type PasswordResetRepo = Public<PasswordResets>;
-export type ApiKeyRepo = Public<ApiKeys>;
-export type AuthThrottleRepo = Public<AuthThrottles>;
-export type WalletRepo = Public<Wallets>;
-export type LedgerRepo = Public<Ledger>;
-export type LedgerCheckpointRepo = Public<LedgerCheckpoints>;
-export type SigningKeyRepo = Public<SigningKeys>;
-export type CapabilityRepo = Public<Capabilities>;
-export type CapabilityVersionRepo = Public<CapabilityVersions>;
-export type CapabilitySearchRepo = Public<CapabilitySearch>;
-export type DiscoveryRepo = Public<Discovery>;
-export type VerificationRequestRepo = Public<VerificationRequests>;
-export type RatingRepo = Public<Ratings>;
-export type TransactionRepo = Public<Transactions>;
-export type ReceiptRepo = Public<Receipts>;
-export type BreakerRepo = Public<Breakers>;
-export type PaymentIdempotencyRepo = Public<PaymentIdempotencies>;
-export type PurchaseFactsRepo = Public<PurchaseFacts>;
-export type PolicyRepo = Public<Policies>;
-export type ApprovalRepo = Public<Approvals>;
-export type SpendRepo = Public<Spend>;
-export type RailTransactionRepo = Public<RailTransactions>;
-export type DepositAddressRepo = Public<DepositAddresses>;
-export type PayoutDestinationRepo = Public<PayoutDestinations>;
-export type RailEventRepo = Public<RailEvents>;
-export type ReconciliationRepo = Public<Reconciliations>;
-export type SandboxObjectRepo = Public<SandboxObjects>;
-export type WebhookEndpointRepo = Public<WebhookEndpoints>;
-export type WebhookDeliveryRepo = Public<WebhookDeliveries>;
-export type AlertMailRepo = Public<AlertMails>;
-export type X402AuthorizationRepo = Public<X402Authorizations>;
-export type SessionRepo = Public<Sessions>;
-
-export interface Repos {
-  tenants: TenantRepo;
-  signups: SignupRepo;
-  accounts: AccountRepo;
-  passwordResets: PasswordResetRepo;
-  apiKeys: ApiKeyRepo;
-  authThrottles: AuthThrottleRepo;
-  wallets: WalletRepo;
-  ledger: LedgerRepo;
-  ledgerCheckpoints: LedgerCheckpointRepo;
-  signingKeys: SigningKeyRepo;
-  capabilities: CapabilityRepo;
-  capabilityVersions: CapabilityVersionRepo;
-  capabilitySearch: CapabilitySearchRepo;
-  discovery: DiscoveryRepo;
-  verificationRequests: VerificationRequestRepo;
-  ratings: RatingRepo;
-  transactions: TransactionRepo;
-  receipts: ReceiptRepo;
-  breakers: BreakerRepo;
-  paymentIdempotency: PaymentIdempotencyRepo;
-  purchaseFacts: PurchaseFactsRepo;
-  policies: PolicyRepo;
-  approvals: ApprovalRepo;
-  spend: SpendRepo;
-  railTransactions: RailTransactionRepo;
-  depositAddresses: DepositAddressRepo;
-  payoutDestinations: PayoutDestinationRepo;
-  railEvents: RailEventRepo;
-  reconciliations: ReconciliationRepo;
-  sandboxObjects: SandboxObjectRepo;
-  webhookEndpoints: WebhookEndpointRepo;
-  webhookDeliveries: WebhookDeliveryRepo;
-  alertMails: AlertMailRepo;
-  x402Authorizations: X402AuthorizationRepo;
-  sessions: SessionRepo;
-}
+/** Every repository (`r.ledger`, `r.transactions`, …): the ones ./sql/repos.ts makes, each as its callers see it. */
+export type Repos = { [K in keyof ReturnType<typeof makeRepos>]: Public<ReturnType<typeof makeRepos>[K]> };
 
 export interface ReadOptions {
   /** do not wait for the sync of commits this read may see (see the rules above) */

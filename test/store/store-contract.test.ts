@@ -107,7 +107,7 @@ describe.each(backends)('Store contract on $name', (b) => {
   it('refuses a second entry with a wallet seq already taken, even one written behind the store', async () => {
     const w = await newWallet();
     const first = await fund(w, 7n);
-    // the store never writes one (LedgerRepo.place places after the locked head); the database refuses it anyway
+    // the store never writes one (Ledger.place places after the locked head); the database refuses it anyway
     await expect(b.exec(store, `INSERT INTO ledger_entries (id, wallet_id, seq, type, amount_minor, hold_minor, balance_after, held_after, currency, created_at)
       VALUES ('${first.id}_dup', '${w}', 1, 'fund', 1, 0, 8, 0, 'USD', 1)`)).rejects.toThrow(/unique|exists/i);
     expect((await store.read((r) => r.ledger.list(w))).map((e) => e.seq)).toEqual([1]);

@@ -175,7 +175,7 @@ async function pageForQuery(r: Repos, query: string, filter: Omit<DiscoverableFi
   // the ceiling counts only listings that pass the filters and could be shown
   const matches = await r.capabilitySearch.match(query, MATCH_CEILING, filter);
   if (matches.length === 0) return [];
-  // the search's rank is BM25 negated (lower is better, CapabilitySearchRepo.match); flipped so that higher is better
+  // the search's rank is BM25 negated (lower is better, CapabilitySearch.match); flipped so that higher is better
   const bm25 = new Map(matches.map((m) => [m.capabilityId, Math.max(0, -m.rank)]));
   const rows = await r.discovery.rows({ ids: [...bm25.keys()], ...filter });
   const reps = await reputations(r, rows.map((c) => c.providerId));

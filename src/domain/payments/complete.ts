@@ -91,7 +91,7 @@ async function keepAnswer(r: Repos, key: PaymentIdempotency | undefined, respons
 }
 
 /**
- * The transaction succeeds: resolved once (TransactionRepo.resolve refuses one resolved first
+ * The transaction succeeds: resolved once (Transactions.resolve refuses one resolved first
  * elsewhere, with the whole database transaction), the breaker count reset, the idempotency key's
  * answer kept, the money moved (placed by the store, which locks each wallet until the commit:
  * every sale of a seller, and every fee, moves the same wallet, so this comes late) and the

@@ -10,7 +10,7 @@
  * A key is read from wherever it is (a sealed one needs its KEK); on start, keys still only in
  * DATA_DIR/keys are imported into the database (`sealed`, `clear`; the files are left), and
  * keys sealed with an older KEK are sealed again with the one that seals now.
- * A current key is made or replaced under the store's lock (SigningKeyRepo.lockCurrent): N
+ * A current key is made or replaced under the store's lock (SigningKeys.lockCurrent): N
  * instances started at once on a fresh database make one. Instances that share the database
  * follow each other's rotations (`startRefresh`). A private key is never logged nor answered.
  */

@@ -51,7 +51,7 @@ export async function recordEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | '
 /**
  * An event recorded as recordEvent does, for the paths of money that read nothing they need not:
  * the event and its deliveries are written by one statement the store sends without waiting
- * (RailEventRepo.insertQueued), so it can ride with the transaction's other writes and its
+ * (RailEvents.insertQueued), so it can ride with the transaction's other writes and its
  * COMMIT. For types that send no alert mail (the payment events).
  */
 export async function recordPlacedEvent(r: Repos, ctx: Pick<DomainContext, 'clock' | 'ids' | 'observer'>, tenantId: string, type: EventType, data: Record<string, unknown>): Promise<RailEvent> {

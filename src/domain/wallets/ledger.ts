@@ -55,7 +55,7 @@ export function balanceFrom(last: LedgerEntry | undefined): Balance {
 
 /**
  * Asks the store to place movements, in the order given, each after its wallet's last entry
- * (`LedgerRepo.place`): the store owns the ledger's rule (src/store/ledger-chain.ts) and refuses
+ * (`Ledger.place`): the store owns the ledger's rule (src/store/ledger-chain.ts) and refuses
  * a movement that would leave the balance, the held amount or the available amount negative with
  * `MovementRefused`, before anything is appended. Returns the entries appended.
  */

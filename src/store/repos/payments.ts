@@ -8,7 +8,7 @@ export type Receipt = typeof receipts.$inferSelect;
 export type Breaker = typeof breakers.$inferSelect;
 export type PaymentIdempotency = typeof paymentIdempotency.$inferSelect;
 
-/** What an authorization checks before it writes: read at once (PurchaseFactsRepo). */
+/** What an authorization checks before it writes: read at once (PurchaseFacts). */
 export interface PurchaseFacts {
   /** a transaction holds the nonce already */
   nonceUsed: boolean;

@@ -2,7 +2,6 @@
  * Every repository, written once (./sql.ts), for either store: SqliteStore makes them once over its
  * connection, PgStore once per pooled connection (and once for its autocommit reads).
  */
-import type { Repos } from '../store.js';
 import type { Sql } from './sql.js';
 import { Tenants, Signups, Accounts, PasswordResets, ApiKeys, AuthThrottles } from './tenancy.js';
 import { SigningKeys } from './platform.js';
@@ -17,7 +16,8 @@ import { Wallets, Ledger, LedgerCheckpoints } from './wallets.js';
 import { Transactions, Receipts, Breakers, PaymentIdempotencies, PurchaseFacts } from './payments.js';
 import { Sessions } from './sessions.js';
 
-export function makeRepos(c: Sql): Repos {
+/** Every repository over one connection; `Repos` (../store.ts) is what this returns, as callers see it. */
+export function makeRepos(c: Sql) {
   return {
     wallets: new Wallets(c),
     ledger: new Ledger(c),

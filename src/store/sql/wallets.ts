@@ -133,7 +133,7 @@ export class Ledger {
    */
   async place(ps: Placement[]) {
     const locked = this.c.lockedHeads;
-    if (!locked && this.c.dialect === 'pg') throw new Error('LedgerRepo.place runs inside a write transaction (Store.tx)');
+    if (!locked && this.c.dialect === 'pg') throw new Error('Ledger.place runs inside a write transaction (Store.tx)');
     const heads = locked?.heads ?? new Map<string, LedgerEntry | undefined>();
     const wallets = [...new Set(ps.map((p) => p.walletId))];
     const need = wallets.filter((w) => !heads.has(w));
