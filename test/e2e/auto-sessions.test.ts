@@ -186,6 +186,32 @@ describe.each(['fastify', 'hono'] as const)('createBuyer against a %s seller tha
   });
 });
 
+describe('parallel vouchers overtaking each other', () => {
+  it('resyncs from the corrective 402 and charges each call once', async () => {
+    const a = await fundedAgent(t, '1000');
+    const before = await snapshot(a.walletId);
+    // the transport holds back every other voucher, so later ones reach the seller first
+    let sent = 0;
+    const stale: string[] = [];
+    const slowFetch: typeof fetch = async (input, init) => {
+      const voucher = new Headers(init?.headers).get('x-agentpay-voucher');
+      if (voucher && sent++ % 2 === 0) await new Promise((r) => setTimeout(r, 150));
+      const res = await fetch(input, init);
+      if (res.status === 402 && voucher) stale.push(((await res.clone().json()) as { error: { code: string } }).error.code);
+      return res;
+    };
+    const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, fetch: slowFetch });
+    expect((await buyer.fetch(`${urls.fastify}/forecast/Evora`)).status).toBe(200);
+    const all = await Promise.all(Array.from({ length: 8 }, (_, i) => buyer.fetch(`${urls.fastify}/forecast/Town${i}`)));
+    expect(all.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(stale.length).toBeGreaterThan(0);
+    expect(new Set(stale)).toEqual(new Set(['VOUCHER_STALE']));
+    expect(await sessionsOf(a.walletId)).toHaveLength(1);
+    await buyer.close();
+    await expectSettled(a.walletId, before, await sessionsOf(a.walletId), 9n * PRICE, 1000n);
+  });
+});
+
 describe('sessions and per-call payment side by side', () => {
   it('pays per-call a seller without a voucher store: no session is opened', async () => {
     const a = await fundedAgent(t, '1000');
