@@ -15,7 +15,9 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import axios from 'axios';
 import { createBuyer, type Buyer } from '../../packages/sdk/src/buyer/index.js';
+import { withAgentpay } from '../../packages/sdk/src/buyer/axios.js';
 import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
 import { agentpayHono } from '../../packages/sdk/src/seller/hono.js';
 import { createSellerPayments, type SellerPayments } from '../../packages/sdk/src/seller/core.js';
@@ -209,6 +211,26 @@ describe('parallel vouchers overtaking each other', () => {
     expect(await sessionsOf(a.walletId)).toHaveLength(1);
     await buyer.close();
     await expectSettled(a.walletId, before, await sessionsOf(a.walletId), 9n * PRICE, 1000n);
+  });
+});
+
+describe('the axios adapter', () => {
+  it("pays with the sessions of the buyer it was given, and buyer.close() closes them", async () => {
+    const a = await fundedAgent(t, '1000');
+    const before = await snapshot(a.walletId);
+    const buyer = buyerFor(a);
+    const api = withAgentpay(axios.create(), buyer);
+    for (let i = 0; i < 5; i++) {
+      const res = await api.get(`${urls.hono}/forecast/Sintra`);
+      expect(res.status).toBe(200);
+      expect(res.data).toEqual({ city: 'Sintra', sunny: true });
+      expect(res.sessionReceipt).toMatchObject({ sequence: i + 1, chargedMinor: '10' });
+    }
+    // fetch reuses the session axios opened
+    expect((await buyer.fetch(`${urls.hono}/forecast/Sintra`)).sessionReceipt).toMatchObject({ sequence: 6 });
+    expect(await sessionsOf(a.walletId)).toHaveLength(1);
+    await buyer.close();
+    await expectSettled(a.walletId, before, await sessionsOf(a.walletId), 6n * PRICE, 1000n);
   });
 });
 

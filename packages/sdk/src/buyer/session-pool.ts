@@ -95,6 +95,10 @@ export function offerOf(body: unknown, challenge: PriceChallenge): SessionOffer 
   return o.capabilityId === challenge.capabilityId && o.providerId === challenge.providerId ? o : undefined;
 }
 
+/** The pool of each buyer's payer (createBuyer registers it): the axios adapter pays with the same sessions. */
+const pools = new WeakMap<Payer, SessionPool>();
+export const poolOf = (payer: Payer): SessionPool | undefined => pools.get(payer);
+
 export class SessionPool {
   private readonly live = new Map<string, Live>();
   private readonly opening = new Map<string, Promise<Live | null>>();
@@ -105,7 +109,9 @@ export class SessionPool {
   private readonly closed: Session[] = [];
   private readonly errors: unknown[] = [];
 
-  constructor(private readonly payer: Payer, private readonly opts: BuyerSessionOptions, private readonly now: () => number) {}
+  constructor(private readonly payer: Payer, private readonly opts: BuyerSessionOptions, private readonly now: () => number) {
+    pools.set(payer, this);
+  }
 
   /** Whether a call answered with this offer is paid with a session. */
   wants(offer: SessionOffer | undefined, origin: string): boolean {
