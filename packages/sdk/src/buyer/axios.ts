@@ -158,7 +158,8 @@ export function withAgentpay<T extends AxiosInstance>(instance: T, buyer: Buyer 
       payer.checkChallenge?.(challenge, { maxPriceMinor, capabilityId });
       if (signal?.aborted) throw cancelled();
       const sender = (withBody: boolean): Send => async (extra) => {
-        const h = AxiosHeaders.from(config.headers as never);
+        // a copy: AxiosHeaders.from hands back the config's own headers, and one request's session header must not reach the next
+        const h = new AxiosHeaders(AxiosHeaders.from(config.headers as never).toJSON() as never);
         for (const [k, v] of Object.entries(extra)) h.set(k, v);
         h.set('accept-encoding', 'identity');
         const sessionConfig = {
