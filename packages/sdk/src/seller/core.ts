@@ -8,9 +8,12 @@
  *                            | refusal (HEAD on a paid route, the gateway's refusal, the gateway unreachable)
  *                            | replay (a retry with the idempotency key of a call that succeeded: its first
  *                                      answer and receipt, kept by the gateway; the handler does not run)
- *                            | admitted (the gateway authorized the payment: run the handler, within timeoutMs)
+ *                            | session (a payment session's open or close, answered without the handler)
+ *                            | admitted (the gateway authorized the payment, or the seller accepted a session's
+ *                                        voucher by itself: run the handler, within timeoutMs)
  *   finish(seller, admitted, outcome) -> the paid answer: complete (2xx/3xx), fail client_error (4xx)
  *                            or fail provider_error (5xx, thrown, timed out), with the receipt header
+ *                            (a voucher's call: charged on 2xx/3xx only, the seller-signed session receipt)
  *
  * Every answer a decision carries is complete: status, every header agentpay puts on it
  * (`answerHeaders` is the one place that chooses them: content type, retry-after, allow, the
@@ -173,7 +176,16 @@ export interface AdmittedDecision {
   dialect?: { name: Dialect; challengeId?: string | undefined; idempotencyKey?: string | undefined };
 }
 
-export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | ReplayDecision | AdmittedDecision;
+/**
+ * A payment session's own request on a paid route, answered without the handler: the open (200
+ * with the grant) or the buyer's close (200 with the session), docs/protocol.md § Sessions on the wire.
+ */
+export interface SessionStepDecision extends Answer {
+  kind: 'session';
+  step: 'open' | 'close';
+}
+
+export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | ReplayDecision | SessionStepDecision | AdmittedDecision;
 
 /** A request as the seller core needs to see it. */
 export interface SellerRequest {
@@ -463,7 +475,7 @@ async function sessionDecision(seller: SellerPayments, sessions: SellerSessions,
     try {
       const grant = await sessions.open(decoded<SessionOpen>(open, SESSION_OPEN_HEADER), capabilityId);
       const answer = jsonAnswer(200, JSON.stringify({ grant }), { [SESSION_GRANT_HEADER]: encodeHeader(grant) });
-      return { kind: 'refusal', code: 'SESSION_OPENED', ...answer, headers: answerHeaders(context, answer.headers) };
+      return { kind: 'session', step: 'open', ...answer, headers: answerHeaders(context, answer.headers) };
     } catch (e) {
       return sessionRefusal(e, 'session open', context);
     }
@@ -473,7 +485,7 @@ async function sessionDecision(seller: SellerPayments, sessions: SellerSessions,
     try {
       const session = await sessions.closeFor(decoded<SessionCloseRequest>(close, SESSION_CLOSE_HEADER));
       const answer = jsonAnswer(200, JSON.stringify({ session }));
-      return { kind: 'refusal', code: 'SESSION_CLOSED', ...answer, headers: answerHeaders(context, answer.headers) };
+      return { kind: 'session', step: 'close', ...answer, headers: answerHeaders(context, answer.headers) };
     } catch (e) {
       return sessionRefusal(e, 'session close', context);
     }
