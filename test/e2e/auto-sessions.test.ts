@@ -214,6 +214,24 @@ describe('parallel vouchers overtaking each other', () => {
   });
 });
 
+describe('the seller claims by itself', () => {
+  it('claims what was served when its fastify server closes; the session stays open for the buyer to close or expire', async () => {
+    const app = Fastify();
+    await app.register(agentpaySeller, { gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {}, capabilityId: await publish(t, PRICE.toString(), 'Forecast (closing)'), sessions: {} });
+    app.get('/forecast', async () => ({ sunny: true }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const a = await fundedAgent(t, '1000');
+    const buyer = buyerFor(a);
+    for (let i = 0; i < 3; i++) expect((await buyer.fetch(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}/forecast`)).status).toBe(200);
+    const [open] = await sessionsOf(a.walletId);
+    expect(open).toMatchObject({ status: 'open', claimedMinor: '0' });
+    await app.close();
+    expect(await t.workspace.sessions.get(open!.id)).toMatchObject({ status: 'open', claimedMinor: '30', heldMinor: String(PRICE * 100n - 30n) });
+    expect(await balance(a.walletId)).toEqual({ balance: 970n, held: PRICE * 100n - 30n });
+    await expectLedgerConsistent(t.workspace, a.walletId);
+  });
+});
+
 describe('the axios adapter', () => {
   it("pays with the sessions of the buyer it was given, and buyer.close() closes them", async () => {
     const a = await fundedAgent(t, '1000');
