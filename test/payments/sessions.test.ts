@@ -371,3 +371,38 @@ describe('concurrent claims', () => {
     await expectLedgerVerifies();
   });
 });
+
+describe('a claim up to less than the voucher (amountMinor)', () => {
+  it('takes what the calls served, the same voucher again for more, never more than it pays; close releases the rest', async () => {
+    const s = await newSeller(t, '10');
+    const buyer = await newBuyer(t, t.workspace, '1000');
+    const platformBefore = platformBalance();
+    const { session, sessionKey } = await opened(s, buyer, '100');
+    // the buyer's voucher pays 50 ahead; the seller served calls worth 30 of it so far
+    const v = voucherOf(sessionKey, session.id, '50', 5);
+    const [first] = await s.client.sessions.claim([{ sessionId: session.id, voucher: v, amountMinor: '30' }]);
+    expect(first).toMatchObject({ status: 200, body: { status: 'claimed', cumulativeMinor: '30', amountMinor: '30', feeMinor: String(fee(30n)) } });
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 970n, held: 70n });
+
+    // the same amount again: unchanged; above the voucher: refused, nothing written
+    const rows = ledgerRows(t).length;
+    const [again] = await s.client.sessions.claim([{ sessionId: session.id, voucher: v, amountMinor: '30' }]);
+    expect(again).toMatchObject({ status: 200, body: { status: 'unchanged', amountMinor: '0' } });
+    const [above] = await s.client.sessions.claim([{ sessionId: session.id, voucher: v, amountMinor: '60' }]);
+    expect(above).toMatchObject({ status: 409, body: { error: { code: 'VOUCHER_ABOVE_CAP', details: { field: 'amountMinor' } } } });
+    expect(ledgerRows(t).length).toBe(rows);
+
+    // the calls in flight finished: the same voucher, claimed up to 40; a lower amount after it is stale
+    const [more] = await s.client.sessions.claim([{ sessionId: session.id, voucher: v, amountMinor: '40' }]);
+    expect(more).toMatchObject({ status: 200, body: { status: 'claimed', cumulativeMinor: '40', amountMinor: '10', feeMinor: String(fee(40n) - fee(30n)) } });
+    const [lower] = await s.client.sessions.claim([{ sessionId: session.id, voucher: v, amountMinor: '35' }]);
+    expect(lower).toMatchObject({ status: 409, body: { error: { code: 'VOUCHER_STALE' } } });
+
+    const closed = await s.client.sessions.close(session.id);
+    expect(closed).toMatchObject({ status: 'closed', claimedMinor: '40', feeMinor: String(fee(40n)), heldMinor: '0' });
+    expect(ledgerBalance(t, buyer.walletId)).toEqual({ balance: 960n, held: 0n });
+    expect(ledgerBalance(t, s.walletId)).toEqual({ balance: 40n - fee(40n), held: 0n });
+    expect(platformBalance() - platformBefore).toBe(fee(40n));
+    await expectLedgerVerifies();
+  });
+});

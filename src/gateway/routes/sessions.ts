@@ -43,7 +43,7 @@ export default async function sessionRoutes(app: FastifyInstance) {
     return {
       results: await Promise.all(request.body.claims.map(async (c) => {
         try {
-          return { status: 200, body: await sessions.claim(p, { sessionId: c.sessionId, voucher: c.voucher }) };
+          return { status: 200, body: await sessions.claim(p, { sessionId: c.sessionId, voucher: c.voucher, amountMinor: c.amountMinor }) };
         } catch (e) {
           return errorResponse(e, request.log);
         }

@@ -33,6 +33,9 @@ import { AgentpayError } from '../errors.js';
 import { decodeHeader, encodeHeader, PAYMENT_HEADER, RECEIPT_HEADER, type PriceChallenge, type Receipt } from '../protocol.js';
 import { PAID_BUT_UNANSWERED, type Buyer } from './index.js';
 import { cancelled, ceilingOf, createPayer, type Payer, type PayerOptions } from './payer.js';
+import { offerOf, poolOf, type Send, type SentAnswer } from './session-pool.js';
+import { requestFingerprint } from '../seller/idempotency.js';
+import type { SessionReceipt } from '../contract/sessions.js';
 
 /** Per request: `axios.get(url, { agentpay: { maxPriceMinor: '50', capabilityId: 'cap_…' } })`. */
 export interface AgentpayRequestOptions {
@@ -52,6 +55,8 @@ declare module 'axios' {
     receipt?: Receipt | null;
     /** withAgentpay: the challenge that was paid */
     challenge?: PriceChallenge | null;
+    /** withAgentpay with a buyer from createBuyer: a call paid with a session's voucher, its seller-signed receipt (null: failed, not charged) */
+    sessionReceipt?: SessionReceipt | null;
   }
 }
 
@@ -131,10 +136,52 @@ export function withAgentpay<T extends AxiosInstance>(instance: T, buyer: Buyer 
     const { maxPriceMinor, capabilityId } = config.agentpay ?? {};
     if (maxPriceMinor !== undefined) ceilingOf(maxPriceMinor, 'agentpay.maxPriceMinor');
     const signal = config.signal as AbortSignal | undefined;
-    const challenge = await readWhole(first.data).then((data) => payer.verifiedChallenge(bodyOf402(data))).catch((e: unknown) => {
+    let body402: unknown;
+    const challenge = await readWhole(first.data).then((data) => payer.verifiedChallenge((body402 = bodyOf402(data)))).catch((e: unknown) => {
       throw signal?.aborted ? cancelled() : e;
     });
     if (!challenge) throw error; // a 402 that is not the protocol's: axios's own error, as without agentpay
+    const url = answeredUrl(first);
+    const { signal: _signal, cancelToken: _cancel, ...rest } = config;
+
+    // a seller that offers a session, and a buyer from createBuyer: paid with its session (docs/sdk.md § Payment sessions)
+    const pool = poolOf(payer);
+    const method = (config.method ?? 'get').toUpperCase();
+    let where: URL | undefined;
+    try {
+      where = new URL(url ?? instance.getUri(config));
+    } catch {
+      where = undefined; // a relative URL (a browser's): paid per-call
+    }
+    if (pool && where && method !== 'HEAD' && pool.wants(offerOf(body402, challenge), where.origin)) {
+      const at = where;
+      payer.checkChallenge?.(challenge, { maxPriceMinor, capabilityId });
+      if (signal?.aborted) throw cancelled();
+      const sender = (withBody: boolean): Send => async (extra) => {
+        // a copy: AxiosHeaders.from hands back the config's own headers, and one request's session header must not reach the next
+        const h = new AxiosHeaders(AxiosHeaders.from(config.headers as never).toJSON() as never);
+        for (const [k, v] of Object.entries(extra)) h.set(k, v);
+        h.set('accept-encoding', 'identity');
+        const sessionConfig = {
+          ...rest, url: at.href, baseURL: undefined, params: undefined, headers: h, responseType: 'arraybuffer', transformResponse: [(d: unknown) => d],
+          validateStatus: () => true, maxRedirects: 0, [PAID]: true, ...(withBody ? {} : { data: undefined }),
+        } as Config;
+        const r = await instance.request(sessionConfig).catch((e: unknown) => {
+          throw e instanceof AgentpayError ? e : new AgentpayError('SELLER_UNREACHABLE', `could not reach the seller at ${at.href} after a session request was sent: ${PAID_BUT_UNANSWERED}`, { details: { url: at.href, paid: true }, cause: e });
+        });
+        return { status: r.status, header: (n: string) => (typeof r.headers[n] === 'string' ? (r.headers[n] as string) : null), bytes: bytesOf(r.data), response: r } as SentAnswer & { response: AxiosResponse };
+      };
+      const requestHash = await requestFingerprint(method, at.pathname + at.search);
+      const paid = await pool.pay({ origin: at.origin, challenge, requestHash, send: sender(true), closer: sender(false) });
+      if (paid) {
+        const r = (paid.answer as SentAnswer & { response: AxiosResponse }).response;
+        const out: AxiosResponse = Object.assign(r, { config, receipt: null, challenge, sessionReceipt: paid.receipt });
+        out.data = asRequested(config, r.data, paid.answer.bytes, out);
+        const validate = config.validateStatus;
+        if (!validate || validate(r.status)) return out;
+        throw new AxiosError(`Request failed with status code ${r.status}`, r.status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST, config, r.request, out);
+      }
+    }
     const proof = await payer.signProof(challenge, { maxPriceMinor, signal, capabilityId });
 
     // From here the purchase proceeds: the signal no longer applies (docs/protocol.md).
@@ -142,8 +189,6 @@ export function withAgentpay<T extends AxiosInstance>(instance: T, buyer: Buyer 
     headers.set(PAYMENT_HEADER, encodeHeader(proof));
     // the receipt covers the bytes the seller sent: ask for them uncompressed (see buyer/index.ts)
     headers.set('accept-encoding', 'identity');
-    const url = answeredUrl(first);
-    const { signal: _signal, cancelToken: _cancel, ...rest } = config;
     const paidConfig = {
       ...rest,
       ...(url ? { url, baseURL: undefined, params: undefined } : {}),

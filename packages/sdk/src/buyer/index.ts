@@ -17,10 +17,20 @@ import { toError } from '../client/http.js';
 import { AgentpayError } from '../errors.js';
 import { decodeHeader, encodeHeader, PAYMENT_HEADER, RECEIPT_HEADER, type PriceChallenge, type Receipt } from '../protocol.js';
 import { cancelled, ceilingOf, createPayer, isAbort, type ApprovalWaitOptions, type Payer, type PayerOptions } from './payer.js';
+import { offerOf, SessionPool, type BuyerSessionOptions, type Send, type SentAnswer } from './session-pool.js';
+import { requestFingerprint } from '../seller/idempotency.js';
+import type { Session, SessionReceipt } from '../contract/sessions.js';
 
 export interface BuyerOptions extends PayerOptions {
   /** fetch for calling sellers (default: globalThis.fetch) */
   fetch?: typeof fetch;
+  /**
+   * Payment sessions (docs/sdk.md § Payment sessions): when a seller's 402 offers one, the first
+   * call opens a session (its cap held on the wallet), later calls to that seller and capability
+   * pay with vouchers the seller checks itself, and `close()` closes them. Default: on
+   * (`prefer: 'session'`, a cap of 100 calls, 1 hour); `{ prefer: 'per-call' }` turns them off.
+   */
+  sessions?: BuyerSessionOptions;
 }
 
 export type BuyerRequestInit = RequestInit & {
@@ -36,6 +46,8 @@ export type BuyerRequestInit = RequestInit & {
 /** A seller's response; `receipt` is the verified receipt of a paid call, null for a free one. */
 export type PaidResponse = Response & {
   receipt: Receipt | null;
+  /** a call paid with a session's voucher: the seller-signed receipt, verified (null when the call failed and was not charged) */
+  sessionReceipt?: SessionReceipt | null;
   /** the challenge that was paid, for a paid call */
   challenge: PriceChallenge | null;
 };
@@ -47,6 +59,8 @@ export interface Purchase<T = unknown> {
   /** parsed JSON when the seller answered JSON, else text */
   body: T;
   receipt: Receipt | null;
+  /** a call paid with a session's voucher: the seller-signed receipt */
+  sessionReceipt?: SessionReceipt | null;
   response: PaidResponse;
 }
 
@@ -63,6 +77,14 @@ export interface Buyer {
   fetchWithApproval(input: string | URL | Request, init: BuyerRequestInit | undefined, wait: ApprovalWaitOptions): Promise<PaidResponse>;
   /** fetch, then read the body (JSON or text) */
   buy<T = unknown>(input: string | URL | Request, init?: BuyerRequestInit): Promise<Purchase<T>>;
+  /** The payment sessions open now (opened by this buyer): id, cap, what the receipts charged, calls in flight. */
+  sessions(): { sessionId: string; capMinor: string; settledMinor: string; inFlight: number }[];
+  /**
+   * Closes every payment session this buyer opened, once its calls in flight are done: each seller
+   * claims what it served and closes the session, and the rest of each cap goes back to the wallet.
+   * Answers the sessions closed (as the gateway shows them). Later calls open new sessions.
+   */
+  close(): Promise<Session[]>;
 }
 
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
@@ -108,6 +130,36 @@ function unreachable(url: string, error: unknown, paid: boolean): unknown {
 export function createBuyer(opts: BuyerOptions = {}): Buyer {
   const payer = createPayer(opts);
   const sellerFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
+  const pool = new SessionPool(payer, opts.sessions ?? {}, opts.now ?? Date.now);
+  /** which capability (and its last challenge) a route sells, learned from its 402: a later call with a session open skips the 402 */
+  const routes = new Map<string, PriceChallenge>();
+  const routeKey = (method: string, url: URL) => `${method} ${url.origin}${url.pathname}`;
+
+  /** The request again with headers added, its exact answer bytes read; no redirect followed (a paid call's). */
+  const sender = (url: string, init: RequestInit): Send => async (extra) => {
+    const headers = new Headers(init.headers);
+    for (const [k, v] of Object.entries(extra)) headers.set(k, v);
+    headers.set('accept-encoding', 'identity');
+    const { signal: _s, ...rest } = init;
+    const res = await sellerFetch(url, { ...rest, headers, redirect: 'manual' }).catch((e: unknown) => { throw unreachable(url, e, true); });
+    const bytes = new Uint8Array(await res.arrayBuffer().catch((e: unknown) => { throw unreachable(url, e, true); }));
+    return { status: res.status, header: (n) => res.headers.get(n), bytes, response: res } as SentAnswer & { response: Response };
+  };
+
+  /** A call paid with a session, as a PaidResponse; null: pay it per-call. */
+  async function bySession(url: string, init: RequestInit, challenge: PriceChallenge): Promise<PaidResponse | null> {
+    const u = new URL(url);
+    const method = (init.method ?? 'GET').toUpperCase();
+    const requestHash = await requestFingerprint(method, u.pathname + u.search);
+    const { body: _b, ...bodiless } = init;
+    const paid = await pool.pay({ origin: u.origin, challenge, requestHash, send: sender(url, init), closer: sender(url, { ...bodiless, method }) });
+    if (!paid) return null;
+    routes.set(routeKey(method, u), challenge);
+    const res = (paid.answer as SentAnswer & { response: Response }).response;
+    const out = new Response(NULL_BODY_STATUS.has(res.status) ? null : (paid.answer.bytes as Uint8Array<ArrayBuffer>), { status: res.status, statusText: res.statusText, headers: res.headers });
+    Object.defineProperty(out, 'url', { value: res.url || url });
+    return Object.assign(out, { receipt: null, challenge, sessionReceipt: paid.receipt });
+  }
 
   async function verifiedChallenge(text: string): Promise<PriceChallenge | null> {
     let body: unknown;
@@ -141,11 +193,32 @@ export function createBuyer(opts: BuyerOptions = {}): Buyer {
       throw isAbort(e) || signal?.aborted ? cancelled() : e;
     };
     const unanswered = (e: unknown): never => beforeProof(unreachable(req.url, e, false));
+    // a route whose seller has a session open with this buyer: straight to a voucher, no 402 first
+    const method = (req.init.method ?? 'GET').toUpperCase();
+    const known = method === 'HEAD' ? undefined : routes.get(routeKey(method, new URL(req.url)));
+    if (known && pool.has(new URL(req.url).origin, known.capabilityId) && (capabilityId === undefined || capabilityId === known.capabilityId)) {
+      const paid = await bySession(req.url, req.init, known);
+      if (paid) return paid;
+    }
     const first = await sellerFetch(req.url, req.init).catch(unanswered);
     if (first.status !== 402) return Object.assign(first, { receipt: null, challenge: null });
     const text = await first.text().catch(unanswered);
     const challenge = await verifiedChallenge(text).catch(beforeProof);
     if (!challenge) return Object.assign(new Response(text, { status: 402, statusText: first.statusText, headers: first.headers }), { receipt: null, challenge: null });
+    const paidUrlOfSession = first.url || req.url;
+    let offered;
+    try {
+      offered = offerOf(JSON.parse(text), challenge);
+    } catch {
+      offered = undefined;
+    }
+    if (method !== 'HEAD' && pool.wants(offered, new URL(paidUrlOfSession).origin)) {
+      // the same checks as a proof's, before a session is opened for this capability
+      payer.checkChallenge?.(challenge, { maxPriceMinor, capabilityId });
+      if (signal?.aborted) throw cancelled();
+      const paid = await bySession(paidUrlOfSession, req.init, challenge);
+      if (paid) return paid;
+    }
 
     const proof = await payer.signProof(challenge, { maxPriceMinor, signal, capabilityId });
 
@@ -206,12 +279,16 @@ export function createBuyer(opts: BuyerOptions = {}): Buyer {
           body = text;
         }
       }
-      return { status: response.status, ok: response.ok, headers: response.headers, body: body as T, receipt: response.receipt, response };
+      return { status: response.status, ok: response.ok, headers: response.headers, body: body as T, receipt: response.receipt, ...(response.sessionReceipt !== undefined ? { sessionReceipt: response.sessionReceipt } : {}), response };
     },
+    sessions: () => pool.sessions(),
+    close: () => pool.closeAll(),
   };
 }
 
 export { AgentpayError } from '../errors.js';
 export type { PaymentProof, PriceChallenge, Receipt, UnsignedPaymentProof } from '../protocol.js';
+export { DEFAULT_SESSION_CALLS, DEFAULT_SESSION_EXPIRES_MS, type BuyerSessionOptions } from './session-pool.js';
+export type { Session, SessionReceipt } from '../contract/sessions.js';
 export { createPayer, DEFAULT_MAX_PRICE_MINOR, type ApprovalWaitOptions, type Payer, type PayerOptions, type ProofSigner } from './payer.js';
 export { RECEIPT_HEADER, PAYMENT_HEADER, responseHash, decodeHeader, encodeHeader } from '../protocol.js';

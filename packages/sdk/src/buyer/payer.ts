@@ -97,6 +97,15 @@ export interface Payer {
    * `bytes` null: the body is not at hand (an x402 response hook); all but the hash is checked.
    */
   verifiedReceipt(receipt: unknown, bytes: Uint8Array | null, challenge: PriceChallenge): Promise<Receipt | null>;
+  /**
+   * The checks signProof makes before it signs (CHALLENGE_MISMATCH, PRICE_ABOVE_CLIENT_LIMIT,
+   * CHALLENGE_EXPIRED), without signing: a session is opened only for a challenge that passes them.
+   */
+  checkChallenge?(challenge: PriceChallenge, opts?: { maxPriceMinor?: string | bigint | undefined; capabilityId?: string | undefined }): void;
+  /** The platform's public key (SPKI PEM) of a key id, or null when the gateway does not know it. */
+  platformKey?(keyId: string): Promise<string | null>;
+  /** Signs an object's canonical JSON with the wallet's key (base64); absent when the buyer was given a signer for proofs only. */
+  signWithWalletKey?(unsigned: Record<string, unknown>): Promise<string>;
   /** Runs `attempt`; if a policy holds it for a person, waits for the decision and runs it once more. */
   withApproval<T>(attempt: () => Promise<T>, wait: ApprovalWaitOptions, signal?: AbortSignal): Promise<T>;
 }
@@ -201,8 +210,31 @@ export function createPayer(given: PayerOptions = {}): Payer {
     }
   }
 
+  function checkChallenge(challenge: PriceChallenge, { maxPriceMinor, capabilityId }: { maxPriceMinor?: string | bigint | undefined; capabilityId?: string | undefined } = {}): void {
+    if (capabilityId !== undefined && challenge.capabilityId !== capabilityId) {
+      throw new AgentpayError('CHALLENGE_MISMATCH', `the seller asked payment for capability ${challenge.capabilityId}, not ${capabilityId}, the one this purchase is for; nothing was signed, nothing charged. Check the capability id, or do not buy from this seller`, {
+        details: { capabilityId, challengeCapabilityId: challenge.capabilityId, amountMinor: challenge.amountMinor, currency: challenge.currency, providerId: challenge.providerId },
+        body: { challenge },
+      });
+    }
+    const ceiling = maxPriceMinor !== undefined ? ceilingOf(maxPriceMinor, 'maxPriceMinor')! : defaultCeiling;
+    if (BigInt(challenge.amountMinor) > ceiling) {
+      const isDefault = maxPriceMinor === undefined && ceilingIsDefault;
+      const limit = isDefault ? `the default limit of ${ceiling} (no maxPriceMinor was set)` : `this buyer's limit of ${ceiling}`;
+      throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above ${limit}; nothing was signed. Raise maxPriceMinor (e.g. maxPriceMinor: "${challenge.amountMinor}") or choose another capability`, {
+        details: { amountMinor: challenge.amountMinor, currency: challenge.currency, maxPriceMinor: String(ceiling), defaultLimit: isDefault, capabilityId: challenge.capabilityId },
+      });
+    }
+    if (!(Date.parse(challenge.expiresAt) > now())) {
+      throw new AgentpayError('CHALLENGE_EXPIRED', `the seller's quote expired at ${challenge.expiresAt}; nothing was signed. Call again for a new one`, { details: { expiresAt: challenge.expiresAt } });
+    }
+  }
+
   return {
     walletId: opts.walletId,
+    checkChallenge,
+    platformKey,
+    ...(opts.privateKeyPem !== undefined && !opts.signer ? { signWithWalletKey: (unsigned: Record<string, unknown>) => signObject(opts.privateKeyPem!, unsigned) } : {}),
 
     async verifiedChallenge(answer) {
       const b = answer as { error?: { code?: unknown }; challenge?: unknown } | null | undefined;
@@ -217,23 +249,7 @@ export function createPayer(given: PayerOptions = {}): Payer {
     },
 
     async signProof(challenge, { maxPriceMinor, signal, capabilityId } = {}) {
-      if (capabilityId !== undefined && challenge.capabilityId !== capabilityId) {
-        throw new AgentpayError('CHALLENGE_MISMATCH', `the seller asked payment for capability ${challenge.capabilityId}, not ${capabilityId}, the one this purchase is for; nothing was signed, nothing charged. Check the capability id, or do not buy from this seller`, {
-          details: { capabilityId, challengeCapabilityId: challenge.capabilityId, amountMinor: challenge.amountMinor, currency: challenge.currency, providerId: challenge.providerId },
-          body: { challenge },
-        });
-      }
-      const ceiling = maxPriceMinor !== undefined ? ceilingOf(maxPriceMinor, 'maxPriceMinor')! : defaultCeiling;
-      if (BigInt(challenge.amountMinor) > ceiling) {
-        const isDefault = maxPriceMinor === undefined && ceilingIsDefault;
-        const limit = isDefault ? `the default limit of ${ceiling} (no maxPriceMinor was set)` : `this buyer's limit of ${ceiling}`;
-        throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above ${limit}; nothing was signed. Raise maxPriceMinor (e.g. maxPriceMinor: "${challenge.amountMinor}") or choose another capability`, {
-          details: { amountMinor: challenge.amountMinor, currency: challenge.currency, maxPriceMinor: String(ceiling), defaultLimit: isDefault, capabilityId: challenge.capabilityId },
-        });
-      }
-      if (!(Date.parse(challenge.expiresAt) > now())) {
-        throw new AgentpayError('CHALLENGE_EXPIRED', `the seller's quote expired at ${challenge.expiresAt}; nothing was signed. Call again for a new one`, { details: { expiresAt: challenge.expiresAt } });
-      }
+      checkChallenge(challenge, { maxPriceMinor, capabilityId });
       if (signal?.aborted) throw cancelled();
       const unsigned: UnsignedPaymentProof = { version: 1, challenge, walletId: opts.walletId, signedAt: new Date(now()).toISOString() };
       const proof: PaymentProof = { ...unsigned, signature: await sign(unsigned) };

@@ -14,13 +14,17 @@
  * Runs in Node, browsers and edge runtimes: no Node imports.
  */
 import { generateKeyPair, signObject, verifyObject } from '../signing.js';
-import type { SessionGrant, SessionOpen, SessionReceipt, SessionState, SessionTopUp, UnsignedSessionOpen, UnsignedSessionTopUp, UnsignedVoucher, Voucher } from '../contract/sessions.js';
+import type {
+  SessionCloseRequest, SessionGrant, SessionOpen, SessionReceipt, SessionState, SessionTopUp, UnsignedSessionCloseRequest, UnsignedSessionOpen, UnsignedSessionTopUp, UnsignedVoucher, Voucher,
+} from '../contract/sessions.js';
 import { AgentpayError } from '../errors.js';
 
 export interface OpenRequestOptions {
   walletId: string;
   /** the agent's key registered on the wallet (PKCS#8 PEM) */
-  privateKeyPem: string;
+  privateKeyPem?: string;
+  /** or what signs with it: base64 ed25519 of the canonical object */
+  sign?: (unsigned: UnsignedSessionOpen) => Promise<string>;
   providerId: string;
   /** one capability, or null for all of the seller's */
   capabilityId: string | null;
@@ -46,7 +50,8 @@ export async function openRequest(o: OpenRequestOptions): Promise<{ open: Sessio
     capMinor: o.capMinor, currency: o.currency, expiresAt: o.expiresAt, sessionPublicKey: key.publicKeyPem, nonce: randomNonce(),
     signedAt: new Date(now()).toISOString(),
   };
-  const open: SessionOpen = { ...unsigned, signature: await signObject(o.privateKeyPem, unsigned) };
+  if (!o.sign && !o.privateKeyPem) throw new AgentpayError('VALIDATION_FAILED', 'openRequest needs privateKeyPem (the wallet\'s agent key) or sign', { details: { field: 'privateKeyPem' } });
+  const open: SessionOpen = { ...unsigned, signature: o.sign ? await o.sign(unsigned) : await signObject(o.privateKeyPem!, unsigned) };
   return { open, session: new PendingSession(open, key.privateKeyPem, now) };
 }
 
@@ -169,6 +174,31 @@ export class BuyerSession {
     this.paid.delete(receipt.sequence);
     const charged = BigInt(receipt.chargedMinor);
     if (charged < paid) this.cumulative -= paid - charged;
+  }
+
+  /**
+   * The voucher of the next call at a cumulative amount the caller chose (a pool that keeps its own
+   * account of parallel calls, ./session-pool.ts): never below one signed before, never above the
+   * cap (VOUCHER_ABOVE_CAP, nothing signed). Signed in order: concurrent calls get increasing sequences.
+   */
+  async voucherAt(cumulativeMinor: bigint, requestHash: string): Promise<Voucher> {
+    if (this.closed) throw new AgentpayError('SESSION_CLOSED', `session ${this.sessionId} is closed on this side; open another`);
+    if (this.now() >= Date.parse(this.grant.expiresAt)) throw new AgentpayError('SESSION_EXPIRED', `session ${this.sessionId} expired at ${this.grant.expiresAt}; open another`);
+    if (cumulativeMinor > BigInt(this.grant.capMinor)) throw new AgentpayError('VOUCHER_ABOVE_CAP', `session ${this.sessionId}'s cap ${this.grant.capMinor} is below ${cumulativeMinor}; open another session`);
+    const floor = this.last ? BigInt(this.last.cumulativeMinor) : 0n;
+    const cumulative = cumulativeMinor > floor ? cumulativeMinor : floor;
+    this.sequence += 1;
+    const unsigned: UnsignedVoucher = { sessionId: this.sessionId, cumulativeMinor: cumulative.toString(), sequence: this.sequence, requestHash };
+    const v: Voucher = { ...unsigned, signature: await signObject(this.sessionPrivateKeyPem, unsigned) };
+    if (!this.last || v.sequence > this.last.sequence) this.last = v;
+    return v;
+  }
+
+  /** The buyer's close, signed by the session key: the seller claims what it served and closes the session at the gateway. */
+  async closeRequest(): Promise<SessionCloseRequest> {
+    this.closed = true;
+    const unsigned: UnsignedSessionCloseRequest = { version: 1, type: 'session.close', sessionId: this.sessionId, signedAt: new Date(this.now()).toISOString() };
+    return { ...unsigned, signature: await signObject(this.sessionPrivateKeyPem, unsigned) };
   }
 
   /** No more vouchers from this side; the highest one signed, for the seller's close (null: none). */

@@ -25,8 +25,8 @@ export class SessionsApi {
   topUp(sessionId: string, topUp: SessionTopUp): Promise<OpenedSession> {
     return this.http.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/top-up`, { body: { topUp } });
   }
-  /** Claims the highest voucher of each session, each on its own (1 to 100). */
-  async claim(claims: { sessionId: string; voucher: Voucher }[]): Promise<SessionClaimOutcome[]> {
+  /** Claims the highest voucher of each session, each on its own (1 to 100), up to `amountMinor` when given (at most the voucher's cumulative). */
+  async claim(claims: { sessionId: string; voucher: Voucher; amountMinor?: string }[]): Promise<SessionClaimOutcome[]> {
     return (await this.http.request<{ results: SessionClaimOutcome[] }>('POST', '/v1/sessions/claims', { body: { claims } })).results;
   }
   /** Closes the session (claim its highest voucher first: a closed session takes no claim); the rest goes back to the buyer. */

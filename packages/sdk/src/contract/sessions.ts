@@ -171,7 +171,11 @@ export type TopUpSessionBody = Static<typeof TopUpSessionBody>;
 /** The most sessions one claim request carries. */
 export const MAX_SESSION_CLAIMS = 100;
 
-export const SessionClaimItem = Type.Object({ sessionId: Id('ses'), voucher: Voucher }, { additionalProperties: false });
+export const SessionClaimItem = Type.Object({
+  sessionId: Id('ses'),
+  voucher: Voucher,
+  amountMinor: Type.Optional(Amount({ description: "claim up to this amount, at most the voucher's cumulative (default: the cumulative): what the calls served cost when the last voucher paid ahead for a call that failed or is still running" })),
+}, { additionalProperties: false });
 
 export const ClaimSessionsBody = Type.Object({
   claims: Type.Array(SessionClaimItem, { minItems: 1, maxItems: MAX_SESSION_CLAIMS, description: 'the highest voucher of each session; each claim is taken on its own' }),
@@ -182,7 +186,7 @@ export type ClaimSessionsBody = Static<typeof ClaimSessionsBody>;
 export const SessionClaimResult = Closed({
   sessionId: Id('ses'),
   status: StringEnum(['claimed', 'unchanged'] as const, { description: 'claimed: money moved; unchanged: this cumulative amount was claimed already (a replay), nothing moved' }),
-  cumulativeMinor: Amount(),
+  cumulativeMinor: Amount({ description: 'what the session has paid the seller so far: the amount claimed up to' }),
   amountMinor: Amount({ description: 'what this claim moved from the hold (0 when unchanged)' }),
   feeMinor: Amount({ description: "the platform's fee on it (0 when unchanged)" }),
   session: Session,
@@ -197,3 +201,54 @@ export const SESSION_PAGE_MAX = 100;
 
 export const SessionPage = Closed({ sessions: Type.Array(Session), nextCursor: Nullable(Type.String()) });
 export type SessionPage = Static<typeof SessionPage>;
+
+// ---- sessions on the seller's wire (our dialect; docs/protocol.md § Sessions on the wire) ----
+
+/** Request: the buyer's signed open request (base64url JSON of SessionOpen); the seller opens the session and answers its grant. */
+export const SESSION_OPEN_HEADER = 'x-agentpay-session-open';
+/** Response to an open: the platform-signed grant (base64url JSON of SessionGrant). */
+export const SESSION_GRANT_HEADER = 'x-agentpay-session-grant';
+/** Request: the voucher that pays this call (base64url JSON of Voucher). */
+export const VOUCHER_HEADER = 'x-agentpay-voucher';
+/** Response to a call paid with a voucher: the seller-signed per-call receipt (base64url JSON of SessionReceipt). */
+export const SESSION_RECEIPT_HEADER = 'x-agentpay-session-receipt';
+/** Request: the buyer's close, signed by the session key (base64url JSON of SessionCloseRequest). */
+export const SESSION_CLOSE_HEADER = 'x-agentpay-session-close';
+
+/**
+ * What a seller that takes sessions adds to its 402 beside the price challenge (`session`). The
+ * price, currency, seller and capability a buyer opens for are the signed challenge's; these
+ * repeat them for a reader without the challenge.
+ */
+export const SessionOffer = Closed({
+  version: Type.Literal(1),
+  providerId: Type.String(),
+  capabilityId: Id('cap'),
+  priceMinor: Amount({ description: 'what one call costs, as in the challenge' }),
+  currency: Type.String(),
+  openHeader: Type.Literal(SESSION_OPEN_HEADER),
+  voucherHeader: Type.Literal(VOUCHER_HEADER),
+}, { description: "a seller's offer of a payment session, beside per-call payment, in its 402" });
+export type SessionOffer = Static<typeof SessionOffer>;
+
+/** The buyer's close of a session before the session key signs it. */
+export const UnsignedSessionCloseRequest = Closed({
+  version: Type.Literal(1),
+  type: Type.Literal('session.close'),
+  sessionId: Id('ses'),
+  signedAt: Timestamp(),
+}, { description: "a buyer's close of a session before the session key signs it" });
+export type UnsignedSessionCloseRequest = Static<typeof UnsignedSessionCloseRequest>;
+
+export const SessionCloseRequest = Closed({
+  ...UnsignedSessionCloseRequest.properties,
+  signature: Type.String({ minLength: 1, maxLength: 200, description: 'ed25519 signature (base64) by the session key of the canonical close without signature' }),
+}, { description: "a buyer's close of a session, signed by the session key: the seller claims what was served and closes it at the gateway" });
+export type SessionCloseRequest = Static<typeof SessionCloseRequest>;
+
+/** The corrective 402 of a refused voucher: the error, and where the seller stands with the session (null: it does not know it). */
+export const VoucherRefusal = Closed({
+  error: Closed({ code: Type.String(), message: Type.String(), details: Type.Record(Type.String(), Type.Unknown()) }),
+  state: Nullable(SessionState),
+}, { description: "a seller's refusal of a voucher (402)" });
+export type VoucherRefusal = Static<typeof VoucherRefusal>;

@@ -8,9 +8,12 @@
  *                            | refusal (HEAD on a paid route, the gateway's refusal, the gateway unreachable)
  *                            | replay (a retry with the idempotency key of a call that succeeded: its first
  *                                      answer and receipt, kept by the gateway; the handler does not run)
- *                            | admitted (the gateway authorized the payment: run the handler, within timeoutMs)
+ *                            | session (a payment session's open or close, answered without the handler)
+ *                            | admitted (the gateway authorized the payment, or the seller accepted a session's
+ *                                        voucher by itself: run the handler, within timeoutMs)
  *   finish(seller, admitted, outcome) -> the paid answer: complete (2xx/3xx), fail client_error (4xx)
  *                            or fail provider_error (5xx, thrown, timed out), with the receipt header
+ *                            (a voucher's call: charged on 2xx/3xx only, the seller-signed session receipt)
  *
  * Every answer a decision carries is complete: status, every header agentpay puts on it
  * (`answerHeaders` is the one place that chooses them: content type, retry-after, allow, the
@@ -35,6 +38,12 @@ import { idempotencyKeyOf, keptResponse, replayAnswer, requestFingerprint, type 
 import { encodeX402Header, X402_PAYMENT_RESPONSE_HEADER, x402ExactSettlementResponse, type X402ExactOffer } from '../interop/wire.js';
 import type { ExactSettled } from '../client/payments.js';
 import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
+import { decodeHeader } from '../protocol.js';
+import {
+  SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, VOUCHER_HEADER,
+  type SessionCloseRequest, type SessionOffer, type SessionOpen, type Voucher,
+} from '../contract/sessions.js';
+import { SellerSessions, type SellerSessionOptions, type SessionCall } from './session-payments.js';
 
 /**
  * gatewayUrl, apiKey and ca not given are read from the environment (EnvOption: AGENTPAY_GATEWAY_URL,
@@ -75,6 +84,14 @@ export interface SellerOptions extends DialectOptions, EnvOption {
    * authorization before the handler and settles it after. Default true; false: agentpay only.
    */
   offerExact?: boolean;
+  /**
+   * Offer payment sessions beside per-call payment (docs/sdk.md § Payment sessions): the 402 says
+   * so, a buyer opens a session once (one gateway trip), and every later call carries a voucher
+   * this middleware checks and persists by itself; what the calls served is claimed in batches.
+   * `{}` keeps vouchers in memory; give a durable `store` (FileVoucherStore) to keep them across
+   * restarts. Absent: per-call payment only.
+   */
+  sessions?: SellerSessionOptions;
 }
 
 /** A call whose payment the gateway authorized: a hold is placed, the handler may run. */
@@ -88,6 +105,8 @@ export interface PaidCall {
   idempotent?: boolean;
   /** an x402 `exact` payment the gateway verified (transactionId is then the authorization's id) */
   exact?: { authorizationId: string; payer: string };
+  /** paid with a session's voucher (transactionId is then the session id): checked by the seller, no gateway trip */
+  session?: SessionCall;
 }
 
 // ---- decisions ----
@@ -157,7 +176,16 @@ export interface AdmittedDecision {
   dialect?: { name: Dialect; challengeId?: string | undefined; idempotencyKey?: string | undefined };
 }
 
-export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | ReplayDecision | AdmittedDecision;
+/**
+ * A payment session's own request on a paid route, answered without the handler: the open (200
+ * with the grant) or the buyer's close (200 with the session), docs/protocol.md § Sessions on the wire.
+ */
+export interface SessionStepDecision extends Answer {
+  kind: 'session';
+  step: 'open' | 'close';
+}
+
+export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | ReplayDecision | SessionStepDecision | AdmittedDecision;
 
 /** A request as the seller core needs to see it. */
 export interface SellerRequest {
@@ -245,6 +273,10 @@ export interface SellerPayments {
   exactOffer?(): Promise<X402ExactOffer | undefined>;
   /** The gateway's word on an x402 `exact` PaymentPayload: verified and reserved, or refused. */
   admitExact?(capabilityId: string, payload: Record<string, unknown>): Promise<Admission>;
+  /** Payment sessions, when the seller takes them (SellerOptions.sessions). */
+  readonly sessions?: SellerSessions;
+  /** Claims what sessions served and stops their timer: call it when the server shuts down (the fastify plugin does). */
+  close?(): Promise<void>;
 }
 
 const utf8 = new TextEncoder();
@@ -346,8 +378,12 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     const answer = jsonAnswer(405, HEAD_NOT_ALLOWED_BODY, { allow: 'GET' });
     return { kind: 'refusal', code: 'METHOD_NOT_ALLOWED', ...answer, headers: answerHeaders(context, answer.headers) };
   }
-  // one endpoint, three dialects: x-payment (ours), PAYMENT-SIGNATURE (x402 v2), Authorization: Payment
   const http = request.http;
+  if (seller.sessions && http) {
+    const s = await sessionDecision(seller, seller.sessions, request, http, capabilityId, context);
+    if (s) return s;
+  }
+  // one endpoint, three dialects: x-payment (ours), PAYMENT-SIGNATURE (x402 v2), Authorization: Payment
   const idempotencyKey = http?.header('idempotency-key')?.trim() || undefined;
   const exact = http && seller.exactOffer ? await seller.exactOffer() : undefined;
   const read: PaymentCredentialRead = request.payment !== undefined && request.payment !== ''
@@ -390,10 +426,95 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context, ...(dialect ? { dialect } : {}) };
   }
   if (!http) return { ...admission, headers: answerHeaders(context, admission.headers) };
-  const answer = admission.kind === 'challenge'
+  let answer = admission.kind === 'challenge'
     ? unpaidAnswer(admission.challenge, http, options, read.kind === 'invalid' ? read : undefined)
     : refusalAnswer(admission, http);
+  if (admission.kind === 'challenge' && seller.sessions) answer = withSessionOffer(seller.sessions, admission.challenge, answer);
   return { ...admission, ...answer, headers: answerHeaders(context, answer.headers) };
+}
+
+// ---- payment sessions (docs/protocol.md § Sessions on the wire) ----
+
+/** Our 402 with the session offer beside the challenge (the other dialects' bodies are left as they are). */
+function withSessionOffer(sessions: SellerSessions, challenge: Challenge, answer: Answer): Answer {
+  sessions.notePrice(challenge.capabilityId, challenge.amountMinor, challenge.currency);
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>;
+  } catch {
+    return answer;
+  }
+  if (!body || typeof body !== 'object' || body.challenge === undefined) return answer;
+  const offer: SessionOffer = {
+    version: 1, providerId: challenge.providerId, capabilityId: challenge.capabilityId, priceMinor: challenge.amountMinor, currency: challenge.currency,
+    openHeader: SESSION_OPEN_HEADER, voucherHeader: VOUCHER_HEADER,
+  };
+  return { ...answer, body: utf8.encode(JSON.stringify({ ...body, session: offer })) };
+}
+
+function decoded<T>(value: string, header: string): T {
+  try {
+    const v = decodeHeader<T>(value);
+    if (v && typeof v === 'object') return v;
+  } catch {
+    // answered below
+  }
+  throw new AgentpayError('VALIDATION_FAILED', `the ${header} header is not base64url JSON of an object`, { status: 400, details: { field: header } });
+}
+
+/** An error of a session step, as the buyer gets it: the gateway's refusal as it came, ours with its status, 503 when the gateway is unreachable. */
+function sessionRefusal(e: unknown, stage: string, context: AnswerContext): RefusalDecision {
+  const r = e instanceof AgentpayError && e.status !== undefined && e.status < 500 ? gatewayRefusal(e) : unavailable(stage);
+  return { ...r, headers: answerHeaders(context, r.headers) };
+}
+
+/** A session open, close or voucher on a paid route: its decision; undefined when the request carries none of them. */
+async function sessionDecision(seller: SellerPayments, sessions: SellerSessions, request: SellerRequest, http: DialectRequest, capabilityId: string, context: AnswerContext): Promise<Decision | undefined> {
+  const open = http.header(SESSION_OPEN_HEADER);
+  if (open) {
+    try {
+      const grant = await sessions.open(decoded<SessionOpen>(open, SESSION_OPEN_HEADER), capabilityId);
+      const answer = jsonAnswer(200, JSON.stringify({ grant }), { [SESSION_GRANT_HEADER]: encodeHeader(grant) });
+      return { kind: 'session', step: 'open', ...answer, headers: answerHeaders(context, answer.headers) };
+    } catch (e) {
+      return sessionRefusal(e, 'session open', context);
+    }
+  }
+  const close = http.header(SESSION_CLOSE_HEADER);
+  if (close) {
+    try {
+      const session = await sessions.closeFor(decoded<SessionCloseRequest>(close, SESSION_CLOSE_HEADER));
+      const answer = jsonAnswer(200, JSON.stringify({ session }));
+      return { kind: 'session', step: 'close', ...answer, headers: answerHeaders(context, answer.headers) };
+    } catch (e) {
+      return sessionRefusal(e, 'session close', context);
+    }
+  }
+  const header = http.header(VOUCHER_HEADER);
+  if (!header) return undefined;
+  let d;
+  let currency: string;
+  try {
+    const voucher = decoded<Voucher>(header, VOUCHER_HEADER);
+    const price = await sessions.priceOf(capabilityId);
+    currency = price.currency;
+    // the voucher binds the method, path and query (not the body: a parsed body is not the buyer's bytes)
+    const requestHash = await requestFingerprint(request.method ?? 'POST', http.path);
+    d = await sessions.check(voucher, { priceMinor: price.priceMinor, requestHash, capabilityId });
+  } catch (e) {
+    return sessionRefusal(e, 'voucher', context);
+  }
+  if (d.kind === 'refuse') {
+    // the corrective 402: where the seller stands with the session, for the buyer to resync from
+    const answer = jsonAnswer(402, JSON.stringify({ error: { code: d.code, message: d.message, details: { sessionId: d.state?.sessionId ?? null } }, state: d.state }));
+    return { kind: 'refusal', code: d.code, ...answer, headers: answerHeaders(context, answer.headers) };
+  }
+  return {
+    kind: 'admitted',
+    call: { transactionId: d.sessionId, capabilityId, walletId: d.walletId ?? '', amountMinor: d.chargedMinor, currency, session: d },
+    timeoutMs: seller.handlerTimeoutMs ?? 0,
+    context,
+  };
 }
 
 function unavailableDecision(context: AnswerContext): RefusalDecision {
@@ -464,6 +585,15 @@ export async function runWithinDeadline<T>(admitted: AdmittedDecision, invoke: (
 export async function finish(seller: SellerPayments, admitted: AdmittedDecision, outcome: HandlerOutcome): Promise<PaidAnswer> {
   const bodyless = bodylessStatus(outcome.status);
   const body = bodyless ? new Uint8Array(0) : outcome.body;
+  const session = admitted.call.session;
+  if (session && seller.sessions) {
+    // charged only when it succeeded (2xx, 3xx); a failure gives its price back to the session's credit
+    const ok = outcome.threw !== true && outcome.status < 400;
+    // a receipt that cannot be signed (the record gone) leaves the answer without one: the buyer counts the call as charged
+    const sessionReceipt = await seller.sessions.settle(session, { ok, responseHash: await responseHash(body) }).catch(() => null);
+    const own: Record<string, string> = sessionReceipt ? { [SESSION_RECEIPT_HEADER]: encodeHeader(sessionReceipt) } : {};
+    return { status: outcome.status, body, bodyless, receipt: null, headers: answerHeaders(admitted.context, own) };
+  }
   const { receipt, exact } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) });
   const own = exact ? { [X402_PAYMENT_RESPONSE_HEADER]: encodeX402Header(x402ExactSettlementResponse(exact)) }
     : admitted.call.exact ? {}
@@ -512,8 +642,15 @@ export function createSellerPayments(given: SellerOptions = {}): SellerPayments 
     return offer;
   };
 
+  const sessions = opts.sessions ? new SellerSessions(client, opts.sessions, async (capabilityId) => {
+    const { challenge } = (await gateway.run({ op: 'challenge', capabilityId })) as { challenge: Challenge };
+    return { priceMinor: challenge.amountMinor, currency: challenge.currency, providerId: challenge.providerId };
+  }, (e) => report(e, { stage: 'complete' })) : undefined;
+
   return {
     client,
+    ...(sessions ? { sessions } : {}),
+    close: async () => { await sessions?.close(); },
     exactOffer: readOffer,
     async admitExact(capabilityId, payload): Promise<Admission> {
       try {

@@ -95,6 +95,8 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
   }
   app.decorate(REGISTERED, true);
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
+  // the last claims of payment sessions when the server closes (a seller passed in is its owner's to close)
+  if (!('seller' in opts)) app.addHook('onClose', async () => { await seller.close?.(); });
   /** set on the config of every route this plugin's onRoute saw: the only routes it sells */
   const ours = Symbol('agentpay.route');
   const paid = new WeakMap<FastifyRequest, { admitted: AdmittedDecision; stop: () => void; timedOut: boolean }>();

@@ -73,9 +73,9 @@ export type SessionRefusal = 'SESSION_NOT_FOUND' | 'SESSION_EXPIRED' | 'SESSION_
 
 export type VoucherDecision =
   /** a new voucher, persisted: serve the call, then settle it */
-  | { kind: 'accept'; sessionId: string; sequence: number; chargedMinor: string; state: SessionState }
+  | { kind: 'accept'; sessionId: string; sequence: number; chargedMinor: string; state: SessionState; requestHash?: string; walletId?: string }
   /** the voucher accepted last, again: an idempotent retry; serve it (or the kept answer) and charge nothing more */
-  | { kind: 'retry'; sessionId: string; sequence: number; chargedMinor: string; state: SessionState }
+  | { kind: 'retry'; sessionId: string; sequence: number; chargedMinor: string; state: SessionState; requestHash?: string; walletId?: string }
   /** refused: answer 402 with `state` (when known) so the buyer resyncs; `code` says why */
   | { kind: 'refuse'; code: SessionRefusal; message: string; state: SessionState | null };
 
@@ -165,7 +165,7 @@ export class SessionChecker {
       if (cumulative > BigInt(grant.capMinor)) return refuse('VOUCHER_ABOVE_CAP', `the voucher's cumulative ${cumulative} is above the session's cap ${grant.capMinor}`, state);
       const last = rec.voucher;
       if (last && last.sequence === voucher.sequence && last.cumulativeMinor === voucher.cumulativeMinor && last.requestHash === voucher.requestHash) {
-        return { kind: 'retry', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: '0', state };
+        return { kind: 'retry', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: '0', state, requestHash: voucher.requestHash, walletId: grant.walletId };
       }
       const price = BigInt(call.priceMinor);
       const spent = BigInt(rec.spentMinor);
@@ -174,7 +174,7 @@ export class SessionChecker {
       }
       const next: VoucherRecord = { ...rec, voucher, spentMinor: (spent + price).toString() };
       await this.opts.store.put(grant.sessionId, next);
-      return { kind: 'accept', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: price.toString(), state: stateOf(grant.sessionId, next) };
+      return { kind: 'accept', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: price.toString(), state: stateOf(grant.sessionId, next), requestHash: voucher.requestHash, walletId: grant.walletId };
     });
   }
 
@@ -195,12 +195,16 @@ export class SessionChecker {
       });
     }
     if (!outcome.ok) return null;
-    const rec = await this.opts.store.get(d.sessionId);
-    const voucher = rec?.voucher;
-    if (!voucher) throw new SessionError('SESSION_NOT_FOUND', `no voucher for session ${d.sessionId}`);
+    // the voucher that paid this call (a parallel call may have put a later one in the record since)
+    let paid = d.requestHash !== undefined ? { cumulativeMinor: d.state.cumulativeMinor, requestHash: d.requestHash } : undefined;
+    if (!paid) {
+      const voucher = (await this.opts.store.get(d.sessionId))?.voucher;
+      if (!voucher) throw new SessionError('SESSION_NOT_FOUND', `no voucher for session ${d.sessionId}`);
+      paid = { cumulativeMinor: voucher.cumulativeMinor, requestHash: voucher.requestHash };
+    }
     const unsigned: UnsignedSessionReceipt = {
-      version: 1, type: 'session.receipt', sessionId: d.sessionId, sequence: d.sequence, cumulativeMinor: voucher.cumulativeMinor,
-      chargedMinor: charged.toString(), requestHash: voucher.requestHash, responseHash: outcome.responseHash, timestamp: new Date(this.now()).toISOString(),
+      version: 1, type: 'session.receipt', sessionId: d.sessionId, sequence: d.sequence, cumulativeMinor: paid.cumulativeMinor,
+      chargedMinor: charged.toString(), requestHash: paid.requestHash, responseHash: outcome.responseHash, timestamp: new Date(this.now()).toISOString(),
     };
     return { ...unsigned, signature: await signObject(this.opts.sellerPrivateKeyPem, unsigned) };
   }

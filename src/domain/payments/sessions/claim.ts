@@ -27,6 +27,8 @@ import type { SessionClaimResult, Voucher } from 'agentpay-sdk/contract';
 export interface ClaimInput {
   sessionId: string;
   voucher: Voucher;
+  /** claim up to this amount, at most the voucher's cumulative (default: the cumulative) */
+  amountMinor?: string | undefined;
 }
 
 /** A seller's own session; another's is not found. */
@@ -56,16 +58,22 @@ async function checkSignature(deps: PaymentDeps, p: Principal, input: ClaimInput
  * The claim of one voucher on a session read under its lock: the increase moved, or `unchanged`
  * for a cumulative amount claimed already. Refusals throw and write nothing.
  */
-async function claimIn(deps: PaymentDeps, r: Repos, s: Session, voucher: Voucher, now: number): Promise<{ result: SessionClaimResult; session: Session }> {
-  const cumulative = BigInt(voucher.cumulativeMinor);
+async function claimIn(deps: PaymentDeps, r: Repos, s: Session, voucher: Voucher, upTo: string | undefined, now: number): Promise<{ result: SessionClaimResult; session: Session }> {
+  const signed = BigInt(voucher.cumulativeMinor);
   const at = { sessionId: s.id, cumulativeMinor: voucher.cumulativeMinor };
-  if (cumulative > s.capMinor) {
-    throw new AppError('VOUCHER_ABOVE_CAP', `the voucher's cumulative ${cumulative} is above the session's cap ${s.capMinor}; nothing was claimed`, { ...at, capMinor: s.capMinor.toString() });
+  if (signed > s.capMinor) {
+    throw new AppError('VOUCHER_ABOVE_CAP', `the voucher's cumulative ${signed} is above the session's cap ${s.capMinor}; nothing was claimed`, { ...at, capMinor: s.capMinor.toString() });
+  }
+  // what the seller claims up to: the voucher's cumulative, or less (what the calls served cost)
+  const cumulative = upTo === undefined ? signed : BigInt(upTo);
+  if (cumulative > signed) {
+    throw new AppError('VOUCHER_ABOVE_CAP', `amountMinor ${cumulative} is above the voucher's cumulative ${signed}; claim at most what the voucher pays`, { ...at, field: 'amountMinor', amountMinor: cumulative.toString() });
   }
   if (cumulative === s.claimedMinor) {
-    return { session: s, result: { sessionId: s.id, status: 'unchanged', cumulativeMinor: voucher.cumulativeMinor, amountMinor: '0', feeMinor: '0', session: sessionView(s) } };
+    return { session: s, result: { sessionId: s.id, status: 'unchanged', cumulativeMinor: cumulative.toString(), amountMinor: '0', feeMinor: '0', session: sessionView(s) } };
   }
-  if (cumulative < s.claimedMinor || voucher.sequence <= s.lastSequence) {
+  // the same voucher may be claimed again for more (its calls finished since); an older one never
+  if (cumulative < s.claimedMinor || voucher.sequence < s.lastSequence || (upTo === undefined && voucher.sequence === s.lastSequence)) {
     throw new AppError('VOUCHER_STALE', `session ${s.id} was claimed up to ${s.claimedMinor} (sequence ${s.lastSequence}); a voucher below it pays nothing more. Claim the highest voucher`, {
       ...at, claimedMinor: s.claimedMinor.toString(), lastSequence: s.lastSequence,
     });
@@ -93,7 +101,7 @@ async function claimIn(deps: PaymentDeps, r: Repos, s: Session, voucher: Voucher
   if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on session ${s.id}` });
   await placeAll(r, deps.ctx, movements);
   const session = { ...s, ...patch };
-  return { session, result: { sessionId: s.id, status: 'claimed', cumulativeMinor: voucher.cumulativeMinor, amountMinor: amount.toString(), feeMinor: fee.toString(), session: sessionView(session) } };
+  return { session, result: { sessionId: s.id, status: 'claimed', cumulativeMinor: cumulative.toString(), amountMinor: amount.toString(), feeMinor: fee.toString(), session: sessionView(session) } };
 }
 
 function concurrent(id: string): AppError {
@@ -104,7 +112,7 @@ function concurrent(id: string): AppError {
 export async function claimSession(deps: PaymentDeps, p: Principal, input: ClaimInput): Promise<SessionClaimResult> {
   requireProvider(p);
   await checkSignature(deps, p, input);
-  return deps.ctx.store.tx(async (r) => (await claimIn(deps, r, await ownSession(r, p, input.sessionId), input.voucher, deps.ctx.clock.now())).result);
+  return deps.ctx.store.tx(async (r) => (await claimIn(deps, r, await ownSession(r, p, input.sessionId), input.voucher, input.amountMinor, deps.ctx.clock.now())).result);
 }
 
 /** Gives the rest of the cap back to the buyer and ends the session (`status`); the caller holds its lock. */
