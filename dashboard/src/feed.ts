@@ -60,6 +60,8 @@ export function useEventFeed(client: Api, enabled: boolean): Feed {
   const [feed, setFeed] = useState<Feed>({ approvals: 0, money: 0, state: 'starting' });
   useEffect(() => {
     if (!enabled) return;
+    // another key (signed in again) starts over: its feed, its marker
+    setFeed((f) => ({ ...f, state: 'starting', last: undefined }));
     let live = true;
     let marker: string | null | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
