@@ -59,20 +59,20 @@ describe('GET /v1/platform/activity', () => {
     expect(answered).toBe(platformFees);
     await expectLedgerConsistent(t);
 
-    // by day (the default), the last 14 days ending with today: everything in the last bucket
-    const daily = await activity('');
-    expect(daily.status).toBe(200);
-    const days = daily.body.buckets as { start: string; paid: number; failed: number; expired: number }[];
+    // by day (the default), the last 14 days ending with today: everything in the last bucket (through the SDK's client)
+    const daily = await t.operator.platform.activity();
+    const days = daily.buckets;
     expect(days).toHaveLength(14);
-    expect(daily.body).toMatchObject({ bucket: 'day', from: '2026-11-07T00:00:00.000Z', to: '2026-11-21T00:00:00.000Z' });
+    expect(daily).toMatchObject({ bucket: 'day', from: '2026-11-07T00:00:00.000Z', to: '2026-11-21T00:00:00.000Z' });
     expect(days.at(-1)).toMatchObject({ start: '2026-11-20T00:00:00.000Z', paid: 3, failed: 1, expired: 1 });
     expect(days.slice(0, -1).every((d) => d.paid + d.failed + d.expired === 0)).toBe(true);
 
-    // the next day: hourly by default is the last 24 hours, which still hold 09:00 to 12:00 of the day before
+    // a day later: hourly by default is the last 24 hours, from 12:00 the day before, after every call of this test
     clock.advance(DAY);
-    const lastDay = await activity('?bucket=hour');
-    expect(lastDay.body).toMatchObject({ from: '2026-11-20T12:00:00.000Z', to: '2026-11-21T12:00:00.000Z' });
-    expect((lastDay.body.buckets as { paid: number }[]).reduce((s, b) => s + b.paid, 0)).toBe(0);
+    const lastDay = await t.operator.platform.activity({ bucket: 'hour' });
+    expect(lastDay).toMatchObject({ from: '2026-11-20T12:00:00.000Z', to: '2026-11-21T12:00:00.000Z' });
+    expect(lastDay.buckets).toHaveLength(24);
+    expect(lastDay.buckets.reduce((s, b) => s + b.paid, 0)).toBe(0);
   });
 
   it('refuses a range that is empty, too long or not a time with 400 VALIDATION_FAILED naming the field', async () => {
