@@ -46,7 +46,7 @@ import { encodeHeader } from '../packages/sdk/src/protocol.js';
 import { GatewayBatcher } from '../packages/sdk/src/seller/batcher.js';
 import { responseHashSync } from '../packages/sdk/src/seller/sync-hash.js';
 import type { Authorization, Challenge, Receipt } from '../packages/sdk/src/types.js';
-import { Child } from './lib/ipc.js';
+import { ChildRegistry } from './lib/children.js';
 import { closedLoop } from './lib/loops.js';
 import { cpuTimes, machineInfo, perCpuPercent, stealPercent } from './lib/machine.js';
 import { signProof } from './lib/proof.js';
@@ -99,15 +99,9 @@ if (cfg.durability !== 'background' && cfg.durability !== 'in-commit') throw new
 const log = (s: string) => console.log(`[gateway-alone ${new Date().toISOString().slice(11, 19)}] ${s}`);
 const round = (x: number) => Math.round(x * 100) / 100;
 
-let gateways: Child[] = [];
 /** the PostgreSQL configuration's fresh database while it runs: dropped on Ctrl-C too */
 let currentDb: BenchDatabase | undefined;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    console.error(`\n${sig}: stopping the gateway(s)`);
-    void Promise.all(gateways.map((g) => g.stop())).then(() => currentDb?.drop()).catch(() => undefined).finally(() => process.exit(130));
-  });
-}
+const children = new ChildRegistry({ what: 'the gateway(s)', onSignal: () => currentDb?.drop() });
 
 /** What bench/seller.ts's paid handler answers: the bytes the seller hashes for `complete`. */
 const BODY = Buffer.from(JSON.stringify({ city: 'Lisbon', sunny: true, tempC: 21 }));
@@ -128,15 +122,15 @@ async function runConfig(c: Config, pinned: boolean, cpus: number) {
   currentDb = db;
   const meter = db ? await DbMeter.open(db) : undefined;
   const sharedDir = c.instances > 1 ? mkdtempSync(join(tmpdir(), 'agentpay-bench-fleet-')) : undefined;
+  const group = children.group();
   try {
     const profiling = cfg.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(here, 'results', 'profiles', 'gateway-alone')}`] : [];
     const env = { BENCH_DURABILITY: cfg.durability, ...(db ? { BENCH_DATABASE_URL: db.url } : {}), ...(sharedDir ? { BENCH_DATA_DIR: sharedDir } : {}) };
     const ready: GatewayReady[] = [];
-    gateways = [];
+    const gateways = group.children;
     // one after the other: the first makes the dev credentials, signing key and CA in the shared data directory, the others reuse them
     for (let i = 0; i < c.instances; i++) {
-      const gateway = new Child(`gateway ${i + 1}`, join(here, 'gateway.ts'), env, profiling);
-      gateways.push(gateway);
+      const gateway = group.own(children.spawn(`gateway ${i + 1}`, join(here, 'gateway.ts'), env, profiling));
       if (pinned) pinToCpus(gateway.pid, '0');
       ready.push((await gateway.ready) as unknown as GatewayReady);
     }
@@ -268,8 +262,7 @@ async function runConfig(c: Config, pinned: boolean, cpus: number) {
       phases: [warmup, measured],
     };
   } finally {
-    await Promise.all(gateways.map((x) => x.stop()));
-    gateways = [];
+    await group.stop();
     await meter?.close();
     await db?.drop();
     currentDb = undefined;
@@ -349,7 +342,7 @@ try {
 } catch (e) {
   console.error('gateway-alone bench failed:', e);
 } finally {
-  await Promise.all(gateways.map((g) => g.stop()));
+  await children.stopAll();
 }
 process.exit(ok ? 0 : 1);
 

@@ -41,7 +41,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BuyerKind, RunResult } from './buyer.js';
-import { Child } from './lib/ipc.js';
+import type { Child } from './lib/ipc.js';
+import { ChildRegistry } from './lib/children.js';
 import { cpuTimes, machineInfo, stealPercent } from './lib/machine.js';
 import { checkIntegrity, FUNDING, PRICE, pinToCpus, setupMarket, type GatewayReady, type GatewayUsage } from './lib/setup.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
@@ -103,23 +104,14 @@ if (cfg.durability !== 'background' && cfg.durability !== 'in-commit') throw new
 if (!/^(off|default|[1-9][0-9]*)$/.test(cfg.sellerBatch)) throw new Error('--seller-batch must be off or a positive number');
 if (cfg.buyer !== 'node' && cfg.buyer !== 'sdk') throw new Error('--buyer must be node or sdk');
 
-const children: Child[] = [];
-let stopping: Promise<void> | undefined;
-const stopAll = () => (stopping ??= Promise.all(children.map((c) => c.stop())).then(() => undefined));
 /** the PostgreSQL configuration's fresh database while it runs: dropped on Ctrl-C too */
 let currentDb: BenchDatabase | undefined;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    console.error(`\n${sig}: stopping the bench processes`);
-    void stopAll().then(() => currentDb?.drop()).catch(() => undefined).finally(() => process.exit(130));
-  });
-}
+const children = new ChildRegistry({ what: 'the bench processes', onSignal: () => currentDb?.drop() });
 
 function spawn(name: string, script: string, env: Record<string, string> = {}, profile = false): Child {
   // one profile per thread (tsx's loader has its own), named by V8 with the pid: the main thread's is the big one
   const profiling = profile ? ['--cpu-prof', `--cpu-prof-dir=${join(here, 'results', 'profiles', script.replace('.ts', ''))}`] : [];
-  const c = new Child(name, join(here, script), env, profiling);
-  children.push(c);
+  const c = children.spawn(name, join(here, script), env, profiling);
   if (cfg.pin && c.proc.pid) {
     // the gateway alone on CPU 0; everything else shares the rest (threads follow their process)
     const cpus = script === 'gateway.ts' ? '0' : os.cpus().length > 1 ? `1-${os.cpus().length - 1}` : '0';
@@ -164,8 +156,8 @@ async function runConfig(c: Config) {
   currentDb = db;
   const meter = db ? await DbMeter.open(db) : undefined;
   const sharedDir = c.instances > 1 ? mkdtempSync(join(tmpdir(), 'agentpay-bench-fleet-')) : undefined;
-  const mine: Child[] = [];
-  const own = (ch: Child) => (mine.push(ch), ch);
+  const group = children.group();
+  const own = (ch: Child) => group.own(ch);
   try {
     // ---- gateway(s), and what the bench buys ----
     const env = { BENCH_DURABILITY: cfg.durability, ...(db ? { BENCH_DATABASE_URL: db.url } : {}), ...(sharedDir ? { BENCH_DATA_DIR: sharedDir } : {}) };
@@ -299,8 +291,7 @@ async function runConfig(c: Config) {
       phases,
     };
   } finally {
-    await Promise.all(mine.map((x) => x.stop()));
-    for (const x of mine) children.splice(children.indexOf(x), 1);
+    await group.stop();
     await meter?.close();
     await db?.drop();
     currentDb = undefined;
@@ -369,6 +360,6 @@ try {
 } catch (e) {
   console.error('bench failed:', e);
 } finally {
-  await stopAll();
+  await children.stopAll();
 }
 process.exit(ok ? 0 : 1);

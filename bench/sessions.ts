@@ -35,7 +35,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { RunResult } from './buyer.js';
-import { Child } from './lib/ipc.js';
+import type { Child } from './lib/ipc.js';
+import { ChildRegistry } from './lib/children.js';
 import { cpuTimes, machineInfo, stealPercent } from './lib/machine.js';
 import { FUNDING, PRICE, setupMarket, type GatewayReady, type GatewayUsage } from './lib/setup.js';
 import { summarize, type LatencySummary } from './lib/stats.js';
@@ -92,21 +93,9 @@ const log = (s: string) => console.log(`[sessions ${new Date().toISOString().sli
 const round = (x: number) => Math.round(x * 100) / 100;
 const ratio = (a: number, b: number) => (b ? Math.round((a / b) * 1000) / 1000 : NaN);
 
-const children: Child[] = [];
 let currentDb: BenchDatabase | undefined;
-let stopping: Promise<void> | undefined;
-const stopAll = () => (stopping ??= Promise.all(children.map((c) => c.stop())).then(() => undefined));
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    console.error(`\n${sig}: stopping the bench processes`);
-    void stopAll().then(() => currentDb?.drop()).catch(() => undefined).finally(() => process.exit(130));
-  });
-}
-function spawn(name: string, script: string, env: Record<string, string> = {}): Child {
-  const c = new Child(name, join(here, script), env);
-  children.push(c);
-  return c;
-}
+const children = new ChildRegistry({ what: 'the bench processes', onSignal: () => currentDb?.drop() });
+const spawn = (name: string, script: string, env: Record<string, string> = {}): Child => children.spawn(name, join(here, script), env);
 
 type Mode = 'per-call' | 'session' | 'unpaid';
 interface SessionCounters { requests: number; claims: number; claimed: number; refused: number; opens: number; closes: number; errors: string[] }
@@ -134,8 +123,8 @@ async function runConfig(label: string, database: boolean) {
   const db = database ? await createBenchDatabase(cfg.database!) : undefined;
   currentDb = db;
   const meter = db ? await DbMeter.open(db) : undefined;
-  const mine: Child[] = [];
-  const own = (c: Child) => (mine.push(c), c);
+  const group = children.group();
+  const own = (c: Child) => group.own(c);
   try {
     const gw = own(spawn('gateway', 'gateway.ts', db ? { BENCH_DATABASE_URL: db.url } : {}));
     const g = (await gw.ready) as unknown as GatewayReady;
@@ -287,8 +276,7 @@ async function runConfig(label: string, database: boolean) {
       phases,
     };
   } finally {
-    await Promise.all(mine.map((x) => x.stop()));
-    for (const x of mine) children.splice(children.indexOf(x), 1);
+    await group.stop();
     await meter?.close();
     await db?.drop();
     currentDb = undefined;
@@ -337,6 +325,6 @@ try {
 } catch (e) {
   console.error('sessions bench failed:', e);
 } finally {
-  await stopAll();
+  await children.stopAll();
 }
 process.exit(ok ? 0 : 1);

@@ -1,7 +1,9 @@
 /**
  * The dashboard: sign in (an account's email and password, or an API key), then the view of
  * the key's tenant kind. Every figure comes from the /v1 API with that key, so the page sees
- * exactly what the key's scopes allow. Data reloads on "Refresh" and every 30 seconds.
+ * exactly what the key's scopes allow. The live views (approvals, receipts, transactions, wallets,
+ * sales, payouts) reload as the event feed brings their events (feed.ts); everything reloads on
+ * "Refresh" and every 30 seconds.
  */
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { api, ApiError } from './api.js';
@@ -11,6 +13,7 @@ import { Problem } from './components/common.js';
 import { WorkspaceView } from './views/Workspace.js';
 import { ProviderView } from './views/Provider.js';
 import { OperatorView } from './views/Operator.js';
+import { useEventFeed, type Feed } from './feed.js';
 import type { Whoami } from './types.js';
 
 const AUTO_REFRESH_MS = 30_000;
@@ -22,6 +25,7 @@ export function App() {
   const [version, setVersion] = useState(0);
   const client = useMemo(() => api(session?.key ?? null), [session]);
   const refresh = useCallback(() => setVersion((v) => v + 1), []);
+  const feed = useEventFeed(client, Boolean(me));
 
   useEffect(() => {
     if (!session) return;
@@ -76,6 +80,7 @@ export function App() {
             <span>
               {me.tenant.name} <span className="muted">({me.tenant.kind})</span>
             </span>
+            <LiveState feed={feed} />
             <button type="button" onClick={refresh}>
               Refresh
             </button>
@@ -91,13 +96,26 @@ export function App() {
         ) : !me ? (
           error ? <Problem error={error} /> : <p aria-live="polite">Loading…</p>
         ) : me.tenant.kind === 'workspace' ? (
-          <WorkspaceView client={client} version={version} onChanged={refresh} />
+          <WorkspaceView client={client} version={version} feed={feed} onChanged={refresh} />
         ) : me.tenant.kind === 'provider' ? (
-          <ProviderView client={client} version={version} me={me} />
+          <ProviderView client={client} version={version} feed={feed} me={me} />
         ) : (
-          <OperatorView client={client} version={version} onChanged={refresh} />
+          <OperatorView client={client} version={version} feed={feed} onChanged={refresh} />
         )}
       </main>
     </>
+  );
+}
+
+/** Whether the page follows the event feed, in the header (announced politely when it changes). */
+function LiveState({ feed }: { feed: Feed }) {
+  const text = feed.state === 'following' ? 'live' : feed.state === 'refused' ? 'not live' : '';
+  const title = feed.state === 'following'
+    ? `following the event feed (GET /v1/events)${feed.last ? `; last: ${feed.last.type} ${feed.last.createdAt}` : ''}`
+    : feed.state === 'refused' ? 'this key cannot read the event feed (it needs rail:read); the page reloads every 30 seconds' : '';
+  return (
+    <span className={`live live-${feed.state}`} role="status" title={title} data-feed={feed.state}>
+      {text}
+    </span>
   );
 }

@@ -3,7 +3,7 @@
  * spend per day and per capability from a workspace's receipts, calls, revenue and failure
  * rate from a provider's, and transactions from wallet ledgers. Sums are bigint minor units.
  */
-import type { LedgerEntry, Receipt } from './types.js';
+import type { Activity, ActivityBucketSize, LedgerEntry, Receipt } from './types.js';
 
 export interface Bucket {
   label: string;
@@ -144,4 +144,38 @@ export function feesPerDay(entries: readonly LedgerEntry[], days: readonly strin
 export function ledgerCurrencies(entries: readonly LedgerEntry[]): string[] {
   const set = new Set(entries.map((e) => e.currency));
   return set.size ? [...set].sort() : ['USD'];
+}
+
+/** The label of a bucket of GET /v1/platform/activity: its UTC day, or its day and hour. */
+export const activityLabel = (start: string, bucket: ActivityBucketSize): string => (bucket === 'day' ? start.slice(0, 10) : `${start.slice(0, 10)} ${start.slice(11, 13)}:00`);
+
+/** A bucket label as it reads under its bar: `MM-DD`, or `HH:00` by the hour. */
+export const activityTick = (label: string, bucket: ActivityBucketSize): string => (bucket === 'day' ? label.slice(5) : label.slice(11));
+
+/** The currencies of an activity's paid calls (USD if none), sorted. */
+export function activityCurrencies(a: Activity): string[] {
+  const set = new Set(a.buckets.flatMap((b) => b.amounts.map((x) => x.currency)));
+  return set.size ? [...set].sort() : ['USD'];
+}
+
+/**
+ * What the operator's plots show, from the gateway's counts (the API sums, the page only picks):
+ * paid and failed calls per bucket (failed counts the seller's failures and the expired holds),
+ * and per currency the volume and fees.
+ */
+export function activitySeries(a: Activity): {
+  paid: Bucket[];
+  failed: Bucket[];
+  volume: (currency: string) => Bucket[];
+  fees: (currency: string) => Bucket[];
+} {
+  const label = (start: string) => activityLabel(start, a.bucket);
+  const amount = (currency: string, field: 'volumeMinor' | 'feesMinor') =>
+    a.buckets.map((b) => ({ label: label(b.start), value: BigInt(b.amounts.find((x) => x.currency === currency)?.[field] ?? '0') }));
+  return {
+    paid: a.buckets.map((b) => ({ label: label(b.start), value: BigInt(b.paid) })),
+    failed: a.buckets.map((b) => ({ label: label(b.start), value: BigInt(b.failed + b.expired) })),
+    volume: (c) => amount(c, 'volumeMinor'),
+    fees: (c) => amount(c, 'feesMinor'),
+  };
 }

@@ -2,6 +2,8 @@
 export type {
   Approval, Balance, Capability, CapabilityVersion, LedgerEntry, Policy, Provider, Receipt, ReceiptKey, Wallet, Whoami,
 } from '../../packages/sdk/src/types.js';
+/** GET /v1/platform/activity (types only: nothing of TypeBox reaches the page) */
+export type { Activity, ActivityBucketSize } from '../../packages/sdk/src/contract/platform.js';
 
 /** A payout as `GET /v1/payouts` lists it (docs/api/rails.md); the fields the page shows. */
 export interface Payout {

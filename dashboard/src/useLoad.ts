@@ -1,7 +1,10 @@
-/** Loads a view's data, again on `reload()` and when `version` changes; keeps the last data while reloading. */
+/**
+ * Loads a view's data, again on `reload()` and when `version` changes (a number, or a string made of
+ * several counters: liveKey); keeps the last data while reloading.
+ */
 import { useCallback, useEffect, useRef, useState } from 'react';
 
-export function useLoad<T>(load: () => Promise<T>, version: number): { data: T | undefined; error: unknown; loading: boolean; reload: () => void } {
+export function useLoad<T>(load: () => Promise<T>, version: number | string): { data: T | undefined; error: unknown; loading: boolean; reload: () => void } {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<unknown>();
   const [loading, setLoading] = useState(true);
@@ -31,3 +34,6 @@ export function useLoad<T>(load: () => Promise<T>, version: number): { data: T |
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload };
 }
+
+/** The reload key of data that changes with the event feed's topic as well as with Refresh and the 30-second reload. */
+export const liveKey = (version: number, topicCount: number): string => `${version}.${topicCount}`;

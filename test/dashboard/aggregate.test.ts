@@ -3,7 +3,7 @@
  * bigint sums per day and per capability, failures, and transactions from ledger entries.
  */
 import { describe, expect, it } from 'vitest';
-import { callsPerDay, capabilityStats, currenciesOf, feesPerDay, lastDays, ledgerCurrencies, percent, spendPerCapability, spendPerDay, transactionsOf } from '../../dashboard/src/aggregate.js';
+import { activityCurrencies, activitySeries, activityTick, callsPerDay, capabilityStats, currenciesOf, feesPerDay, lastDays, ledgerCurrencies, percent, spendPerCapability, spendPerDay, transactionsOf } from '../../dashboard/src/aggregate.js';
 import type { LedgerEntry, Receipt } from '../../packages/sdk/src/types.js';
 
 const receipt = (over: Partial<Receipt> & { amountMinor?: string; currency?: string }): Receipt => ({
@@ -102,5 +102,30 @@ describe('transactions', () => {
     ]);
     expect(ledgerCurrencies([entry({ currency: 'USD' }), entry({ currency: 'EUR' })])).toEqual(['EUR', 'USD']);
     expect(ledgerCurrencies([])).toEqual(['USD']);
+  });
+
+  it("picks the operator's activity series from the gateway's counts: paid, failed with expired, volume and fees per currency, exact", () => {
+    const bucket = (start: string, over: Record<string, unknown> = {}) => ({ start, end: start, paid: 0, failed: 0, expired: 0, amounts: [], ...over });
+    const a = {
+      bucket: 'hour' as const, from: '2026-11-27T09:00:00.000Z', to: '2026-11-27T11:00:00.000Z',
+      buckets: [
+        bucket('2026-11-27T09:00:00.000Z', { paid: 3, failed: 1, expired: 2, amounts: [
+          { currency: 'EUR', paid: 1, volumeMinor: '5', feesMinor: '0' },
+          { currency: 'USD', paid: 2, volumeMinor: '9007199254740993', feesMinor: '270215977642229' },
+        ] }),
+        bucket('2026-11-27T10:00:00.000Z'),
+      ],
+    };
+    const s = activitySeries(a);
+    expect(s.paid).toEqual([{ label: '2026-11-27 09:00', value: 3n }, { label: '2026-11-27 10:00', value: 0n }]);
+    expect(s.failed.map((b) => b.value)).toEqual([3n, 0n]);
+    expect(s.volume('USD').map((b) => b.value)).toEqual([9007199254740993n, 0n]);
+    expect(s.fees('USD').map((b) => b.value)).toEqual([270215977642229n, 0n]);
+    expect(s.volume('EUR').map((b) => b.value)).toEqual([5n, 0n]);
+    expect(activityCurrencies(a)).toEqual(['EUR', 'USD']);
+    expect(activityCurrencies({ ...a, buckets: [bucket('2026-11-27T09:00:00.000Z')] })).toEqual(['USD']);
+    expect(activityTick('2026-11-27 09:00', 'hour')).toBe('09:00');
+    expect(activitySeries({ ...a, bucket: 'day' }).paid[0]!.label).toBe('2026-11-27');
+    expect(activityTick('2026-11-27', 'day')).toBe('11-27');
   });
 });

@@ -24,7 +24,7 @@ import type { AgentpayClient } from '../../packages/sdk/src/client/index.js';
 import { dashboardUrl } from '../../src/cli/dev.js';
 import dashboardRoutes, { DASHBOARD_CSP, dashboardFile } from '../../src/gateway/routes/dashboard.js';
 import errors from '../../src/gateway/plugins/errors.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { sqliteOf, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { expectLedgerConsistent, fetchTrusting, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
 import { expectLedgerConsistent as expectAllLedgersConsistent, ledgerBalance } from '../payments/helpers.js';
 import { signUp } from '../tenancy/helpers.js';
@@ -388,6 +388,47 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.close();
   });
 
+  it('follows the event feed: a new sale appears with its receipt and the wallet moves, without a reload', async () => {
+    const page = await context.newPage();
+    // the feed's answers the page reads, with the time each came
+    const feedAnswers: { at: number; types: string[]; receiptIds: unknown[] }[] = [];
+    page.on('response', (r) => {
+      if (!new URL(r.url()).pathname.endsWith('/v1/events') || r.status() !== 200) return;
+      void r.json().then((b: { events: { type: string; data: { receiptId?: unknown } }[] }) =>
+        feedAnswers.push({ at: Date.now(), types: b.events.map((e) => e.type), receiptIds: b.events.map((e) => e.data.receiptId) }));
+    });
+    let receiptLoads = 0;
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.endsWith('/v1/receipts')) receiptLoads++;
+    });
+    const opened = Date.now();
+    await page.goto(dashboardUrl(t.baseUrl, ws.key));
+    await page.locator('[data-feed="following"]').waitFor();
+    expect(await page.locator('[data-feed]').textContent()).toContain('live');
+    const walletBefore = await page.locator('#wallets').textContent();
+    const loadsBefore = receiptLoads;
+
+    // a sale, made outside the page
+    const sale = await buyer().fetch(`${seller.url}/cheap`);
+    expect(sale.status).toBe(200);
+    const receiptId = sale.receipt!.id;
+
+    // it comes: no Refresh pressed, no navigation, well before the 30-second reload
+    const row = page.locator(`tr[data-receipt="${receiptId}"]`);
+    await row.filter({ hasText: 'verified' }).waitFor({ timeout: 15_000 });
+    expect(Date.now() - opened, 'the sale came by the feed, before the 30-second reload').toBeLessThan(29_000);
+    expect(receiptLoads).toBeGreaterThan(loadsBefore);
+    // the feed brought its payment.succeeded before the page read the receipts again
+    expect(feedAnswers.some((a) => a.types.includes('payment.succeeded') && a.receiptIds.includes(receiptId))).toBe(true);
+    expect(await row.textContent()).toContain('0.01 USD');
+    await page.locator('#transactions summary', { hasText: sale.receipt!.transactionId }).waitFor();
+    await expect.poll(() => page.locator('#wallets').textContent()).not.toBe(walletBefore);
+    expect(page.url()).toBe(`${t.baseUrl}/dashboard/`);
+    expect(await page.evaluate(() => performance.getEntriesByType('navigation').length)).toBe(1);
+    expectAllLedgersConsistent(t);
+    await page.close();
+  });
+
   it("agentpay dev's URL signs its key in and takes it out of the address bar; a provider sees its capabilities' calls, revenue and failure rate, its wallet and payouts", async () => {
     const page = await context.newPage();
     await page.goto(dashboardUrl(t.baseUrl, t.creds.provider.apiKey));
@@ -410,12 +451,39 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.close();
   });
 
-  it('the operator sees the fees and paid calls per day as plots, verification requests and stuck payouts', async () => {
+  it('the operator sees sales and failures over time, the fees and paid calls per day as plots, verification requests and stuck payouts', async () => {
+    // a call the seller fails, bought by a wallet no policy holds: the buyer refunded, a failure to plot
+    const other = await t.newAgentWallet(t.workspace, 'dashboard-failures');
+    await t.workspace.wallets.fund(other.walletId, '1000');
+    const failing = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: other.walletId, privateKeyPem: other.privateKeyPem, fetch: fetchTrusting(t.ca) });
+    expect((await failing.fetch(`${seller.url}/server-error`)).status).toBe(503);
+    expect(ledgerBalance(t, other.walletId)).toEqual({ balance: 1000n, held: 0n });
+    // what the charts must total, counted from the database
+    const db = sqliteOf(t.gw);
+    const count = (status: string) => Number((db.prepare('SELECT count(*) AS n FROM transactions WHERE status = ?').get(status) as { n: bigint | number }).n);
+    const volume = BigInt((db.prepare("SELECT coalesce(sum(amount_minor), 0) AS v FROM transactions WHERE status = 'succeeded'").get() as { v: bigint | number | string }).v);
+    const paid = count('succeeded');
+    const failed = count('failed') + count('expired');
+    expect(paid).toBeGreaterThanOrEqual(3);
+    expect(failed).toBeGreaterThanOrEqual(1);
+
     const p = await t.newProvider({ name: 'Waiting Seller', verified: false });
     await p.client.providers.requestVerification(p.id, { note: 'please verify us' });
     const page = await context.newPage();
     await page.goto(dashboardUrl(t.baseUrl, t.creds.operatorKey));
     await page.getByRole('heading', { name: 'Verification requests' }).waitFor();
+    // sales and failures, counted by the gateway (GET /v1/platform/activity), by day and then by hour
+    const activity = page.locator('#activity');
+    const usd = (minor: bigint) => `${minor / 100n}.${String(minor % 100n).padStart(2, '0')} USD`;
+    for (const by of ['day', 'hour']) {
+      if (by === 'hour') await activity.getByRole('button', { name: 'By hour' }).click();
+      expect(await activity.getByRole('button', { name: `By ${by}` }).getAttribute('aria-pressed')).toBe('true');
+      await activity.locator('figure', { hasText: `Paid calls per ${by}` }).filter({ hasText: `total ${paid} paid` }).waitFor();
+      await activity.locator('figure', { hasText: `Failed calls per ${by}` }).filter({ hasText: `total ${failed} failed` }).waitFor();
+      await activity.locator('figure', { hasText: `Volume per ${by}` }).filter({ hasText: `total ${usd(volume)}` }).waitFor();
+      await activity.locator('figure', { hasText: `Fees on paid calls per ${by}` }).filter({ hasText: 'total 0.03 USD' }).waitFor();
+      expect(await activity.locator('svg[role="img"]').count()).toBe(4);
+    }
     // the fees of this file's paid calls: the 1.00 USD call left 0.03 USD (300 bps), the 0.01 USD one a fee of 0 (no entry)
     const revenue = page.locator('#revenue');
     await revenue.locator('figure', { hasText: 'Fees per day' }).filter({ hasText: 'total 0.03 USD' }).waitFor();

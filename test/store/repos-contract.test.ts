@@ -430,6 +430,49 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect((await store.read((r) => r.ledgerCheckpoints.list({ limit: 10, before: { createdAt: 5, id: 'cp_2' } }))).map((c) => c.id)).toEqual(['cp_1', 'cp_0']);
   });
 
+  it('payments: activity counted and summed per bucket of resolution time, currency and outcome, in the range only, exact past 2^53', async () => {
+    const H = 3_600_000;
+    const base = 1_800_000_000_000; // on an hour's boundary
+    const big = 9_007_199_254_740_993n;
+    const txn = (id: string, over: Record<string, unknown>) => ({
+      id, nonce: `n_${id}`, capabilityId: 'cap_v', providerId: 'prv_v', walletId: 'wal_v', workspaceId: 'ws_v', amountMinor: 100n, feeMinor: null,
+      currency: 'USD', status: 'succeeded' as const, failureReason: null, authorizedAt: base - H, expiresAt: base + 10 * H, resolvedAt: base, ...over,
+    });
+    await store.tx(async (r) => {
+      await r.transactions.insert(txn('txn_v1', { resolvedAt: base + 10, feeMinor: 5n }));
+      await r.transactions.insert(txn('txn_v2', { resolvedAt: base + H - 1, amountMinor: 250n }));
+      await r.transactions.insert(txn('txn_v3', { resolvedAt: base + H, amountMinor: 7n, feeMinor: 1n, currency: 'EUR' }));
+      await r.transactions.insert(txn('txn_v4', { resolvedAt: base + H + 5, amountMinor: 40n, status: 'failed', failureReason: 'provider_error' }));
+      await r.transactions.insert(txn('txn_v5', { resolvedAt: base + 2 * H, amountMinor: 40n, status: 'expired', failureReason: 'expired' }));
+      await r.transactions.insert(txn('txn_v6', { resolvedAt: base + 2 * H + 1, amountMinor: big, feeMinor: big }));
+      await r.transactions.insert(txn('txn_v7', { resolvedAt: base + 2 * H + 2, amountMinor: big, feeMinor: 1n }));
+      // outside the range, and not resolved
+      await r.transactions.insert(txn('txn_v8', { resolvedAt: base + 3 * H }));
+      await r.transactions.insert(txn('txn_v9', { resolvedAt: base - 1 }));
+      await r.transactions.insert(txn('txn_v10', { resolvedAt: null, status: 'authorized' }));
+    });
+    const hourly = await store.read((r) => r.transactions.activity({ from: base, to: base + 3 * H, bucketMs: H }));
+    expect(hourly).toEqual([
+      { bucket: 0, currency: 'USD', status: 'succeeded', count: 2, amountMinor: 350n, feeMinor: 5n },
+      { bucket: 1, currency: 'EUR', status: 'succeeded', count: 1, amountMinor: 7n, feeMinor: 1n },
+      { bucket: 1, currency: 'USD', status: 'failed', count: 1, amountMinor: 40n, feeMinor: 0n },
+      { bucket: 2, currency: 'USD', status: 'expired', count: 1, amountMinor: 40n, feeMinor: 0n },
+      { bucket: 2, currency: 'USD', status: 'succeeded', count: 2, amountMinor: 2n * big, feeMinor: big + 1n },
+    ]);
+    // one bucket of three hours: the same transactions together
+    expect(await store.read((r) => r.transactions.activity({ from: base, to: base + 3 * H, bucketMs: 3 * H }))).toEqual([
+      { bucket: 0, currency: 'EUR', status: 'succeeded', count: 1, amountMinor: 7n, feeMinor: 1n },
+      { bucket: 0, currency: 'USD', status: 'expired', count: 1, amountMinor: 40n, feeMinor: 0n },
+      { bucket: 0, currency: 'USD', status: 'failed', count: 1, amountMinor: 40n, feeMinor: 0n },
+      { bucket: 0, currency: 'USD', status: 'succeeded', count: 4, amountMinor: 350n + 2n * big, feeMinor: big + 6n },
+    ]);
+    // the range's ends: `from` included, `to` excluded
+    expect(await store.read((r) => r.transactions.activity({ from: base + 3 * H, to: base + 4 * H, bucketMs: H }))).toEqual([
+      { bucket: 0, currency: 'USD', status: 'succeeded', count: 1, amountMinor: 100n, feeMinor: 0n },
+    ]);
+    expect(await store.read((r) => r.transactions.activity({ from: base + 5 * H, to: base + 6 * H, bucketMs: H }))).toEqual([]);
+  });
+
   it('policies: get, approvals resolved and used once, given back, refunds due; spend by workspace', async () => {
     await store.tx(async (r) => {
       await r.policies.insert({ id: 'pol_1', workspaceId: 'ws_p', policyType: 'budget', name: 'b', enabled: true, source: 's', rules: ['x'], ordinal: 0, createdAt: 1, updatedAt: 1 });

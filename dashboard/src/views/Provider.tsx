@@ -8,13 +8,16 @@ import { callsPerDay, capabilityStats, currenciesOf, lastDays, percent, spendPer
 import { BarChart } from '../components/BarChart.js';
 import { Badge, Problem, Section, Table } from '../components/common.js';
 import { money, when } from '../money.js';
-import { useLoad } from '../useLoad.js';
+import { liveKey, useLoad } from '../useLoad.js';
+import type { Feed } from '../feed.js';
 import { ReceiptCheck } from './Workspace.js';
 import type { Capability, LedgerEntry, Payout, Receipt, Wallet, Whoami } from '../types.js';
 
 const DAYS = 14;
 
-export function ProviderView({ client, version, me }: { client: Api; version: number; me: Whoami }) {
+export function ProviderView({ client, version, feed, me }: { client: Api; version: number; feed: Feed; me: Whoami }) {
+  // sales, the settlement wallet and payouts move with the feed's payment and payout events
+  const live = liveKey(version, feed.money);
   const sales = useLoad(async () => {
     const [page, health, caps] = await Promise.all([
       allPages<Receipt>(client, '/v1/receipts?limit=200', 'receipts'),
@@ -22,7 +25,7 @@ export function ProviderView({ client, version, me }: { client: Api; version: nu
       client.get<{ capabilities: { capability: Capability }[] }>('/v1/capabilities'),
     ]);
     return { receipts: page.items, complete: page.complete, now: health.time, capabilities: caps.capabilities.map((c) => c.capability) };
-  }, version);
+  }, live);
   const walletId = me.tenant.walletId;
   const wallet = useLoad(async () => {
     if (!walletId) return undefined;
@@ -31,8 +34,8 @@ export function ProviderView({ client, version, me }: { client: Api; version: nu
       client.get<{ entries: LedgerEntry[] }>(`/v1/wallets/${encodeURIComponent(walletId)}/ledger`),
     ]);
     return { wallet: w.wallet, entries: [...l.entries].sort((a, b) => b.seq - a.seq).slice(0, 50) };
-  }, version);
-  const payouts = useLoad(() => client.get<{ payouts: Payout[] }>('/v1/payouts?limit=100'), version);
+  }, live);
+  const payouts = useLoad(() => client.get<{ payouts: Payout[] }>('/v1/payouts?limit=100'), live);
 
   const d = sales.data;
   const stats = d ? capabilityStats(d.receipts) : undefined;

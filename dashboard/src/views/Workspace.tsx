@@ -10,23 +10,26 @@ import { BarChart } from '../components/BarChart.js';
 import { Badge, Problem, Section, Table } from '../components/common.js';
 import { money, when } from '../money.js';
 import { verifyReceipt, type Verdict } from '../verify.js';
-import { useLoad } from '../useLoad.js';
+import { liveKey, useLoad } from '../useLoad.js';
+import type { Feed } from '../feed.js';
 import { capabilityLabel, useCapabilityNames } from '../names.js';
 import type { Approval, Balance, LedgerEntry, Policy, Receipt, Wallet } from '../types.js';
 
 interface Props {
   client: Api;
   version: number;
+  /** the event feed: approvals reload on approval events, money on the others */
+  feed: Feed;
   onChanged: () => void;
 }
 
 export const SPEND_DAYS = 14;
 
-export function WorkspaceView({ client, version, onChanged }: Props) {
+export function WorkspaceView({ client, version, feed, onChanged }: Props) {
   const receipts = useLoad(async () => {
     const [page, health] = await Promise.all([allPages<Receipt>(client, '/v1/receipts?limit=200', 'receipts'), client.get<{ time: string }>('/health')]);
     return { ...page, now: health.time };
-  }, version);
+  }, liveKey(version, feed.money));
   const names = useCapabilityNames(client, receipts.data?.items.map((r) => r.capabilityId) ?? []);
   return (
     <>
@@ -34,8 +37,8 @@ export function WorkspaceView({ client, version, onChanged }: Props) {
         <a href="#approvals">Approvals</a> <a href="#wallets">Wallets</a> <a href="#spend">Spend</a> <a href="#receipts">Receipts</a>{' '}
         <a href="#transactions">Transactions</a> <a href="#policies">Policies</a>
       </nav>
-      <Approvals client={client} version={version} onChanged={onChanged} />
-      <Wallets client={client} version={version} />
+      <Approvals client={client} version={version} feed={feed} onChanged={onChanged} />
+      <Wallets client={client} version={version} feed={feed} />
       <Section id="spend" title="Spend">
         <Problem error={receipts.error} />
         {receipts.data ? <Spend receipts={receipts.data.items} now={receipts.data.now} complete={receipts.data.complete} names={names} /> : null}
@@ -44,14 +47,14 @@ export function WorkspaceView({ client, version, onChanged }: Props) {
         <Problem error={receipts.error} />
         {receipts.data ? <Receipts client={client} receipts={receipts.data.items} names={names} /> : null}
       </Section>
-      <Transactions client={client} version={version} receipts={receipts.data?.items ?? []} names={names} />
+      <Transactions client={client} version={version} feed={feed} receipts={receipts.data?.items ?? []} names={names} />
       <Policies client={client} version={version} />
     </>
   );
 }
 
-function Approvals({ client, version, onChanged }: Props) {
-  const { data, error } = useLoad(() => client.get<{ approvals: Approval[] }>('/v1/approvals'), version);
+function Approvals({ client, version, feed, onChanged }: Props) {
+  const { data, error } = useLoad(() => client.get<{ approvals: Approval[] }>('/v1/approvals'), liveKey(version, feed.approvals));
   const [busy, setBusy] = useState<string>();
   const [actionError, setActionError] = useState<unknown>();
   const [done, setDone] = useState<string>();
@@ -123,12 +126,12 @@ function Approvals({ client, version, onChanged }: Props) {
   );
 }
 
-function Wallets({ client, version }: Omit<Props, 'onChanged'>) {
+function Wallets({ client, version, feed }: Omit<Props, 'onChanged'>) {
   const { data, error } = useLoad(async () => {
     const { wallets } = await client.get<{ wallets: Wallet[] }>('/v1/wallets');
     const balances = await Promise.all(wallets.map((w) => client.get<Balance>(`/v1/wallets/${encodeURIComponent(w.id)}/balance`)));
     return wallets.map((w, i) => ({ ...w, balance: balances[i]! }));
-  }, version);
+  }, liveKey(version, feed.money));
   return (
     <Section id="wallets" title="Wallets">
       <Problem error={error} />
@@ -203,13 +206,13 @@ export function ReceiptCheck({ client, receipt }: { client: Api; receipt: Receip
   );
 }
 
-function Transactions({ client, version, receipts, names }: Omit<Props, 'onChanged'> & { receipts: Receipt[]; names: ReadonlyMap<string, string> }) {
+function Transactions({ client, version, feed, receipts, names }: Omit<Props, 'onChanged'> & { receipts: Receipt[]; names: ReadonlyMap<string, string> }) {
   const receiptOf = new Map(receipts.map((r) => [r.transactionId, r]));
   const { data, error } = useLoad(async () => {
     const { wallets } = await client.get<{ wallets: Wallet[] }>('/v1/wallets');
     const ledgers = await Promise.all(wallets.map((w) => client.get<{ entries: LedgerEntry[] }>(`/v1/wallets/${encodeURIComponent(w.id)}/ledger`)));
     return transactionsOf(ledgers.flatMap((l) => l.entries)).slice(0, 50);
-  }, version);
+  }, liveKey(version, feed.money));
   return (
     <Section id="transactions" title="Transactions">
       <Problem error={error} />
@@ -255,7 +258,7 @@ function PaidCall({ receipt, names }: { receipt: Receipt | undefined; names: Rea
   );
 }
 
-function Policies({ client, version }: Omit<Props, 'onChanged'>) {
+function Policies({ client, version }: Omit<Props, 'onChanged' | 'feed'>) {
   const { data, error } = useLoad(() => client.get<{ policies: Policy[] }>('/v1/policies'), version);
   return (
     <Section id="policies" title="Policies">

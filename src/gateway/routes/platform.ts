@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { AppError } from '../../core/errors.js';
-import { LedgerCheckpoint, PlatformPublicKey, ReceiptKey } from 'agentpay-sdk/contract';
+import { Activity, ActivityQuery, LedgerCheckpoint, PlatformPublicKey, ReceiptKey } from 'agentpay-sdk/contract';
 import { CHECKPOINT_PAGE_MAX } from '../../domain/wallets/checkpoints.js';
+import { paymentActivity } from '../../domain/payments/activity.js';
 
 export default async function platformRoutes(app: FastifyInstance) {
   const { signingKeys, ledgerCheckpoints } = app.services;
@@ -62,4 +63,14 @@ export default async function platformRoutes(app: FastifyInstance) {
     reply.code(201);
     return ledgerCheckpoints.make();
   });
+
+  // Sales and failures over time across the platform: the operator's, as it counts every seller's calls.
+  app.get<{ Querystring: Static<typeof ActivityQuery> }>(
+    '/v1/platform/activity',
+    {
+      config: { scope: 'operator' },
+      schema: { summary: 'Paid, failed and expired calls per hour or day, with their amounts and fees (operator)', querystring: ActivityQuery, response: { 200: Activity } },
+    },
+    async (request) => paymentActivity(app.services.ctx, request.query),
+  );
 }

@@ -35,6 +35,28 @@ export class Transactions {
   page(opts: { afterId?: string; limit: number }) {
     return opts.afterId === undefined ? this.t.all({}, 'ORDER BY id LIMIT ?', [opts.limit]) : this.t.select('WHERE id > ? ORDER BY id LIMIT ?', [opts.afterId, opts.limit]);
   }
+  /**
+   * Resolved transactions counted per bucket of resolution time, currency and outcome, over
+   * [from, to) in buckets of `bucketMs` from `from` (the operator's activity): `bucket` is the
+   * bucket's index, `amountMinor` and `feeMinor` the sums (a fee is null, counted 0, where none
+   * was taken). Computed by the database on either backend (integer division of bigint or
+   * INTEGER times the same); transactions_resolved bounds the scan to the range.
+   */
+  async activity(q: { from: number; to: number; bucketMs: number }) {
+    // the times go as bigints: a JavaScript number binds as REAL on SQLite, and the division would not be whole
+    const rows = await this.c.rows(`SELECT (resolved_at - ?) / ?, currency, status, count(*), sum(amount_minor), sum(coalesce(fee_minor, 0))
+      FROM transactions WHERE resolved_at >= ? AND resolved_at < ?
+      GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, [BigInt(q.from), BigInt(q.bucketMs), BigInt(q.from), BigInt(q.to)]);
+    // SQLite answers bigints (safe integers), PostgreSQL int8 and numeric as text: both exact
+    return rows.map((r) => ({
+      bucket: Number(r[0] as bigint | string),
+      currency: r[1] as string,
+      status: r[2] as Transaction['status'],
+      count: Number(r[3] as bigint | string),
+      amountMinor: BigInt(r[4] as bigint | string),
+      feeMinor: BigInt(r[5] as bigint | string),
+    }));
+  }
   /** authorized transactions whose in-flight time ran out by `now`, oldest expiry first; of one wallet if given */
   listExpired(now: number, limit: number, walletId?: string) {
     // transactions_open (status, expires_at) bounds the scan to what is overdue; the wallet is a filter on that.

@@ -23,6 +23,8 @@ export const transactions = table('transactions', {
   uniqueIndex('transactions_nonce').on(t.nonce),
   // the sweeper's query; no index on wallet_id: no query selects transactions by wallet
   index('transactions_open').on(t.status, t.expiresAt),
+  // the operator's activity per hour or day (Transactions.activity): a range of resolution times
+  index('transactions_resolved').on(t.resolvedAt),
 ]);
 
 export const receipts = table('receipts', {

@@ -1,5 +1,6 @@
 import type { HttpClient } from './http.js';
 import type { Health, PlatformPublicKey, ReceiptKey } from '../types.js';
+import type { Activity, ActivityBucketSize } from '../contract/platform.js';
 
 export class PlatformApi {
   constructor(private http: HttpClient) {}
@@ -16,5 +17,9 @@ export class PlatformApi {
   /** Operator key only. */
   rotateKeys(): Promise<PlatformPublicKey> {
     return this.http.request('POST', '/v1/platform/keys/rotate');
+  }
+  /** Operator key only: paid, failed and expired calls per hour or day, with amounts and fees (docs/api/platform.md). */
+  activity(opts: { bucket?: ActivityBucketSize; from?: string; to?: string } = {}): Promise<Activity> {
+    return this.http.request('GET', '/v1/platform/activity', { query: { ...opts } });
   }
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `transactions_resolved` ON `transactions` (`resolved_at`);
