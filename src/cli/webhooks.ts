@@ -177,6 +177,8 @@ async function triggerCapability(seller: AgentpayClient, category: string, price
 interface TriggerBuyer {
   walletId: string;
   privateKeyPem: string;
+  /** the gateway's time when it made the wallet: a session's times are counted on the gateway's clock */
+  createdAt: string;
 }
 
 /** A fresh agent wallet with a new key, funded (sandbox) for a few purchases. */
@@ -186,7 +188,7 @@ async function triggerWallet(client: AgentpayClient, priceMinor: string, steps: 
   const fund = (BigInt(priceMinor) * 3n).toString();
   await client.wallets.fund(wallet.id, fund);
   steps.push(`created the agent wallet ${wallet.id} and funded it with ${fund} (sandbox)`);
-  return { walletId: wallet.id, privateKeyPem: pair.privateKeyPem };
+  return { walletId: wallet.id, privateKeyPem: pair.privateKeyPem, createdAt: wallet.createdAt };
 }
 
 /** What the seller middleware and the buyer do together: a challenge, the agent's signed proof, authorize. */
@@ -201,7 +203,7 @@ async function authorizeAs(seller: AgentpayClient, capabilityId: string, buyer: 
 async function openSessionAs(seller: AgentpayClient, capabilityId: string, buyer: TriggerBuyer, capMinor: string, steps: string[]) {
   const me = await seller.auth.whoami();
   const sessionKey = generateEd25519();
-  const now = Date.now();
+  const now = Date.parse(buyer.createdAt);
   const unsigned = {
     version: 1 as const, type: 'session.open' as const, walletId: buyer.walletId, providerId: me.tenant.id, capabilityId, capMinor, currency: 'USD',
     expiresAt: new Date(now + 60 * 60 * 1000).toISOString(), sessionPublicKey: sessionKey.publicKeyPem,
