@@ -12,7 +12,9 @@ import { verifyLedger } from '../../../src/domain/wallets/verify.js';
 import { closedSessionText, sessionDetailText, sessionPageText, type ClosedSession, type SessionDetail } from '../../../src/cli/sessions.js';
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { hashOf, newBuyer, newSeller, type Buyer } from '../../payments/helpers.js';
-import { cli, gatewayEnv, json, removeTempDirs, tempDir } from '../helpers.js';
+import { cli, gatewayEnv, json, removeTempDirs, spawnCli, tempDir } from '../helpers.js';
+import { startReceiver } from '../../webhooks/receiver.js';
+import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../../packages/sdk/src/webhooks.js';
 
 const HOUR = 60 * 60 * 1000;
 let t: TestGateway;
@@ -175,5 +177,35 @@ describe('the human rendering', () => {
       .toContain('closed session ses_1: 3.50 USD released to wallet wal_1');
     expect(closedSessionText({ session: s, closedBy: 'buyer', releasedMinor: '0', pendingMinor: '350', releasesAt: s.claimWindowEndsAt, unchanged: false }))
       .toContain('3.50 USD still held is released to wallet wal_1 at 2026-12-07T12:00:00.000Z unless the seller claims it first');
+  });
+});
+
+describe('agentpay trigger session.* and agentpay listen', () => {
+  it('listen forwards the session events that trigger session.closed makes, signed; the trigger wallet ends with the cap less the claim', async () => {
+    const env = gatewayEnv(t, ws.apiKey);
+    const rx = await startReceiver('/sessions');
+    try {
+      const listen = spawnCli(['listen', '--forward-to', rx.url, '--events', 'session.opened,session.claimed,session.closed', '--count', '3', '--interval', '1', '--timeout', '120', '--json'], { configDir, env });
+      await listen.waitFor('stderr', 'Ready!');
+      const { secret } = JSON.parse(listen.stdout().split('\n')[0]!) as { secret: string };
+
+      const trig = await cli(['trigger', 'session.closed', '--amount', '100', '--seller-key', seller.apiKey, '--json'], { configDir, env });
+      expect(trig.exitCode, trig.stderr).toBe(0);
+      const triggered = json<{ type: string; steps: string[]; event: { data: { sessionId: string; walletId: string; releasedMinor: string } } }>(trig);
+      expect(triggered.event.data).toMatchObject({ releasedMinor: '100' });
+
+      const r = await listen.done;
+      expect(r.exitCode, r.stderr).toBe(0);
+      const events = await Promise.all(rx.received.map((x) => verifyWebhookSignature(x.rawBody, String(x.headers[SIGNATURE_HEADER]), secret)));
+      expect(events.map((e) => [e.type, (e.data as { sessionId: string }).sessionId])).toEqual([
+        ['session.opened', triggered.event.data.sessionId], ['session.claimed', triggered.event.data.sessionId], ['session.closed', triggered.event.data.sessionId],
+      ]);
+      // funded 300, a cap of 200 held, 100 claimed, 100 released
+      expect(await ws.client.wallets.balance(triggered.event.data.walletId)).toMatchObject({ balanceMinor: '200', availableMinor: '200' });
+      expect((await ws.client.wallets.ledger(triggered.event.data.walletId)).map((e) => e.type)).toEqual(['fund', 'hold', 'capture', 'release']);
+      expect((await verifyLedger(t.gw.store)).problems).toEqual([]);
+    } finally {
+      await rx.close();
+    }
   });
 });
