@@ -2,6 +2,7 @@
 export type {
   Approval, Balance, Capability, CapabilityVersion, LedgerEntry, Policy, Provider, Receipt, ReceiptKey, Wallet, Whoami,
 } from '../../packages/sdk/src/types.js';
+export type { Session } from '../../packages/sdk/src/contract/sessions.js';
 
 /** A payout as `GET /v1/payouts` lists it (docs/api/rails.md); the fields the page shows. */
 export interface Payout {
