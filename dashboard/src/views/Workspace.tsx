@@ -150,7 +150,7 @@ function Wallets({ client, version }: Omit<Props, 'onChanged'>) {
   );
 }
 
-/** The open payment sessions of the workspace's wallets (GET /v1/sessions?status=open): what each spent of its cap, and what it still holds. */
+/** The open payment sessions of the workspace's wallets (GET /v1/sessions?status=open): what each spent of its cap (the rest is held on the wallet). */
 function Sessions({ client, version }: Omit<Props, 'onChanged'>) {
   const { data, error } = useLoad(() => client.get<{ sessions: Session[]; nextCursor: string | null }>('/v1/sessions?status=open&limit=100'), version);
   const sessions = data?.sessions ?? [];
@@ -158,7 +158,7 @@ function Sessions({ client, version }: Omit<Props, 'onChanged'>) {
     <Section id="sessions" title={`Open sessions${sessions.length ? ` (${sessions.length})` : ''}`}>
       <Problem error={error} />
       {data ? (
-        <Table label="Open sessions" head={['Session', 'Wallet', 'Seller', 'Spent', 'Held', 'Expires']} count={sessions.length} empty="No open payment session: a buyer opens one on its first call to a seller that offers them.">
+        <Table label="Open sessions" head={['Session', 'Wallet', 'Seller', 'Spent of cap', 'Expires']} count={sessions.length} empty="No open payment session: a buyer opens one on its first call to a seller that offers them.">
           {sessions.map((s) => (
             <tr key={s.id} data-session={s.id}>
               <td><code>{s.id}</code></td>
@@ -167,7 +167,6 @@ function Sessions({ client, version }: Omit<Props, 'onChanged'>) {
               <td className="num">
                 {money(s.claimedMinor, s.currency)} <span className="muted">of {money(s.capMinor, s.currency)}</span>
               </td>
-              <td className="num">{money(s.heldMinor, s.currency)}</td>
               <td>{when(s.expiresAt)}</td>
             </tr>
           ))}
