@@ -1,7 +1,8 @@
 /**
  * Payment sessions (docs/protocol.md § Payment sessions). The seller's middleware opens (the
  * buyer's signed open request), claims (many sessions per request) and closes with a provider
- * key holding payments:write; the buyer's workspace and the seller read them with receipts:read.
+ * key holding payments:write; the buyer's workspace ends its own early with wallets:write; both read
+ * them (and their claims) with receipts:read.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
