@@ -10,7 +10,7 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
   static override summary = 'Sandbox: make an event really happen, through the API, to test your webhook endpoint or agentpay listen';
   static override description = [
     `Known: ${Object.keys(TRIGGERS).join(', ')}. Each is made as the real thing would be, on a sandbox gateway`,
-    '(what each does, and the key it needs: docs/cli.md, agentpay trigger). payment.*, approval.requested and',
+    '(what each does, and the key it needs: docs/cli.md, agentpay trigger). payment.*, session.*, approval.requested and',
     'wallet_provider.paused take a workspace key and buy from --seller-key (or the local dev gateway\'s provider);',
     'payout.* and payout_destination.changed take a provider key; topup.* and deposit.* a workspace or provider key;',
     'reconciliation.* the operator key. deposit.held, payout.failed and payout.resolved also need the operator',
@@ -20,7 +20,7 @@ export default class Trigger extends BaseCommand<typeof Trigger> {
   static override examples = ['<%= config.bin %> trigger payout.returned --as provider', '<%= config.bin %> trigger payout.returned --amount 250 --json'];
   static override args = { event: Args.string({ description: 'the event type', required: true }) };
   static override flags = {
-    amount: Flags.string({ description: 'minor units paid out (payout.*), topped up (topup.*), deposited (deposit.*, in USD cents) or the price of the purchase (approval.requested, payment.*)', default: '100' }),
+    amount: Flags.string({ description: 'minor units paid out (payout.*), topped up (topup.*), deposited (deposit.*, in USD cents) or the price of the purchase (approval.requested, payment.*; session.*: the claim, the cap twice it)', default: '100' }),
     'seller-key': Flags.string({ description: "approval.requested: a verified provider's API key to buy from [default: the local dev gateway's provider]", env: 'AGENTPAY_SELLER_KEY' }),
     'operator-key': Flags.string({ description: "deposit.held, payout.failed, payout.resolved: the operator's API key, to move the sandbox world [default: the local dev gateway's]", env: 'AGENTPAY_OPERATOR_KEY' }),
   };

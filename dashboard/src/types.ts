@@ -4,6 +4,7 @@ export type {
 } from '../../packages/sdk/src/types.js';
 /** GET /v1/platform/activity (types only: nothing of TypeBox reaches the page) */
 export type { Activity, ActivityBucketSize } from '../../packages/sdk/src/contract/platform.js';
+export type { Session } from '../../packages/sdk/src/contract/sessions.js';
 
 /** A payout as `GET /v1/payouts` lists it (docs/api/rails.md); the fields the page shows. */
 export interface Payout {

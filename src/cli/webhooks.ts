@@ -177,6 +177,8 @@ async function triggerCapability(seller: AgentpayClient, category: string, price
 interface TriggerBuyer {
   walletId: string;
   privateKeyPem: string;
+  /** the gateway's time when it made the wallet: a session's times are counted on the gateway's clock */
+  createdAt: string;
 }
 
 /** A fresh agent wallet with a new key, funded (sandbox) for a few purchases. */
@@ -186,7 +188,7 @@ async function triggerWallet(client: AgentpayClient, priceMinor: string, steps: 
   const fund = (BigInt(priceMinor) * 3n).toString();
   await client.wallets.fund(wallet.id, fund);
   steps.push(`created the agent wallet ${wallet.id} and funded it with ${fund} (sandbox)`);
-  return { walletId: wallet.id, privateKeyPem: pair.privateKeyPem };
+  return { walletId: wallet.id, privateKeyPem: pair.privateKeyPem, createdAt: wallet.createdAt };
 }
 
 /** What the seller middleware and the buyer do together: a challenge, the agent's signed proof, authorize. */
@@ -195,6 +197,43 @@ async function authorizeAs(seller: AgentpayClient, capabilityId: string, buyer: 
   const unsigned = { version: 1 as const, challenge, walletId: buyer.walletId, signedAt: new Date().toISOString() };
   const payment = { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
   return seller.payments.authorize({ capabilityId, payment: payment as never });
+}
+
+/** What the buyer and the seller middleware do to open a payment session: the open signed by the wallet key, forwarded by the seller. */
+async function openSessionAs(seller: AgentpayClient, capabilityId: string, buyer: TriggerBuyer, capMinor: string, steps: string[]) {
+  const me = await seller.auth.whoami();
+  const sessionKey = generateEd25519();
+  const now = Date.parse(buyer.createdAt);
+  const unsigned = {
+    version: 1 as const, type: 'session.open' as const, walletId: buyer.walletId, providerId: me.tenant.id, capabilityId, capMinor, currency: 'USD',
+    expiresAt: new Date(now + 60 * 60 * 1000).toISOString(), sessionPublicKey: sessionKey.publicKeyPem,
+    nonce: `agentpay-trigger-${randomBytes(12).toString('hex')}`, signedAt: new Date(now).toISOString(),
+  };
+  const open = { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned as unknown as Record<string, unknown>) };
+  const { session } = await seller.sessions.open({ open, sellerPublicKey: generateEd25519().publicKeyPem });
+  steps.push(`the seller opened session ${session.id} for ${buyer.walletId} with a cap of ${capMinor}: held on the wallet`);
+  return { session, sessionKey };
+}
+
+/** The seller claims a voucher of `cumulativeMinor` (sequence 1) that the session key signed. */
+async function claimAs(seller: AgentpayClient, sessionId: string, sessionKey: { privateKeyPem: string }, cumulativeMinor: string, steps: string[]): Promise<void> {
+  const unsigned = { sessionId, cumulativeMinor, sequence: 1, requestHash: `sha256:${createHash('sha256').update('agentpay trigger').digest('hex')}` };
+  const voucher = { ...unsigned, signature: signObject(sessionKey.privateKeyPem, unsigned) };
+  const [outcome] = await seller.sessions.claim([{ sessionId, voucher }]);
+  if (!outcome || outcome.status !== 200 || 'error' in outcome.body) {
+    throw new CliError('NOT_CLAIMED', `the seller's claim of session ${sessionId} was refused: ${outcome && 'error' in outcome.body ? outcome.body.error.message : 'no answer'}`);
+  }
+  steps.push(`the seller claimed a voucher of ${cumulativeMinor} on ${sessionId}: ${outcome.body.amountMinor} moved from the hold (fee ${outcome.body.feeMinor})`);
+}
+
+/** A fresh agent wallet and an open session of the seller's sale capability, the cap twice the amount. */
+async function sessionTrigger(client: AgentpayClient, o: TriggerOptions, type: string) {
+  const seller = await buyingSetup(client, o, type);
+  const steps: string[] = [];
+  const capabilityId = await triggerCapability(seller, SALE_CATEGORY, o.amountMinor, steps);
+  const buyer = await triggerWallet(client, o.amountMinor, steps);
+  const opened = await openSessionAs(seller, capabilityId, buyer, (BigInt(o.amountMinor) * 2n).toString(), steps);
+  return { seller, steps, ...opened };
 }
 
 /** The provider key check: its id and settlement wallet. */
@@ -320,6 +359,29 @@ export const TRIGGERS: Partial<Record<EventType, (client: AgentpayClient, o: Tri
     const auth = await authorizeAs(seller, capabilityId, buyer);
     const receipt = await seller.sandbox.expireTransaction(auth.transactionId);
     steps.push(`bought a call of ${capabilityId} (${auth.transactionId}); the seller neither completed nor failed it, and the sandbox expired it now as the sweeper does after 15 minutes: the buyer was refunded, receipt ${receipt.id}`);
+    return steps;
+  },
+  // a workspace: a fresh agent wallet opens a session (cap twice --amount) with the seller's sale capability
+  'session.opened': async (client, o) => (await sessionTrigger(client, o, 'session.opened')).steps,
+  // a workspace: as session.opened, then the seller claims a voucher of --amount
+  'session.claimed': async (client, o) => {
+    const { seller, steps, session, sessionKey } = await sessionTrigger(client, o, 'session.claimed');
+    await claimAs(seller, session.id, sessionKey, o.amountMinor, steps);
+    return steps;
+  },
+  // a workspace: as session.claimed, then the seller closes the session: the rest goes back to the wallet
+  'session.closed': async (client, o) => {
+    const { seller, steps, session, sessionKey } = await sessionTrigger(client, o, 'session.closed');
+    await claimAs(seller, session.id, sessionKey, o.amountMinor, steps);
+    const closed = await seller.sessions.close(session.id);
+    steps.push(`the seller closed ${session.id}: ${BigInt(closed.capMinor) - BigInt(closed.claimedMinor)} released to ${closed.walletId}`);
+    return steps;
+  },
+  // a workspace: as session.opened, then the seller has the sandbox expire the session now, as the sweeper does at the end of its claim window
+  'session.expired': async (client, o) => {
+    const { seller, steps, session } = await sessionTrigger(client, o, 'session.expired');
+    const expired = await seller.sandbox.expireSession(session.id);
+    steps.push(`the sandbox expired ${session.id} now, as the sweeper does when its claim window ends: ${expired.capMinor} released to ${expired.walletId}`);
     return steps;
   },
   // a provider: fund the settlement wallet, pay it out by bank transfer, and have the sandbox bank return it

@@ -144,6 +144,19 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
       return { id: await openedSession(t, owner) };
     },
   },
+  // the buyer's side of a session: the workspace whose wallet pays it ends it (the dev provider sells)
+  '/v1/sessions/:id/end': {
+    owner: 'workspace',
+    async create(t, owner) {
+      return { id: await openedSession(t, { id: t.creds.provider.id, kind: 'provider', apiKey: t.creds.provider.apiKey, client: t.provider }, owner.client) };
+    },
+  },
+  '/v1/sandbox/sessions/:id': {
+    owner: 'provider',
+    async create(t, owner) {
+      return { id: await openedSession(t, owner) };
+    },
+  },
   '/v1/wallets/:id': {
     owner: 'workspace',
     async create(t, owner) {
@@ -155,10 +168,10 @@ export const RESOURCE_FIXTURES: Record<string, ResourceFixture> = {
   },
 };
 
-/** An open payment session of the provider's (cap 100) from a fresh buyer wallet of the dev workspace. */
-async function openedSession(t: TestGateway, owner: TenantHandle): Promise<string> {
+/** An open payment session of the provider's (cap 100) from a fresh buyer wallet of the workspace (the dev workspace by default). */
+async function openedSession(t: TestGateway, owner: TenantHandle, workspace: AgentpayClient = t.workspace): Promise<string> {
   const capabilityId = await createCapability(t, owner.id, { priceMinor: '10' });
-  const buyer = await newBuyer(t, t.workspace, '100');
+  const buyer = await newBuyer(t, workspace, '100');
   const unsigned = {
     version: 1 as const, type: 'session.open' as const, walletId: buyer.walletId, providerId: owner.id, capabilityId, capMinor: '100', currency: 'USD',
     expiresAt: new Date(t.clock.now() + 3_600_000).toISOString(), sessionPublicKey: generateEd25519().publicKeyPem,

@@ -28,6 +28,7 @@ import { sqliteOf, startTestGateway, type TestGateway } from '../helpers/gateway
 import { expectLedgerConsistent, fetchTrusting, publish, startFastifySeller, type RunningSeller } from '../e2e/helpers.js';
 import { expectLedgerConsistent as expectAllLedgersConsistent, ledgerBalance } from '../payments/helpers.js';
 import { signUp } from '../tenancy/helpers.js';
+import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -212,6 +213,21 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
 
   const buyer = () => createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: wallet.walletId, privateKeyPem: wallet.privateKeyPem, fetch: fetchTrusting(t.ca) });
 
+  /** A payment session of the dev provider's opened from the wallet's signed open request, with a claim of `claimMinor` (docs/protocol.md § Payment sessions). */
+  async function openedSession(w: { walletId: string; privateKeyPem: string }, capabilityId: string, capMinor: string, claimMinor: string): Promise<string> {
+    const sessionKey = generateEd25519();
+    const unsigned = {
+      version: 1 as const, type: 'session.open' as const, walletId: w.walletId, providerId: t.creds.provider.id, capabilityId, capMinor, currency: 'USD',
+      expiresAt: new Date(t.clock.now() + 3_600_000).toISOString(), sessionPublicKey: sessionKey.publicKeyPem, nonce: `dashboard-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+      signedAt: new Date(t.clock.now()).toISOString(),
+    };
+    const { session } = await t.provider.sessions.open({ open: { ...unsigned, signature: signObject(w.privateKeyPem, unsigned) }, sellerPublicKey: generateEd25519().publicKeyPem });
+    const voucher = { sessionId: session.id, cumulativeMinor: claimMinor, sequence: 1, requestHash: `sha256:${'0'.repeat(64)}` };
+    const [claim] = await t.provider.sessions.claim([{ sessionId: session.id, voucher: { ...voucher, signature: signObject(sessionKey.privateKeyPem, voucher) } }]);
+    expect(claim!.status).toBe(200);
+    return session.id;
+  }
+
   async function refreshUntil(page: Page, selector: string, text: string): Promise<void> {
     // the page reloads every 30 s by itself; the test presses Refresh instead of waiting
     await page.getByRole('button', { name: 'Refresh' }).click();
@@ -340,13 +356,24 @@ describe.skipIf(skipBrowser)('the dashboard in headless Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await refreshUntil(page, `tr[data-receipt="${res.receipt!.id}"]`, 'verified');
     expect(await page.locator(`tr[data-receipt="${res.receipt!.id}"]`).textContent()).toContain('1.00 USD');
-    expect(await page.locator('#wallets').textContent()).toContain('8.99 USD');
+    // the wallets load apart from the receipts: wait for them too
+    await page.locator('#wallets', { hasText: '8.99 USD' }).waitFor({ timeout: 20_000 });
     await page.locator('#approvals summary', { hasText: 'Decided' }).click();
     expect(await page.locator('#approvals').textContent()).toContain('approved');
+
+    // a payment session of the wallet's (cap 0.50 USD) that the seller claimed 0.20 USD of: an open session with its spend
+    const session = await openedSession(wallet, capabilities.price1, '50', '20');
+    await refreshUntil(page, `tr[data-session="${session}"]`, '0.20 USD');
+    expect(await page.locator(`tr[data-session="${session}"]`).textContent()).toMatch(/0\.20 USD\s*of 0\.50 USD/);
+    expect(await page.locator('#sessions-title').textContent()).toBe('Open sessions (1)');
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-workspace.png'), fullPage: true });
     await expectTablesFit(page, 'workspace');
+    // the seller closes it: the rest goes back, and the page lists it no more
+    await t.provider.sessions.close(session);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.getByText('No open payment session').waitFor();
 
-    expect(ledgerBalance(t, wallet.walletId)).toEqual({ balance: 899n, held: 0n });
+    expect(ledgerBalance(t, wallet.walletId)).toEqual({ balance: 879n, held: 0n });
     await expectLedgerConsistent(ws.client, wallet.walletId);
     expectAllLedgersConsistent(t);
 

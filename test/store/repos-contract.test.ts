@@ -735,6 +735,10 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect((await store.read((r) => r.sessions.list({ providerId: 'prv_s' }, { limit: 10, before: { createdAt: 11, id: 'ses_b' } }))).map((x) => x.id)).toEqual(['ses_a']);
     expect((await store.read((r) => r.sessions.list({ workspaceId: 'wsp_other' }, { limit: 10, status: 'closed' }))).map((x) => x.id)).toEqual(['ses_c']);
     expect(await store.read((r) => r.sessions.list({ workspaceId: 'wsp_other' }, { limit: 10, status: 'open' }))).toEqual([]);
+    // narrowed by the buyer's wallet, and by the seller within a workspace's
+    expect((await store.read((r) => r.sessions.list({ workspaceId: 'wsp_s', providerId: 'prv_s' }, { limit: 10, walletId: 'wal_s' }))).map((x) => x.id)).toEqual(['ses_b', 'ses_a']);
+    expect(await store.read((r) => r.sessions.list({ workspaceId: 'wsp_s' }, { limit: 10, walletId: 'wal_none' }))).toEqual([]);
+    expect(await store.read((r) => r.sessions.list({ workspaceId: 'wsp_s', providerId: 'prv_other' }, { limit: 10 }))).toEqual([]);
     // due: open, claim window ended
     expect((await store.read((r) => r.sessions.listDue(150, 10))).map((x) => x.id)).toEqual(['ses_b']);
     expect((await store.read((r) => r.sessions.listDue(300, 10))).map((x) => x.id)).toEqual(['ses_b', 'ses_a']);

@@ -1,5 +1,5 @@
 /**
- * A workspace: its wallets and balances, spend per day and per capability (from its
+ * A workspace: its wallets and balances, its open payment sessions with what they spent, spend per day and per capability (from its
  * receipts), the purchases a policy holds for a person (approve or deny here), its receipts
  * (each verified in the page), its transactions with their ledger entries, and its policies.
  */
@@ -13,7 +13,7 @@ import { verifyReceipt, type Verdict } from '../verify.js';
 import { liveKey, useLoad } from '../useLoad.js';
 import type { Feed } from '../feed.js';
 import { capabilityLabel, useCapabilityNames } from '../names.js';
-import type { Approval, Balance, LedgerEntry, Policy, Receipt, Wallet } from '../types.js';
+import type { Approval, Balance, LedgerEntry, Policy, Receipt, Session, Wallet } from '../types.js';
 
 interface Props {
   client: Api;
@@ -34,11 +34,12 @@ export function WorkspaceView({ client, version, feed, onChanged }: Props) {
   return (
     <>
       <nav aria-label="Sections" className="sections">
-        <a href="#approvals">Approvals</a> <a href="#wallets">Wallets</a> <a href="#spend">Spend</a> <a href="#receipts">Receipts</a>{' '}
+        <a href="#approvals">Approvals</a> <a href="#wallets">Wallets</a> <a href="#sessions">Sessions</a> <a href="#spend">Spend</a> <a href="#receipts">Receipts</a>{' '}
         <a href="#transactions">Transactions</a> <a href="#policies">Policies</a>
       </nav>
       <Approvals client={client} version={version} feed={feed} onChanged={onChanged} />
       <Wallets client={client} version={version} feed={feed} />
+      <Sessions client={client} version={version} />
       <Section id="spend" title="Spend">
         <Problem error={receipts.error} />
         {receipts.data ? <Spend receipts={receipts.data.items} now={receipts.data.now} complete={receipts.data.complete} names={names} /> : null}
@@ -148,6 +149,33 @@ function Wallets({ client, version, feed }: Omit<Props, 'onChanged'>) {
           ))}
         </Table>
       ) : null}
+    </Section>
+  );
+}
+
+/** The open payment sessions of the workspace's wallets (GET /v1/sessions?status=open): what each spent of its cap (the rest is held on the wallet). */
+function Sessions({ client, version }: Omit<Props, 'onChanged'>) {
+  const { data, error } = useLoad(() => client.get<{ sessions: Session[]; nextCursor: string | null }>('/v1/sessions?status=open&limit=100'), version);
+  const sessions = data?.sessions ?? [];
+  return (
+    <Section id="sessions" title={`Open sessions${sessions.length ? ` (${sessions.length})` : ''}`}>
+      <Problem error={error} />
+      {data ? (
+        <Table label="Open sessions" head={['Session', 'Wallet', 'Seller', 'Spent of cap', 'Expires']} count={sessions.length} empty="No open payment session: a buyer opens one on its first call to a seller that offers them.">
+          {sessions.map((s) => (
+            <tr key={s.id} data-session={s.id}>
+              <td><code>{s.id}</code></td>
+              <td><code>{s.walletId}</code></td>
+              <td><code>{s.providerId}</code></td>
+              <td className="num">
+                {money(s.claimedMinor, s.currency)} <span className="muted">of {money(s.capMinor, s.currency)}</span>
+              </td>
+              <td>{when(s.expiresAt)}</td>
+            </tr>
+          ))}
+        </Table>
+      ) : null}
+      {data?.nextCursor ? <p className="muted">The newest 100; the others are in the API (GET /v1/sessions) and the CLI (agentpay sessions list).</p> : null}
     </Section>
   );
 }

@@ -18,6 +18,10 @@
  *   payment.succeeded           (the seller and the buyer's workspace) a paid call completed: the receipt, the money moved
  *   payment.failed              (the seller and the buyer's workspace) the seller reported the call failed: the buyer refunded
  *   payment.refunded            (the seller and the buyer's workspace) no complete or fail in time (or the sandbox expired the call now): the hold expired and was refunded
+ *   session.opened              (the seller and the buyer's workspace) a payment session opened: its cap held
+ *   session.claimed             (the seller and the buyer's workspace) a session's claim moved money from the hold to the seller and the fee
+ *   session.closed              (the seller and the buyer's workspace) the seller closed a session: the rest released
+ *   session.expired             (the seller and the buyer's workspace) a session's claim window ended: the rest released
  *   x402.settlement_failed      (the seller, and the operator) an x402 `exact` payment could not be settled on chain after
  *                               the handler ran (stage settle / retry), or a settled one is not on chain as recorded (reconcile, operator only)
  * Recorded in the same transaction as the change they announce, with a delivery queued for each

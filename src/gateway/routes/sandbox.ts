@@ -11,7 +11,7 @@ import { parseMinor } from '../../core/money.js';
 import { principal } from '../plugins/auth.js';
 import { Amount, IgnoredTenantIds, OptionalBody } from '../schemas.js';
 import { RAIL_ERRORS } from '../plugins/responses.js';
-import { Closed, PayoutAnswer, RailTransactionAnswer, Receipt, SandboxSettingsAnswer, SandboxSettingsBody, SandboxTopUpAnswer } from 'agentpay-sdk/contract';
+import { Closed, PayoutAnswer, RailTransactionAnswer, Receipt, SandboxSettingsAnswer, SandboxSettingsBody, SandboxTopUpAnswer, Session } from 'agentpay-sdk/contract';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 type Params = Static<typeof Params>;
@@ -54,6 +54,16 @@ export default async function sandboxRoutes(app: FastifyInstance) {
     async (request) => {
       controls.requireSandbox();
       return { receipt: await app.services.payments.expireNow(principal(request), request.params.id) };
+    },
+  );
+
+  // a payment session expires now, as the sweeper expires it at the end of its claim window (the seller's own; a sandbox gateway only)
+  app.post<{ Params: Params; Body: NoBody }>(
+    '/v1/sandbox/sessions/:id/expire',
+    { config: { scope: 'payments:write', errors: [...RAIL_ERRORS, 'SESSION_NOT_FOUND'] }, schema: { params: Params, body: NoBody, response: { 200: Closed({ session: Session }) } } },
+    async (request) => {
+      controls.requireSandbox();
+      return { session: await app.services.sessions.expireNow(principal(request), request.params.id) };
     },
   );
 

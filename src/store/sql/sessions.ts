@@ -21,8 +21,9 @@ export class Sessions {
     return (await this.t.update({ id, status: 'open', claimedMinor }, patch)) === 1;
   }
   /** newest first; `before`: the (createdAt, id) of the last row of the previous page */
-  list(owner: SessionOwner, opts: { status?: SessionStatus; limit: number; before?: { createdAt: number; id: string } }) {
+  list(owner: SessionOwner, opts: { status?: SessionStatus; walletId?: string; limit: number; before?: { createdAt: number; id: string } }) {
     const match = {
+      ...(opts.walletId !== undefined ? { walletId: opts.walletId } : {}),
       ...(owner.providerId !== undefined ? { providerId: owner.providerId } : {}),
       ...(owner.workspaceId !== undefined ? { workspaceId: owner.workspaceId } : {}),
       ...(opts.status !== undefined ? { status: opts.status } : {}),

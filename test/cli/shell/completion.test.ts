@@ -76,7 +76,9 @@ describe('agentpay autocomplete', () => {
     const top = await complete(setup, ['']);
     expect(top).toEqual(expect.arrayContaining(['wallets', 'search', 'buy', 'receipts', 'approvals', 'autocomplete']));
     expect(await complete(setup, ['wal'])).toEqual(['wallets']);
-    expect(await complete(setup, ['se'])).toEqual(['search']);
+    expect(await complete(setup, ['se'])).toEqual(['search', 'sessions']);
+    expect(await complete(setup, ['sea'])).toEqual(['search']);
+    expect(await complete(setup, ['sessions', ''])).toEqual(['close', 'list', 'show']);
     expect(await complete(setup, ['wallets', 'fu'])).toEqual(['fund']);
     expect(await complete(setup, ['receipts', ''])).toEqual(['list', 'show', 'verify']);
     expect(await complete(setup, ['search', '--li'])).toEqual(['--limit']);

@@ -8,6 +8,7 @@ import type { Receipt } from '../types.js';
 import type {
   DepositAddress, RailEvent, RailProviderList, RailTransaction, ReconciliationReport, SandboxSettings, SandboxSettingsInput, SandboxTopUpAnswer, TopUpIntent,
 } from '../contract/rails.js';
+import type { Session } from '../contract/sessions.js';
 
 export type {
   Rail, TopUpIntent, DepositAddress, RailTransaction, RailEvent, RailProvider, RailProviderList, ScreeningHealth, ReconciliationReport, Discrepancy,
@@ -72,6 +73,10 @@ export class SandboxApi {
   /** Your authorized paid call (a seller's key) expires now, as at the end of its in-flight time: the buyer refunded, a failed receipt. */
   async expireTransaction(transactionId: string): Promise<Receipt> {
     return (await this.http.request<{ receipt: Receipt }>('POST', `/v1/sandbox/transactions/${encodeURIComponent(transactionId)}/expire`)).receipt;
+  }
+  /** Your open payment session (a seller's key) expires now, as at the end of its claim window: the rest released to the buyer. */
+  async expireSession(sessionId: string): Promise<Session> {
+    return (await this.http.request<{ session: Session }>('POST', `/v1/sandbox/sessions/${encodeURIComponent(sessionId)}/expire`)).session;
   }
   confirmPayout(payoutId: string): Promise<{ payout: Payout }> {
     return this.http.request('POST', `/v1/sandbox/payouts/${encodeURIComponent(payoutId)}/confirm`);

@@ -1,11 +1,11 @@
 /**
  * Payment sessions (docs/protocol.md § Payment sessions): the seller opens (with the buyer's
  * signed open request), claims and closes with a provider key holding payments:write; the buyer's
- * workspace and the seller read them with receipts:read.
+ * workspace ends its own early (wallets:write); both read them with receipts:read.
  */
 import type { HttpClient } from './http.js';
 import type {
-  OpenedSession, Session, SessionClaimResult, SessionOpen, SessionPage, SessionTopUp, Voucher,
+  OpenedSession, Session, SessionClaimList, SessionClaimResult, SessionOpen, SessionPage, SessionTopUp, Voucher,
 } from '../contract/sessions.js';
 
 /** What a claim's own request would have answered: its status and body (an error envelope from 400 up). */
@@ -33,10 +33,21 @@ export class SessionsApi {
   async close(sessionId: string): Promise<Session> {
     return (await this.http.request<{ session: Session }>('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/close`, { body: {} })).session;
   }
+  /** The buyer's workspace ends its session early: no voucher counts from now on; the seller's claims are taken for one more claim window, then the rest is released. */
+  async end(sessionId: string): Promise<Session> {
+    return (await this.http.request<{ session: Session }>('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/end`, { body: {} })).session;
+  }
+  /** The claims of a session that moved money, oldest first. */
+  claims(sessionId: string): Promise<SessionClaimList> {
+    return this.http.request('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/claims`);
+  }
   async get(sessionId: string): Promise<Session> {
     return (await this.http.request<{ session: Session }>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}`)).session;
   }
-  list(opts: { status?: Session['status']; limit?: number; after?: string } = {}): Promise<SessionPage> {
-    return this.http.request('GET', '/v1/sessions', { query: { status: opts.status, limit: opts.limit, after: opts.after } });
+  /** Newest first; `walletId` and `sellerId` (a provider id) narrow the list (a seller sees only its own sessions anyway). */
+  list(opts: { status?: Session['status']; walletId?: string; sellerId?: string; limit?: number; after?: string } = {}): Promise<SessionPage> {
+    return this.http.request('GET', '/v1/sessions', {
+      query: { status: opts.status, walletId: opts.walletId, sellerId: opts.sellerId, limit: opts.limit, after: opts.after },
+    });
   }
 }

@@ -252,3 +252,48 @@ export const VoucherRefusal = Closed({
   state: Nullable(SessionState),
 }, { description: "a seller's refusal of a voucher (402)" });
 export type VoucherRefusal = Static<typeof VoucherRefusal>;
+
+/** One claim that moved money: the increase of a voucher's cumulative amount over the claims before it. */
+export const SessionClaim = Closed({
+  cumulativeMinor: Amount({ description: 'the cumulative amount of the voucher claimed' }),
+  sequence: Type.Integer({ minimum: 1 }),
+  amountMinor: Amount({ description: "what it moved from the buyer's hold: the seller's sale plus the fee" }),
+  feeMinor: Amount({ description: "the platform's fee on it" }),
+  createdAt: Timestamp(),
+}, { description: 'a claim of a payment session' });
+export type SessionClaim = Static<typeof SessionClaim>;
+
+/** GET /v1/sessions/:id/claims: every claim of a session, oldest first. */
+export const SessionClaimList = Closed({ sessionId: Id('ses'), claims: Type.Array(SessionClaim) });
+export type SessionClaimList = Static<typeof SessionClaimList>;
+
+/** No fields: the buyer's workspace ends the session early (POST /v1/sessions/:id/end). */
+export const EndSessionBody = Type.Object({ ...IgnoredTenantIds }, { additionalProperties: false });
+export type EndSessionBody = Static<typeof EndSessionBody>;
+
+/**
+ * The session events (docs/api/webhooks.md § Session events), recorded for the seller and for the
+ * buyer's workspace in the transaction that changes the session: `session.opened` (the cap held),
+ * `session.claimed` (a claim moved money from the hold to the seller and the fee), `session.closed`
+ * (the seller closed it: the rest released), `session.expired` (its claim window ended: the rest
+ * released).
+ */
+export const SESSION_EVENT_TYPES = ['session.opened', 'session.claimed', 'session.closed', 'session.expired'] as const;
+export const SessionEventData = Closed({
+  sessionId: Id('ses'),
+  walletId: Type.String({ description: "the buyer's wallet (wal_…)" }),
+  workspaceId: Type.String({ description: "the buyer's workspace" }),
+  providerId: Type.String({ description: 'the seller' }),
+  capabilityId: Nullable(Id('cap')),
+  currency: Type.String(),
+  capMinor: Amount({ description: "the session's cap" }),
+  claimedMinor: Amount({ description: 'everything claimed so far (after this claim, for session.claimed)' }),
+  cumulativeMinor: Type.Optional(Amount({ description: "session.claimed: the claimed voucher's cumulative amount" })),
+  sequence: Type.Optional(Type.Integer({ minimum: 1, description: "session.claimed: the claimed voucher's sequence" })),
+  amountMinor: Type.Optional(Amount({ description: "session.claimed: what this claim moved from the buyer's hold" })),
+  feeMinor: Type.Optional(Amount({ description: "session.claimed: the platform's fee on it" })),
+  saleMinor: Type.Optional(Amount({ description: "session.claimed: what the seller's settlement wallet got, amountMinor less feeMinor" })),
+  releasedMinor: Type.Optional(Amount({ description: "session.closed and session.expired: the rest of the cap, released to the buyer's wallet" })),
+  session: Session,
+}, { description: 'the data of a session event' });
+export type SessionEventData = Static<typeof SessionEventData>;

@@ -10,11 +10,13 @@ import {
   TOPUP_EVENT_TYPES, TopUpEventData,
 } from './rails.js';
 import { X402_EVENT_TYPES, X402SettlementFailedData } from './x402.js';
+import { SESSION_EVENT_TYPES, SessionEventData } from './sessions.js';
 
 /** Every event type (GET /v1/events, webhook deliveries); what each means: src/domain/platform/events.ts. */
 export const EVENT_TYPES = [
   'payout_destination.changed', ...PAYOUT_EVENT_TYPES, 'payout.resolved', ...TOPUP_EVENT_TYPES, 'deposit.held', 'deposit.credited',
   'reconciliation.shortfall', 'reconciliation.recovered', 'approval.requested', 'wallet_provider.paused', ...PAYMENT_EVENT_TYPES, ...X402_EVENT_TYPES,
+  ...SESSION_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -29,6 +31,7 @@ export const EVENT_DATA_SCHEMAS: Partial<Record<EventType, TSchema>> = {
   'deposit.credited': DepositCreditedEventData,
   'deposit.held': DepositHeldEventData,
   'x402.settlement_failed': X402SettlementFailedData,
+  ...Object.fromEntries(SESSION_EVENT_TYPES.map((t) => [t, SessionEventData])),
 };
 
 export const WebhookEndpointBody = Type.Object({

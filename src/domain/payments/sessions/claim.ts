@@ -11,7 +11,7 @@
  * over everything claimed; each claim takes the difference. So the total does not depend on how
  * the claims were batched, and a session that paid N equals one call that paid N.
  */
-import { AppError } from '../../../core/errors.js';
+import { AppError, wrongKeyKind } from '../../../core/errors.js';
 import { verifyObject } from '../../../core/ed25519.js';
 import { feeFor } from '../../../core/money.js';
 import { isUniqueViolation } from '../../../store/errors.js';
@@ -21,7 +21,8 @@ import type { Principal } from '../../tenancy/api-keys.js';
 import { PLATFORM_REVENUE_WALLET_ID } from '../../tenancy/tenants.js';
 import { placeAll, post, type Movement } from '../../wallets/ledger.js';
 import { requireProvider, type PaymentDeps } from '../deps.js';
-import { sessionNotFound, sessionView, type SessionView } from './view.js';
+import { CLAIM_WINDOW_MS, sessionNotFound, sessionView, type SessionView } from './view.js';
+import { recordSessionEvent } from './events.js';
 import type { SessionClaimResult, Voucher } from 'agentpay-sdk/contract';
 
 export interface ClaimInput {
@@ -101,6 +102,9 @@ async function claimIn(deps: PaymentDeps, r: Repos, s: Session, voucher: Voucher
   if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on session ${s.id}` });
   await placeAll(r, deps.ctx, movements);
   const session = { ...s, ...patch };
+  await recordSessionEvent(r, deps.ctx, 'session.claimed', session, {
+    cumulativeMinor: cumulative.toString(), sequence: voucher.sequence, amountMinor: amount.toString(), feeMinor: fee.toString(), saleMinor: sale.toString(),
+  });
   return { session, result: { sessionId: s.id, status: 'claimed', cumulativeMinor: cumulative.toString(), amountMinor: amount.toString(), feeMinor: fee.toString(), session: sessionView(session) } };
 }
 
@@ -126,7 +130,9 @@ async function release(deps: PaymentDeps, r: Repos, s: Session, status: 'closed'
       reference: s.capabilityId ?? s.providerId, memo: `release of the rest of session ${s.id} (${status})`,
     });
   }
-  return { ...s, ...patch };
+  const ended = { ...s, ...patch };
+  await recordSessionEvent(r, deps.ctx, status === 'closed' ? 'session.closed' : 'session.expired', ended, { releasedMinor: rest.toString() });
+  return ended;
 }
 
 /**
@@ -141,6 +147,44 @@ export async function closeSession(deps: PaymentDeps, p: Principal, sessionId: s
     const closed = await release(deps, r, s, 'closed', deps.ctx.clock.now());
     if (!closed) throw concurrent(s.id);
     return sessionView(closed);
+  });
+}
+
+/**
+ * The buyer's workspace ends its session early: no voucher is good from now on (`expiresAt` moves
+ * to now), and the seller's claims are still taken for one claim window from now, so a call it
+ * served before the end is paid; then the expiry sweeper releases the rest (`session.expired`).
+ * Nothing is released at once: the gateway cannot know which vouchers the seller holds unclaimed.
+ * Ending an ended, closed or expired session answers it as it is.
+ */
+export async function endSession(deps: PaymentDeps, p: Principal, sessionId: string): Promise<SessionView> {
+  if (p.tenantKind !== 'workspace') {
+    throw wrongKeyKind(['workspace'], "the buyer's workspace ends its sessions early; the seller closes them with POST /v1/sessions/:id/close");
+  }
+  return deps.ctx.store.tx(async (r) => {
+    const s = await r.sessions.getForUpdate(sessionId);
+    if (!s || s.workspaceId !== p.tenantId) throw sessionNotFound(sessionId);
+    const now = deps.ctx.clock.now();
+    if (s.status !== 'open' || s.expiresAt <= now) return sessionView(s);
+    const patch = { expiresAt: now, claimWindowEndsAt: Math.min(s.claimWindowEndsAt, now + CLAIM_WINDOW_MS), updatedAt: now };
+    if (!(await r.sessions.advance(s.id, s.claimedMinor, patch))) throw concurrent(s.id);
+    return sessionView({ ...s, ...patch });
+  });
+}
+
+/**
+ * The sandbox's shortcut (POST /v1/sandbox/sessions/:id/expire): the seller's own open session
+ * expires now, exactly as the sweeper expires it at the end of its claim window: the rest
+ * released, `session.expired`. An ended one answers as it is.
+ */
+export async function expireSessionNow(deps: PaymentDeps, p: Principal, sessionId: string): Promise<SessionView> {
+  requireProvider(p);
+  return deps.ctx.store.tx(async (r) => {
+    const s = await ownSession(r, p, sessionId);
+    if (s.status !== 'open') return sessionView(s);
+    const expired = await release(deps, r, s, 'expired', deps.ctx.clock.now());
+    if (!expired) throw concurrent(s.id);
+    return sessionView(expired);
   });
 }
 

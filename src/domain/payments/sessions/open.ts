@@ -19,6 +19,7 @@ import { requireProvider, type PaymentDeps } from '../deps.js';
 import { placeHold } from '../authorize.js';
 import type { VerificationKeys } from '../verification-keys.js';
 import { CLAIM_WINDOW_MS, sessionView } from './view.js';
+import { recordSessionEvent } from './events.js';
 import { MAX_SESSION_MS, type OpenSessionBody, type OpenedSession, type SessionGrant, type UnsignedSessionGrant } from 'agentpay-sdk/contract';
 
 export type OpenSessionInput = Pick<OpenSessionBody, 'open' | 'sellerPublicKey'>;
@@ -91,6 +92,7 @@ export async function openSession(deps: PaymentDeps, keys: VerificationKeys, p: 
       throw e;
     }
     await holdCap(deps, r, session, now);
+    await recordSessionEvent(r, ctx, 'session.opened', session);
     return { session };
   });
   if ('refused' in outcome) throw outcome.refused;

@@ -6,9 +6,10 @@ import type { PaymentDeps } from '../deps.js';
 import { VerificationKeys } from '../verification-keys.js';
 import { openSession, type OpenSessionInput } from './open.js';
 import { topUpSession } from './top-up.js';
-import { claimSession, closeSession, sweepSessions, type ClaimInput } from './claim.js';
+import { claimSession, closeSession, endSession, expireSessionNow, sweepSessions, type ClaimInput } from './claim.js';
 import { sessionNotFound, sessionView, type SessionView } from './view.js';
-import { SESSION_PAGE_MAX, type OpenedSession, type SessionClaimResult, type SessionPage, type SessionTopUp } from 'agentpay-sdk/contract';
+import { iso } from '../../../core/clock.js';
+import { SESSION_PAGE_MAX, type OpenedSession, type SessionClaimList, type SessionClaimResult, type SessionPage, type SessionTopUp } from 'agentpay-sdk/contract';
 
 export type { ClaimInput, OpenSessionInput };
 
@@ -44,6 +45,31 @@ export class SessionService {
     return closeSession(this.deps, p, sessionId);
   }
 
+  /** The buyer's workspace ends its session early: claims are taken for one more claim window, then the rest is released. */
+  end(p: Principal, sessionId: string): Promise<SessionView> {
+    return endSession(this.deps, p, sessionId);
+  }
+
+  /** Every claim of a session that moved money, oldest first (the seller's, or the buyer's workspace's). */
+  async claims(p: Principal, id: string): Promise<SessionClaimList> {
+    const claims = await this.deps.ctx.store.read(async (r) => {
+      const s = await r.sessions.get(id);
+      if (!s || !owns(p, s)) throw sessionNotFound(id);
+      return r.sessions.claims(id);
+    });
+    return {
+      sessionId: id,
+      claims: claims.map((c) => ({
+        cumulativeMinor: c.cumulativeMinor.toString(), sequence: c.sequence, amountMinor: c.amountMinor.toString(), feeMinor: c.feeMinor.toString(), createdAt: iso(c.createdAt),
+      })),
+    };
+  }
+
+  /** The sandbox: the seller's open session expires now, as at the end of its claim window. */
+  expireNow(p: Principal, sessionId: string): Promise<SessionView> {
+    return expireSessionNow(this.deps, p, sessionId);
+  }
+
   /** Releases the rest of the sessions whose claim window ended (the expiry sweeper calls it). */
   sweep(): Promise<number> {
     return sweepSessions(this.deps);
@@ -56,9 +82,10 @@ export class SessionService {
   }
 
   /** Newest first, a page at a time; `nextCursor` only on a full page. */
-  async list(p: Principal, q: { status?: SessionStatus; limit?: number; after?: string }): Promise<SessionPage> {
+  async list(p: Principal, q: { status?: SessionStatus; walletId?: string; sellerId?: string; limit?: number; after?: string }): Promise<SessionPage> {
     const limit = Math.min(q.limit ?? 50, SESSION_PAGE_MAX);
-    const owner = ownerOf(p);
+    // a filter narrows what the caller sees, never widens it: a seller asking for another seller's sees none
+    const owner = { ...(q.sellerId !== undefined ? { providerId: q.sellerId } : {}), ...ownerOf(p) };
     const rows = await this.deps.ctx.store.read(async (r) => {
       let before: { createdAt: number; id: string } | undefined;
       if (q.after !== undefined) {
@@ -68,7 +95,10 @@ export class SessionService {
         }
         before = { createdAt: cursor.createdAt, id: cursor.id };
       }
-      return r.sessions.list(owner, { limit, ...(q.status !== undefined ? { status: q.status } : {}), ...(before ? { before } : {}) });
+      if (p.tenantKind === 'provider' && q.sellerId !== undefined && q.sellerId !== p.tenantId) return [];
+      return r.sessions.list(owner, {
+        limit, ...(q.status !== undefined ? { status: q.status } : {}), ...(q.walletId !== undefined ? { walletId: q.walletId } : {}), ...(before ? { before } : {}),
+      });
     });
     return { sessions: rows.map(sessionView), nextCursor: rows.length === limit ? rows[rows.length - 1]!.id : null };
   }
