@@ -39,7 +39,7 @@ export function WorkspaceView({ client, version, feed, onChanged }: Props) {
       </nav>
       <Approvals client={client} version={version} feed={feed} onChanged={onChanged} />
       <Wallets client={client} version={version} feed={feed} />
-      <Sessions client={client} version={version} />
+      <Sessions client={client} version={version} feed={feed} />
       <Section id="spend" title="Spend">
         <Problem error={receipts.error} />
         {receipts.data ? <Spend receipts={receipts.data.items} now={receipts.data.now} complete={receipts.data.complete} names={names} /> : null}
@@ -154,8 +154,9 @@ function Wallets({ client, version, feed }: Omit<Props, 'onChanged'>) {
 }
 
 /** The open payment sessions of the workspace's wallets (GET /v1/sessions?status=open): what each spent of its cap (the rest is held on the wallet). */
-function Sessions({ client, version }: Omit<Props, 'onChanged'>) {
-  const { data, error } = useLoad(() => client.get<{ sessions: Session[]; nextCursor: string | null }>('/v1/sessions?status=open&limit=100'), version);
+function Sessions({ client, version, feed }: Omit<Props, 'onChanged'>) {
+  // reloaded as the event feed brings money events (the session events among them)
+  const { data, error } = useLoad(() => client.get<{ sessions: Session[]; nextCursor: string | null }>('/v1/sessions?status=open&limit=100'), liveKey(version, feed.money));
   const sessions = data?.sessions ?? [];
   return (
     <Section id="sessions" title={`Open sessions${sessions.length ? ` (${sessions.length})` : ''}`}>
