@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentpayClient, RailEvent } from '../../../packages/sdk/src/client/index.js';
+import { EVENT_TYPES } from '../../../packages/sdk/src/contract/webhooks.js';
 import { eventLine, eventsSince, eventTable, followEvents } from '../../../src/cli/events.js';
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.js';
 import { until } from '../../helpers/wait.js';
@@ -66,7 +67,9 @@ describe('agentpay events list', () => {
     const r = await run('events', 'list', '--type', 'payout.lost', '--json');
     expect(r.exitCode).toBe(2);
     expect(json(r).error).toMatchObject({ code: 'USAGE', details: { flag: '--type' } });
-    expect(json(r).error.message).toBe('--type: must be one of payout_destination.changed, payout.confirmed, payout.failed, payout.returned, payout.resolved, topup.confirmed, topup.declined, deposit.held, deposit.credited, reconciliation.shortfall, reconciliation.recovered, approval.requested, wallet_provider.paused, payment.succeeded, payment.failed, payment.refunded, x402.settlement_failed (got "payout.lost")');
+    // every type of the contract, in its order (the session events among them)
+    expect(json(r).error.message).toBe(`--type: must be one of ${EVENT_TYPES.join(', ')} (got "payout.lost")`);
+    expect(json(r).error.message).toContain('session.opened');
   });
 });
 
