@@ -336,15 +336,7 @@ function limitOf(gatewayCores: number, driverCores: number, cpu0: { busy: number
   return 'neither core full: the gateway waited (commits, batch round trips)';
 }
 
-let ok = false;
-try {
-  ok = await main();
-} catch (e) {
-  console.error('gateway-alone bench failed:', e);
-} finally {
-  await children.stopAll();
-}
-process.exit(ok ? 0 : 1);
+await children.runMain('gateway-alone bench', main);
 
 /** Each statement's count per paid call, summed over the instances, most frequent first. */
 function statementsPerCall(all: Record<string, number>[], calls: number): Record<string, number> {

@@ -354,12 +354,4 @@ const round = (x: number) => Math.round(x * 100) / 100;
 const pad = (ms: number) => `${ms.toFixed(2)} ms`.padStart(10);
 const pick = (l: LatencySummary) => ({ p50Ms: l.p50Ms, p99Ms: l.p99Ms, count: l.count });
 
-let ok = false;
-try {
-  ok = await main();
-} catch (e) {
-  console.error('bench failed:', e);
-} finally {
-  await children.stopAll();
-}
-process.exit(ok ? 0 : 1);
+await children.runMain('bench', main);

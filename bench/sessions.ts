@@ -319,12 +319,4 @@ ${r.rounds.map((x, i) => [x.perCall, x.session].map((p) => `  round ${i + 1} ${p
   return ok;
 }
 
-let ok = false;
-try {
-  ok = await main();
-} catch (e) {
-  console.error('sessions bench failed:', e);
-} finally {
-  await children.stopAll();
-}
-process.exit(ok ? 0 : 1);
+await children.runMain('sessions bench', main);

@@ -42,6 +42,22 @@ export class ChildRegistry {
     return (this.stopping ??= Promise.all(this.live.map((c) => c.stop())).then(() => undefined));
   }
 
+  /**
+   * A bench's whole run: `main` (true when every check passed), every child stopped afterwards, and the
+   * process ended with 0 when it passed, 1 when it did not or threw (`what failed:` and the error).
+   */
+  async runMain(what: string, main: () => Promise<boolean>): Promise<never> {
+    let ok = false;
+    try {
+      ok = await main();
+    } catch (e) {
+      console.error(`${what} failed:`, e);
+    } finally {
+      await this.stopAll();
+    }
+    process.exit(ok ? 0 : 1);
+  }
+
   /** The children of one configuration, stopped together at its end (group.stop() in its finally). */
   group(): ChildGroup {
     return new ChildGroup(this.live);
