@@ -32,6 +32,8 @@ import { expectLedgerConsistent, fundedAgent, platformRevenue, publish } from '.
 let t: TestGateway;
 let seller: SellerPayments;
 let capabilityId: string;
+/** how many times the paid tool's handler ran */
+let ran = 0;
 
 beforeAll(async () => {
   t = await startTestGateway();
@@ -44,9 +46,10 @@ afterAll(async () => {
 
 async function connected(): Promise<Client> {
   const mcp = new McpServer({ name: 'seller', version: '1' });
-  registerPaidTool(mcp, 'summarize', { seller, capabilityId, inputSchema: { text: z.string() } }, async ({ text }) => ({
-    content: [{ type: 'text', text: text.split(' ').slice(0, 2).join(' ') }],
-  }));
+  registerPaidTool(mcp, 'summarize', { seller, capabilityId, inputSchema: { text: z.string() } }, async ({ text }) => {
+    ran++;
+    return { content: [{ type: 'text', text: text.split(' ').slice(0, 2).join(' ') }] };
+  });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await mcp.connect(a);
   const client = new Client({ name: 'buyer', version: '1' });
@@ -134,6 +137,35 @@ describe('a paid tool in the x402 MCP convention (specs/transports-v2/mcp.md)', 
     const mpp = r._meta?.['org.paymentauth/payment-required'] as { challenges: Array<{ description?: string }> };
     expect(mpp.challenges[0]!.description).toBe(MPP_CLIENT_HINT);
     expect(MPP_CLIENT_HINT).toContain('agentpay-sdk/mppx');
+    await client.close();
+  });
+
+  it('an x402 `exact` PaymentPayload, on a gateway with no chain, is answered as unpaid: no exact offer, the tool does not run, nothing moves', async () => {
+    const client = await connected();
+    const seller0 = BigInt((await t.provider.wallets.balance(t.creds.provider.walletId)).balanceMinor);
+    const platform0 = await platformRevenue(t);
+    const ran0 = ran;
+    // what a stock x402 EVM client would send: an EIP-3009 authorization for USDC on Base
+    const payload = {
+      x402Version: 2,
+      resource: { url: 'mcp://tool/summarize' },
+      accepted: { scheme: 'exact', network: 'eip155:8453', amount: '1000000', asset: '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', payTo: '0x0000000000000000000000000000000000000001', maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } },
+      payload: {
+        signature: `0x${'11'.repeat(65)}`,
+        authorization: { from: '0x0000000000000000000000000000000000000002', to: '0x0000000000000000000000000000000000000001', value: '1000000', validAfter: '0', validBefore: '99999999999', nonce: `0x${'22'.repeat(32)}` },
+      },
+    };
+    const r = (await client.callTool({ name: 'summarize', arguments: { text: 'x y z' }, _meta: { 'x402/payment': payload } })) as CallToolResult;
+    expect(r.isError).toBe(true);
+    expect(r._meta?.['agentpay/status']).toBe(402);
+    expect(isPaymentRequired(r.structuredContent)).toBe(true);
+    const required = r.structuredContent as unknown as PaymentRequired;
+    // only what this gateway settles is offered, with the pointer to our plug-in
+    expect(required.accepts.map((a) => a.scheme)).toEqual(['agentpay']);
+    expect(required.error).toContain(X402_CLIENT_HINT);
+    expect(ran).toBe(ran0);
+    expect(BigInt((await t.provider.wallets.balance(t.creds.provider.walletId)).balanceMinor)).toBe(seller0);
+    expect(await platformRevenue(t)).toBe(platform0);
     await client.close();
   });
 

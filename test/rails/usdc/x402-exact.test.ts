@@ -59,11 +59,28 @@ let capabilityId: string;
 let sellers: { app: FastifyInstance; url: string }[] = [];
 let miner: ReturnType<typeof setInterval>;
 const handled: string[] = [];
+/** what the sellers reported through onError (their default prints it on stderr) */
+const reported: { stage: string; code: string }[] = [];
 let treasuryStart = 0n;
 
-async function seller(): Promise<{ app: FastifyInstance; url: string }> {
+/** What one gateway instance runs on: its own adapter (its own treasury nonce manager) over the one chain. */
+function gatewayRails(clock: ManualClock): { adapters: RailAdapters; exact: ExactChain } {
+  const { adapter, pricing } = usdcBaseRails({
+    chainId: CHAIN_ID, usdcAddress: chain.token, confirmations: CONFIRMATIONS, treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic,
+    clock, priceFeed: chain.aggregator, transport: http(chain.url),
+  });
+  const exactChain = usdcExactChain(adapter, { eip712: { name: 'USD Coin (test)', version: '2' }, pollingIntervalMs: 50 });
+  return { adapters: { providers: [adapter], screening: { screen: async () => 'clear' }, pricing, exact: exactChain }, exact: exactChain };
+}
+
+const gatewayConfig = (adapters: RailAdapters) => ({ mode: 'production' as const, rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } });
+
+async function seller(gatewayUrl = t.baseUrl): Promise<{ app: FastifyInstance; url: string }> {
   const app = Fastify();
-  await app.register(agentpaySeller, { gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, batch: false });
+  await app.register(agentpaySeller, {
+    gatewayUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, batch: false,
+    onError: (error, c) => reported.push({ stage: c.stage, code: (error as { code?: string }).code ?? String(error) }),
+  });
   app.post('/forecast', { config: { agentpay: { capabilityId } } }, async () => {
     handled.push('forecast');
     return { forecast: 'sunny' };
@@ -91,13 +108,9 @@ beforeAll(async () => {
   // the confirmations come from blocks mined in the background, as on a live chain
   miner = setInterval(() => { chain.rpc('evm_mine').catch(() => undefined); }, 100);
   const clock = new ManualClock(Date.UTC(2026, 2, 3, 10, 0, 0));
-  const { adapter, pricing } = usdcBaseRails({
-    chainId: CHAIN_ID, usdcAddress: chain.token, confirmations: CONFIRMATIONS, treasuryKey: chain.treasuryKey, depositMnemonic: chain.depositMnemonic,
-    clock, priceFeed: chain.aggregator, transport: http(chain.url),
-  });
-  exact = usdcExactChain(adapter, { eip712: { name: 'USD Coin (test)', version: '2' }, pollingIntervalMs: 50 });
-  const adapters: RailAdapters = { providers: [adapter], screening: { screen: async () => 'clear' }, pricing, exact };
-  t = Object.assign(await startTestGateway({ clock, keepDataDir: true, config: { mode: 'production', rails: { adapters, pollIntervalMs: 0, reconcileIntervalMs: 0 } } }), { clock });
+  const { adapters, exact: chainOfGateway } = gatewayRails(clock);
+  exact = chainOfGateway;
+  t = Object.assign(await startTestGateway({ clock, keepDataDir: true, config: gatewayConfig(adapters) }), { clock });
   capabilityId = await publish(t, '100');
   sellers = [await seller(), await seller()];
   await chain.send(chain.owner, chain.token, 'mint', [chain.payer.address, 10n * PRICE_UNITS]);
@@ -246,6 +259,36 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(after.books.seller - before.books.seller).toBe(97n);
     expect(after.books.fee - before.books.fee).toBe(3n);
     expect(after.books.holding).toBe(0n);
+  }, 60_000);
+
+  it('one authorization sent at once to two gateway instances on one database settles once', async () => {
+    // a second instance of the same deployment: the same data directory and database, its own process
+    // state (its own chain adapter and nonce manager); a seller on each instance
+    const other = await startTestGateway({ dataDir: t.dataDir, clock: t.clock, config: gatewayConfig(gatewayRails(t.clock).adapters) });
+    const sellerOfOther = await seller(other.baseUrl);
+    try {
+      const before = { chain: await chainState(), books: await books() };
+      const n = handled.length;
+      const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/forecast`);
+      const answers = await Promise.all([sellers[0]!, sellerOfOther].map((s) => fetch(`${s.url}/forecast`, { method: 'POST', headers: { 'payment-signature': sig } })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
+      const refused = answers.find((a) => a.status === 402)!;
+      expect(decodePaymentRequiredHeader(refused.headers.get('payment-required')!).error).toMatch(/^invalid_exact_evm_nonce/);
+      expect(handled.slice(n)).toEqual(['forecast']);
+      // one transfer on chain, one sale in the books, whichever instance took it
+      const after = { chain: await chainState(), books: await books() };
+      expect(before.chain.payer - after.chain.payer).toBe(PRICE_UNITS);
+      expect(after.chain.treasury - before.chain.treasury).toBe(PRICE_UNITS);
+      expect(after.books.seller - before.books.seller).toBe(97n);
+      expect(after.books.fee - before.books.fee).toBe(3n);
+      expect(after.books.holding).toBe(0n);
+      // one reservation of the nonce, settled, as both instances read it
+      const nonce = (JSON.parse(Buffer.from(sig, 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
+      for (const g of [t.gw, other.gw]) expect(await g.store.read((r) => r.x402Authorizations.byNonce(NETWORK, chain.token, nonce))).toMatchObject({ state: 'settled' });
+    } finally {
+      await sellerOfOther.app.close();
+      await other.close();
+    }
   }, 60_000);
 
   it('an authorization expiring before it could settle is refused before the handler', async () => {
@@ -422,6 +465,7 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
   it('a settlement the chain refuses after the handler ran is tried 3 times, then recorded failed; nothing is credited', async () => {
     const before = { chain: await chainState(), books: await books() };
     const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/pauses`);
+    const reports = reported.length;
     try {
       const res = await fetch(`${sellers[0]!.url}/pauses`, { method: 'POST', headers: { 'payment-signature': sig } });
       // the seller delivered (its answer stands) but was not paid: no receipt, no PAYMENT-RESPONSE
@@ -435,6 +479,8 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({ attempts: 3, txHash: null, transactionId: null });
     expect(failed[0]!.lastError).toMatch(/revert|paused|EnforcedPause/i);
+    // the seller reports the gateway's own verdict once, not a retry's "no longer reserved" (409)
+    expect(reported.slice(reports)).toEqual([{ stage: 'complete', code: 'TREASURY_UNAVAILABLE' }]);
     expect(await chainState()).toEqual(before.chain);
     expect(await books()).toEqual(before.books);
 
@@ -515,9 +561,9 @@ describe('the settlement duty', () => {
   it('settles the failed one once the chain takes it again: recorded once, 100 / 97 / 3, a receipt, then reconciled', async () => {
     const [failed] = await t.gw.store.read((r) => r.x402Authorizations.listByState(['failed'], 10));
     const before = { chain: await chainState(), books: await books() };
-    // not due yet: the duty waits retryBackoffMs (30 s) after the settle route's last try. The four sales
-    // paid earlier (REST, two sellers at once, web-standard, MCP) are reconciled meanwhile
-    expect(await duty()).toEqual({ settled: 0, retried: 0, expired: 0, reconciled: 4, mismatched: 0 });
+    // not due yet: the duty waits retryBackoffMs (30 s) after the settle route's last try. The five sales
+    // paid earlier (REST, two sellers at once, two instances at once, web-standard, MCP) are reconciled meanwhile
+    expect(await duty()).toEqual({ settled: 0, retried: 0, expired: 0, reconciled: 5, mismatched: 0 });
     expect(await row(failed!.id)).toMatchObject({ state: 'failed', attempts: 3 });
     // due, and the chain still refuses: tried once more, then not again before twice the pause
     await pauseToken('pause');

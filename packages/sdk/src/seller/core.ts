@@ -620,12 +620,12 @@ export function createSellerPayments(given: SellerOptions = {}): SellerPayments 
   const report = opts.onError ?? ((error, c) => console.error(`agentpay seller: ${c.stage}${c.transactionId ? ` ${c.transactionId}` : ''} failed:`, error));
 
   /** complete/fail are idempotent at the gateway, so retrying cannot pay twice. */
-  async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  async function withRetry<T>(fn: () => Promise<T>, retryable: (e: unknown) => boolean = transient): Promise<T> {
     for (let i = 1; ; i++) {
       try {
         return await fn();
       } catch (e) {
-        if (i >= attempts || !transient(e)) throw e;
+        if (i >= attempts || !retryable(e)) throw e;
         await sleep(baseDelayMs * 2 ** (i - 1));
       }
     }
@@ -705,7 +705,10 @@ export function createSellerPayments(given: SellerOptions = {}): SellerPayments 
             await withRetry(() => client.payments.exactRelease({ authorizationId }));
             return { receipt: null };
           }
-          const settled = await withRetry(() => client.payments.exactSettle({ authorizationId, responseHash: hash }));
+          // TREASURY_UNAVAILABLE: the gateway tried the chain itself and recorded the settlement failed (its duty
+          // retries it); asked again it would only answer that the authorization is no longer reserved
+          const settled = await withRetry(() => client.payments.exactSettle({ authorizationId, responseHash: hash }),
+            (e) => transient(e) && !(e instanceof AgentpayError && e.code === 'TREASURY_UNAVAILABLE'));
           return { receipt: settled.receipt, exact: settled };
         } catch (e) {
           report(e, { stage: ok ? 'complete' : 'fail', transactionId: authorizationId });
