@@ -11,6 +11,9 @@
  *     (nothing held, nothing overdrawn) and those calls are paid per call.
  *   - A voucher sent again after the session was closed is refused at the seller: the handler does not
  *     run and nothing more is charged.
+ *   - The session expires while a call is in flight (the gateway's clock moved past the expiry): the
+ *     seller had accepted its voucher before, so the call is served, and the seller's claim in the claim
+ *     window after the expiry is taken; once the window ended, the sweeper gives the rest back.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import { generateEd25519 } from '../../src/core/ed25519.js';
 import { VOUCHER_HEADER, type Session } from '../../packages/sdk/src/contract/sessions.js';
+import { CLAIM_WINDOW_MS } from '../../src/domain/payments/sessions/view.js';
 import { verifyLedger } from '../../src/domain/wallets/verify.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { until } from '../helpers/wait.js';
@@ -32,11 +36,17 @@ const PRICE = 10n;
 const fee = (n: bigint) => (n * 300n) / 10_000n;
 
 let t: TestGateway;
+/** the gateway's clock: real time plus what a test moved it on by (the seller process keeps real time) */
+const clock = {
+  offsetMs: 0,
+  now: () => Date.now() + clock.offsetMs,
+  advance: (ms: number) => { clock.offsetMs += ms; },
+};
 const dirs: string[] = [];
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  t = await startTestGateway();
+  t = await startTestGateway({ clock });
 });
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
@@ -68,6 +78,18 @@ function startSeller(s: SellerSetup, port = 0): Promise<{ child: ChildProcess; u
   return new Promise((resolve, reject) => {
     child.once('message', (m: { type: string; port: number }) => resolve({ child, url: `http://127.0.0.1:${m.port}` }));
     child.once('exit', (code) => reject(new Error(`the seller exited (${code}) before it listened`)));
+  });
+}
+
+/** Resolves with the next IPC message of this type from the child. */
+function nextMessage(child: ChildProcess, type: string): Promise<void> {
+  return new Promise((resolve) => {
+    const on = (m: { type?: string }) => {
+      if (m?.type !== type) return;
+      child.off('message', on);
+      resolve();
+    };
+    child.on('message', on);
   });
 }
 
@@ -174,5 +196,34 @@ describe('payment sessions when things go wrong', () => {
     expect(body).not.toContain('"n":99');
     await expectPaid(a.walletId, before, 3n * PRICE, fee(3n * PRICE));
     expect(await stopSeller(seller.child, 'SIGTERM')).toBe(0);
+  }, 120_000);
+
+  it('the session expires during a call: the call is served, the claim in the window after expiry is taken, then the sweeper releases the rest', async () => {
+    const s = await sellerSetup('Calls (expiry during a call)');
+    const seller = await startSeller(s);
+    const a = await fundedAgent(t, '1000');
+    const before = await books(a.walletId);
+    const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, sessions: { capMinor: '500', expiresInMs: 120_000 } });
+    expect((await buyer.fetch(`${seller.url}/calls/1`)).status).toBe(200);
+    const inCall = nextMessage(seller.child, 'in-call');
+    const slow = buyer.fetch(`${seller.url}/slow/2`);
+    await inCall; // the seller accepted the voucher and the handler runs
+    const [open] = await sessionsOf(a.walletId);
+    clock.advance(Date.parse(open!.expiresAt) + 1_000 - clock.now()); // the session expired at the gateway meanwhile
+    seller.child.send({ type: 'release' });
+    expect((await slow).status).toBe(200);
+    expect((await sessionsOf(a.walletId))[0]).toMatchObject({ claimedMinor: '0', heldMinor: '500' });
+
+    // the seller claims at its close (after the expiry, inside the claim window): both calls are paid
+    expect(await stopSeller(seller.child, 'SIGTERM')).toBe(0);
+    await until(async () => (await sessionsOf(a.walletId))[0]?.claimedMinor === '20', 'the claim after the expiry was taken');
+    // the window ends, the sweeper gives the rest back
+    clock.advance(CLAIM_WINDOW_MS);
+    await t.gw.services.sweeper.sweepOnce();
+    const [released] = await sessionsOf(a.walletId);
+    expect(released).toMatchObject({ claimedMinor: '20', heldMinor: '0' });
+    expect(released!.status).not.toBe('open');
+    await buyer.close().catch(() => undefined); // the seller is gone: nothing left to close there
+    await expectPaid(a.walletId, before, 20n, fee(20n));
   }, 120_000);
 });
