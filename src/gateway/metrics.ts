@@ -30,6 +30,8 @@ export interface HoldsOutstanding {
 export interface MetricsSources {
   /** what is held right now; computed when scraped (absent: the gauges are not exported) */
   holdsOutstanding?: () => Promise<HoldsOutstanding>;
+  /** open payment sessions and what they hold (cap less claimed); computed when scraped (absent: not exported) */
+  sessionHolds?: () => Promise<HoldsOutstanding>;
   /** epoch ms (the gateway's clock), for the rail job lag */
   now: () => number;
   /**
@@ -147,28 +149,22 @@ export class GatewayMetrics {
         this.set(Math.max(0, now() - self.railJobLastRunAt) / 1000);
       },
     });
-    const holds = sources.holdsOutstanding;
-    if (holds) {
-      // one query per scrape, shared by both gauges
-      let pending: Promise<HoldsOutstanding> | undefined;
-      const read = () => (pending ??= holds().finally(() => setImmediate(() => (pending = undefined))));
-      new Gauge({
+    if (sources.holdsOutstanding) {
+      holdGauges(this.registry, sources.holdsOutstanding, {
         name: 'agentpay_holds_outstanding',
         help: 'Authorized transactions holding buyer funds, not yet completed, failed or expired (read from the store at scrape)',
-        registers: [this.registry],
-        async collect() {
-          this.set((await read()).count);
-        },
-      });
-      new Gauge({
+      }, {
         name: 'agentpay_holds_outstanding_minor',
         help: 'Amount those transactions hold, by currency, in minor units (read from the store at scrape)',
-        labelNames: ['currency'] as const,
-        registers: [this.registry],
-        async collect() {
-          this.reset();
-          for (const a of (await read()).amounts) this.set({ currency: a.currency }, Number(a.amountMinor));
-        },
+      });
+    }
+    if (sources.sessionHolds) {
+      holdGauges(this.registry, sources.sessionHolds, {
+        name: 'agentpay_sessions_open',
+        help: 'Payment sessions open, holding part of a buyer wallet for their seller (read from the store at scrape)',
+      }, {
+        name: 'agentpay_session_holds_minor',
+        help: 'What the open sessions still hold (their caps less what was claimed), by currency, in minor units (read from the store at scrape)',
       });
     }
     if (sources.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'agentpay_' });
@@ -259,4 +255,26 @@ export function instrumentServices(services: Pick<Services, 'payments' | 'sweepe
     m.webhookDeliveryFailures.inc();
     deliveryFailed?.(f);
   };
+}
+
+/** A count gauge and an amount-by-currency gauge over one read of the store per scrape. */
+function holdGauges(registry: Registry, source: () => Promise<HoldsOutstanding>, count: { name: string; help: string }, amount: { name: string; help: string }): void {
+  let pending: Promise<HoldsOutstanding> | undefined;
+  const read = () => (pending ??= source().finally(() => setImmediate(() => (pending = undefined))));
+  new Gauge({
+    ...count,
+    registers: [registry],
+    async collect() {
+      this.set((await read()).count);
+    },
+  });
+  new Gauge({
+    ...amount,
+    labelNames: ['currency'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const a of (await read()).amounts) this.set({ currency: a.currency }, Number(a.amountMinor));
+    },
+  });
 }

@@ -123,10 +123,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     await claimDataDirMode(dataDir, config.mode, { hasSandboxMoney: () => store.hasSandboxMoney(), ...(opts.database ? { database: redactUrl(opts.database) } : {}) });
     const metrics = new GatewayMetrics({
       now: () => clock.now(),
-      holdsOutstanding: () => store.holdsOutstanding(),
+      holdsOutstanding: () => store.read((r) => r.transactions.holdsOutstanding()),
+      sessionHolds: () => store.read((r) => r.sessions.holdsOutstanding()),
       processMetrics: (config.metrics?.mode ?? 'off') !== 'off',
     });
-    // both stores report commit times (SQLite also its log syncs) and answer the holds gauges
+    // both stores report commit times (SQLite also its log syncs)
     store.observer = metrics.storeObserver();
     const ctx = { store, clock, ids, observer: metrics.domainObserver() };
     await store.tx((r) => ensurePlatform(r, ctx));

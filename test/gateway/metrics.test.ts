@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromLoopback } from '../../src/gateway/routes/metrics.js';
 import { resolveConfig } from '../../src/gateway/config.js';
 import { recordEvent } from '../../src/domain/platform/events.js';
+import { generateEd25519, signObject } from '../../src/core/ed25519.js';
 import { ManualClock, startTestGateway, testBackend, type TestGateway } from '../helpers/gateway.js';
 import { authorizeCall, expectLedgerConsistent, hashOf, newBuyer, newSeller, paidCall } from '../payments/helpers.js';
 import { startReceiver } from '../webhooks/receiver.js';
@@ -182,6 +183,32 @@ describe('GET /metrics with a token', () => {
       expect(res.headers['www-authenticate']).toBe('Bearer realm="metrics"');
       expect(res.body).not.toContain('agentpay_');
     }
+  });
+
+  it('counts the open payment sessions and what they still hold: the cap, less each claim, nothing once closed', async () => {
+    const seller = await newSeller(t, '10');
+    const buyer = await newBuyer(t, t.workspace, '1000');
+    const gauges = async () => {
+      const m = parseExposition((await get(t, '/metrics', { authorization: `Bearer ${TOKEN}` })).body);
+      expect(m.get('agentpay_sessions_open')?.type).toBe('gauge');
+      expect(m.get('agentpay_session_holds_minor')?.type).toBe('gauge');
+      return [value(m, 'agentpay_sessions_open', 'agentpay_sessions_open'), value(m, 'agentpay_session_holds_minor', 'agentpay_session_holds_minor', { currency: 'USD' }) ?? 0];
+    };
+    const before = await gauges();
+    const sessionKey = generateEd25519();
+    const unsigned = {
+      version: 1 as const, type: 'session.open' as const, walletId: buyer.walletId, providerId: seller.id, capabilityId: seller.capabilityId, capMinor: '600', currency: 'USD',
+      expiresAt: new Date(clock.now() + 3_600_000).toISOString(), sessionPublicKey: sessionKey.publicKeyPem, nonce: `metrics-${Math.random().toString(36).slice(2)}`,
+      signedAt: new Date(clock.now()).toISOString(),
+    };
+    const { session } = await seller.client.sessions.open({ open: { ...unsigned, signature: signObject(buyer.privateKeyPem, unsigned) }, sellerPublicKey: generateEd25519().publicKeyPem });
+    expect(await gauges()).toEqual([before[0]! + 1, before[1]! + 600]);
+    const v = { sessionId: session.id, cumulativeMinor: '250', sequence: 25, requestHash: `sha256:${'1'.repeat(64)}` };
+    await seller.client.sessions.claim([{ sessionId: session.id, voucher: { ...v, signature: signObject(sessionKey.privateKeyPem, v) } }]);
+    expect(await gauges()).toEqual([before[0]! + 1, before[1]! + 350]);
+    await seller.client.sessions.close(session.id);
+    expect(await gauges()).toEqual(before);
+    expect(await walletSums(t, buyer.walletId)).toEqual({ balance: 750n, held: 0n });
   });
 
   it('exposes the named series in Prometheus text format after real paid calls', async () => {

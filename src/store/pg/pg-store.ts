@@ -353,22 +353,6 @@ export class PgStore implements Store {
     return ((await this.pool.query("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1")).rowCount ?? 0) > 0;
   }
 
-  /** Authorized transactions not yet resolved, and what they hold by currency (for metrics; one autocommit query). */
-  async holdsOutstanding(): Promise<{ count: number; amounts: { currency: string; amountMinor: bigint }[] }> {
-    let rows: { currency: string; n: string; amount: string }[];
-    try {
-      rows = (await this.pool.query<{ currency: string; n: string; amount: string }>(
-        "SELECT currency, count(*)::text AS n, coalesce(sum(amount_minor), 0)::text AS amount FROM transactions WHERE status = 'authorized' GROUP BY currency ORDER BY currency",
-      )).rows;
-    } catch (e) {
-      throw codeOf(e) ? storeError(e) : connectError(e, this.url);
-    }
-    return {
-      count: rows.reduce((s, r) => s + Number(r.n), 0),
-      amounts: rows.map((r) => ({ currency: r.currency, amountMinor: BigInt(r.amount) })),
-    };
-  }
-
   /** Repositories and their session on this connection, set for one `tx` (writable) or `read`; given back to `spare` when it ends. */
   private reposOf(client: pg.PoolClient, writable: boolean, touched: Set<string> | undefined): { session: Session; repos: Repos } {
     let c = this.spare.pop();

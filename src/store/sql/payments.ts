@@ -7,6 +7,14 @@ import type { Transaction, Receipt, Breaker, PaymentIdempotency } from '../repos
 import { AlreadyResolved } from '../errors.js';
 import type { Sql } from './sql.js';
 
+/** (currency, count, amount) rows: SQLite answers bigints (safe integers), PostgreSQL int8 and numeric as text; both exact */
+export function outstanding(rows: unknown[][]): { count: number; amounts: { currency: string; amountMinor: bigint }[] } {
+  return {
+    count: rows.reduce((n, r) => n + Number(r[1] as bigint | string), 0),
+    amounts: rows.map((r) => ({ currency: r[0] as string, amountMinor: BigInt(r[2] as bigint | string) })),
+  };
+}
+
 type Resolution = Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>;
 
 export class Transactions {
@@ -56,6 +64,10 @@ export class Transactions {
       amountMinor: BigInt(r[4] as bigint | string),
       feeMinor: BigInt(r[5] as bigint | string),
     }));
+  }
+  /** authorized transactions not yet resolved, and what they hold by currency (the metrics' holds gauges) */
+  async holdsOutstanding() {
+    return outstanding(await this.c.rows("SELECT currency, count(*), coalesce(sum(amount_minor), 0) FROM transactions WHERE status = 'authorized' GROUP BY currency ORDER BY currency"));
   }
   /** authorized transactions whose in-flight time ran out by `now`, oldest expiry first; of one wallet if given */
   listExpired(now: number, limit: number, walletId?: string) {

@@ -1,10 +1,11 @@
 import type { Session, SessionClaim, SessionOwner, SessionPatch, SessionStatus } from '../repos/sessions.js';
+import { outstanding } from './payments.js';
 import type { Sql } from './sql.js';
 
 export class Sessions {
   private readonly t;
   private readonly claimsOf;
-  constructor(c: Sql) {
+  constructor(private readonly c: Sql) {
     this.t = c.table('sessions');
     this.claimsOf = c.table('sessionClaims');
   }
@@ -43,6 +44,10 @@ export class Sessions {
     return opts.afterId === undefined
       ? this.t.all({ status: 'open' }, 'ORDER BY id LIMIT ?', [opts.limit])
       : this.t.all({ status: 'open' }, 'AND id > ? ORDER BY id LIMIT ?', [opts.afterId, opts.limit]);
+  }
+  /** open sessions, and what they hold (cap less claimed) by currency (the metrics' session gauges) */
+  async holdsOutstanding() {
+    return outstanding(await this.c.rows("SELECT currency, count(*), coalesce(sum(cap_minor - claimed_minor), 0) FROM sessions WHERE status = 'open' GROUP BY currency ORDER BY currency"));
   }
   /** throws a unique violation when the session already has a claim of this cumulative amount */
   insertClaim(c: SessionClaim) { return this.claimsOf.insert(c); }

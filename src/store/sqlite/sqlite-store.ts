@@ -185,20 +185,6 @@ export class SqliteStore implements Store {
     return this.raw.prepare("SELECT 1 FROM ledger_entries WHERE type = 'fund' LIMIT 1").get() !== undefined;
   }
 
-  /** Authorized transactions not yet resolved, and what they hold by currency (for metrics; durable reads). */
-  holdsOutstanding(): Promise<{ count: number; amounts: { currency: string; amountMinor: bigint }[] }> {
-    return this.read(async () => {
-      const rows = this.raw
-        .prepare("SELECT currency, count(*) AS n, coalesce(sum(amount_minor), 0) AS amount FROM transactions WHERE status = 'authorized' GROUP BY currency")
-        .safeIntegers(true)
-        .all() as { currency: string; n: bigint; amount: bigint }[];
-      return {
-        count: rows.reduce((s, r) => s + Number(r.n), 0),
-        amounts: rows.map((r) => ({ currency: r.currency, amountMinor: r.amount })),
-      };
-    });
-  }
-
   /** one gateway process per database file (gateway.lock): it runs every duty */
   async claimDuty(): Promise<boolean> {
     return true;
