@@ -186,4 +186,35 @@ describe('the buyer tops up a session whose cap cannot cover the next call', () 
     expect(await holdsOf(a.walletId, sessions[0]!.id)).toEqual(['100']);
     await expectSettled(a.walletId, before, sessions, 2n * PRICE, 12n * PRICE);
   });
+
+  it("a top-up a budget policy refuses moves nothing; the session's rest is released at close and the call is paid per-call", async () => {
+    const ws = await t.newWorkspace('Top-up budget');
+    const a = await t.newAgentWallet(ws.client, 'budgeted-agent');
+    await ws.client.wallets.fund(a.walletId, '5000');
+    await ws.client.policies.apply('budget:\n  per agent 250 per day\n');
+    const before = { buyer: 5000n, seller: await sellerBalance(), platform: await platformRevenue(t) };
+    const buyer = buyerFor(a, { capMinor: '100' });
+    const seen = topUpsSeen.length;
+    const kinds: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      const res = await buyer.fetch(`${url}/forecast/Tavira`);
+      expect(res.status).toBe(200);
+      kinds.push(res.sessionReceipt ? 'session' : res.receipt?.status ?? 'none');
+    }
+    // 100 then 200 fit the day's 250; the raise to 300 does not, nor does a new session of 100 beside 200: per-call
+    expect(topUpsSeen.length - seen).toBe(2);
+    expect(kinds).toEqual([...Array(20).fill('session'), 'success']);
+    await buyer.close();
+    const sessions = (await ws.client.sessions.list({ limit: 100 })).sessions;
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]).toMatchObject({ status: 'closed', capMinor: '200', claimedMinor: '200', heldMinor: '0' });
+    expect((await ws.client.wallets.ledger(a.walletId)).filter((e) => e.transactionId === sessions[0]!.id && e.type === 'hold').map((e) => e.holdMinor)).toEqual(['100', '100']);
+    const b = await ws.client.wallets.balance(a.walletId);
+    expect({ balance: b.balanceMinor, available: b.availableMinor }).toEqual({ balance: '4790', available: '4790' });
+    const fees = fee(200n) + fee(10n);
+    expect(await sellerBalance()).toBe(before.seller + 210n - fees);
+    expect(await platformRevenue(t)).toBe(before.platform + fees);
+    await expectLedgerConsistent(ws.client, a.walletId);
+    expect((await verifyLedger(t.gw.store)).problems).toEqual([]);
+  });
 });

@@ -174,7 +174,7 @@ describe('a paid MCP tool paid with a session', () => {
     await client.close();
   });
 
-  it('pays per-call when the buyer prefers it, and when given a Payer rather than a Buyer', async () => {
+  it('pays per-call when the buyer prefers it, when given a Payer rather than a Buyer, and when the wallet cannot hold the cap', async () => {
     const a = await fundedAgent(t, '1000');
     const before = await money(t, a.walletId);
     const client = await connect();
@@ -183,8 +183,12 @@ describe('a paid MCP tool paid with a session', () => {
     expect(perCall.sessionReceipt).toBeUndefined();
     const payerOnly = await payingCallTool(client, buyerFor(a).payer, { name: 'forecast', arguments: { city: 'Lagos' } });
     expect(payerOnly.receipt).toMatchObject({ status: 'success' });
+    // and when the wallet cannot hold the cap (100 calls = 10000): the open is refused, the call paid per-call
+    const cannotHold = await payingCallTool(client, buyerFor(a), { name: 'forecast', arguments: { city: 'Lagos' } });
+    expect(cannotHold.receipt).toMatchObject({ status: 'success' });
+    expect(cannotHold.sessionReceipt).toBeUndefined();
     expect(await sessionsOf(a.walletId)).toEqual([]);
-    expect(await money(t, a.walletId)).toEqual({ buyer: before.buyer - 200n, seller: before.seller + 194n, platform: before.platform + 6n });
+    expect(await money(t, a.walletId)).toEqual({ buyer: before.buyer - 300n, seller: before.seller + 291n, platform: before.platform + 9n });
     await expectLedgerConsistent(t.workspace, a.walletId);
     await client.close();
   });
