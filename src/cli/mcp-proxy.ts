@@ -10,7 +10,9 @@
  * (its own request ids, prefixed, so that no answer goes astray) and is wrapped with
  * wrapMcpClient: a paid tool's price challenge is verified, checked against the ceiling and the
  * capability the tool advertises, paid and called again; the receipt is verified before the
- * result goes back to the host, unchanged. A refusal (PRICE_ABOVE_CLIENT_LIMIT,
+ * result goes back to the host, unchanged. A server whose paid tools offer payment sessions is paid
+ * with them (one open, then a voucher per call, topped up when the cap runs low); the sessions are
+ * closed (the rest of each cap released) when the host goes away. A refusal (PRICE_ABOVE_CLIENT_LIMIT,
  * INSUFFICIENT_FUNDS, POLICY_DENIED, ...) goes back as a tool error whose text names the code
  * and what to do, so the model and the person see it; the code is also in
  * `_meta["agentpay/error"]`.
@@ -45,6 +47,9 @@ export interface ProxyOptions {
   /** where log lines go (stderr) */
   log: (line: string) => void;
 }
+
+/** How long the proxy waits, when the host goes away, for the server to close the payment sessions. */
+const SESSION_CLOSE_WAIT_MS = 10_000;
 
 /** The prefix of the ids of the requests the proxy's own client sends to the child. */
 const OWN = 'agentpay-proxy-';
@@ -148,7 +153,9 @@ export async function runProxy(conn: Connection, o: ProxyOptions): Promise<numbe
   const client = new Client({ name: 'agentpay-mcp-proxy', version: '1' });
   await client.connect(own);
   wrapMcpClient(client, buyer, {
-    onPaid: ({ tool, receipt }) => o.log(`agentpay: paid ${receipt!.amount.amountMinor} ${receipt!.amount.currency} minor units for tool ${tool} (receipt ${receipt!.id}, ${receipt!.status})`),
+    onPaid: ({ tool, receipt, sessionReceipt }) => o.log(receipt
+      ? `agentpay: paid ${receipt.amount.amountMinor} ${receipt.amount.currency} minor units for tool ${tool} (receipt ${receipt.id}, ${receipt.status})`
+      : `agentpay: paid ${sessionReceipt!.chargedMinor} minor units for tool ${tool} with session ${sessionReceipt!.sessionId} (voucher ${sessionReceipt!.sequence}, cumulative ${sessionReceipt!.cumulativeMinor})`),
   });
 
   /** The host's tools/call requests being paid for, by id: cancelling one aborts it (until its proof is sent). */
@@ -205,18 +212,25 @@ export async function runProxy(conn: Connection, o: ProxyOptions): Promise<numbe
 
   return new Promise<number>((done, fail) => {
     let finished = false;
-    const finish = (code: number) => {
+    const finish = (code: number, closeSessions: boolean) => {
       if (finished) return;
       finished = true;
+      // the host is gone and the server still runs: its sellers close the sessions (the rest of each cap released)
+      const closing = closeSessions && buyer.sessions().length > 0
+        ? Promise.race([
+            buyer.close().then((closed) => o.log(`agentpay: closed ${closed.length} payment session(s)`), (e: unknown) => o.log(`agentpay: closing the payment sessions failed: ${e instanceof Error ? e.message : String(e)}; they are released when they expire`)),
+            new Promise<void>((r) => setTimeout(r, SESSION_CLOSE_WAIT_MS).unref()),
+          ])
+        : Promise.resolve();
       // the server is stopped (stdin closed, then SIGTERM) before this process exits
-      void Promise.allSettled([client.close(), child.close(), host.close()]).then(() => done(code));
+      void closing.then(() => Promise.allSettled([client.close(), child.close(), host.close()])).then(() => done(code));
     };
-    host.onclose = () => finish(0);
+    host.onclose = () => finish(0, true);
     // stdin ended: the host is gone
-    process.stdin.once('end', () => finish(0));
+    process.stdin.once('end', () => finish(0, true));
     child.onclose = () => {
       o.log('agentpay: the MCP server exited');
-      finish(calls.size > 0 ? 1 : 0);
+      finish(calls.size > 0 ? 1 : 0, false);
     };
     child.onerror = (e) => o.log(`agentpay: MCP server: ${e.message}`);
     host.onerror = (e) => o.log(`agentpay: host: ${e.message}`);

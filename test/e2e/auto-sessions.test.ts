@@ -153,10 +153,10 @@ describe.each(['fastify', 'hono'] as const)('createBuyer against a %s seller tha
     await expectSettled(a.walletId, before, await sessionsOf(a.walletId), 50n * PRICE, 10000n);
   });
 
-  it('opens a second session when the cap is spent, and closes both', async () => {
+  it('opens a second session when the cap is spent (top-ups off), and closes both', async () => {
     const a = await fundedAgent(t, '1000');
     const before = await snapshot(a.walletId);
-    const buyer = buyerFor(a, { capMinor: '100' });
+    const buyer = buyerFor(a, { capMinor: '100', topUpMinor: '0' });
     for (let i = 0; i < 15; i++) expect((await buyer.fetch(`${urls[kind]}/forecast/Braga`)).status).toBe(200);
     const sessions = await sessionsOf(a.walletId);
     expect(sessions).toHaveLength(2);

@@ -27,8 +27,9 @@ export interface BuyerOptions extends PayerOptions {
   /**
    * Payment sessions (docs/sdk.md § Payment sessions): when a seller's 402 offers one, the first
    * call opens a session (its cap held on the wallet), later calls to that seller and capability
-   * pay with vouchers the seller checks itself, and `close()` closes them. Default: on
-   * (`prefer: 'session'`, a cap of 100 calls, 1 hour); `{ prefer: 'per-call' }` turns them off.
+   * pay with vouchers the seller checks itself, a cap too low for the next call is topped up, and
+   * `close()` closes them. Default: on (`prefer: 'session'`, a cap of 100 calls, topped up by as
+   * much up to 10 times it, 1 hour); `{ prefer: 'per-call' }` turns them off.
    */
   sessions?: BuyerSessionOptions;
 }
@@ -77,8 +78,8 @@ export interface Buyer {
   fetchWithApproval(input: string | URL | Request, init: BuyerRequestInit | undefined, wait: ApprovalWaitOptions): Promise<PaidResponse>;
   /** fetch, then read the body (JSON or text) */
   buy<T = unknown>(input: string | URL | Request, init?: BuyerRequestInit): Promise<Purchase<T>>;
-  /** The payment sessions open now (opened by this buyer): id, cap, what the receipts charged, calls in flight. */
-  sessions(): { sessionId: string; capMinor: string; settledMinor: string; inFlight: number }[];
+  /** The payment sessions open now (opened by this buyer): id, cap (raised by top-ups), what the receipts charged, calls in flight, top-ups. */
+  sessions(): { sessionId: string; capMinor: string; settledMinor: string; inFlight: number; topUps: number }[];
   /**
    * Closes every payment session this buyer opened, once its calls in flight are done: each seller
    * claims what it served and closes the session, and the rest of each cap goes back to the wallet.

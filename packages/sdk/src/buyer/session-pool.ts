@@ -6,6 +6,14 @@
  * from, and `closeAll` closes every session (the rest of each cap goes back to the wallet).
  * Free of any transport: the caller gives a `send` that repeats its request with extra headers.
  *
+ * Top-ups: when a session's cap cannot cover the next call and the session is otherwise good (open,
+ * not expired), the pool signs a `session.topup` with the wallet's key and sends it to the seller,
+ * which forwards it to the gateway (policies decide on the increase, which is held on the wallet)
+ * and takes the raised grant: the same session goes on. Each top-up adds `topUpMinor` (default:
+ * the first cap), up to `maxCapMinor` (default: DEFAULT_MAX_CAP_FACTOR times the first cap); a
+ * session that cannot be raised (past that, or the gateway refused) is closed and another opened,
+ * as without top-ups. One top-up at a time per session: parallel calls that need it wait for it.
+ *
  * Parallel calls of one session: the seller checks one session's vouchers one at a time, in
  * arrival order (per-session ordering, ../seller/sessions.ts). Each call here signs its voucher
  * with the next sequence and a cumulative amount covering everything settled, everything still
@@ -20,7 +28,7 @@ import { toError } from '../client/http.js';
 import { AgentpayError } from '../errors.js';
 import { decodeHeader, encodeHeader, responseHash, type PriceChallenge } from '../protocol.js';
 import {
-  SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, VOUCHER_HEADER,
+  SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, SESSION_TOPUP_HEADER, VOUCHER_HEADER,
   type Session, type SessionGrant, type SessionOffer, type SessionReceipt, type SessionState,
 } from '../contract/sessions.js';
 import { openRequest, type BuyerSession } from './session.js';
@@ -36,10 +44,19 @@ export interface BuyerSessionOptions {
   capMinor?: string | bigint;
   /** how long a session lasts, ms (default 1 hour; at most 30 days) */
   expiresInMs?: number;
+  /**
+   * what each top-up adds to a session's cap, minor units (default: the session's first cap). A
+   * top-up happens when the cap cannot cover the next call; 0: no top-ups (the session is closed and another opened)
+   */
+  topUpMinor?: string | bigint;
+  /** the most a session's cap reaches through top-ups, minor units (default: DEFAULT_MAX_CAP_FACTOR times its first cap); past it another session is opened */
+  maxCapMinor?: string | bigint;
 }
 
 export const DEFAULT_SESSION_CALLS = 100n;
 export const DEFAULT_SESSION_EXPIRES_MS = 60 * 60 * 1000;
+/** without `maxCapMinor`, top-ups raise a session's cap to at most this many times its first cap */
+export const DEFAULT_MAX_CAP_FACTOR = 10n;
 /** how many times one call signs a new voucher after being overtaken before it gives up */
 const MAX_ATTEMPTS = 50;
 /** after the gateway refused an open for want of money or by a policy, calls to that seller go per-call for this long */
@@ -75,6 +92,12 @@ interface Live {
   dead: boolean;
   /** sends the close to the seller (the route the session was opened on, without a body) */
   closer: Send;
+  /** the cap it was opened with */
+  firstCap: bigint;
+  /** the top-up under way: resolves true once the cap was raised */
+  raising?: Promise<boolean> | undefined;
+  /** how many top-ups raised its cap */
+  topUps: number;
 }
 
 const utf8 = new TextDecoder();
@@ -127,8 +150,8 @@ export class SessionPool {
   }
 
   /** The sessions open now (retiring ones included). */
-  sessions(): { sessionId: string; capMinor: string; settledMinor: string; inFlight: number }[] {
-    return [...this.live.values()].map((l) => ({ sessionId: l.session.sessionId, capMinor: l.session.grant.capMinor, settledMinor: l.settled.toString(), inFlight: l.inFlight.size }));
+  sessions(): { sessionId: string; capMinor: string; settledMinor: string; inFlight: number; topUps: number }[] {
+    return [...this.live.values()].map((l) => ({ sessionId: l.session.sessionId, capMinor: l.session.grant.capMinor, settledMinor: l.settled.toString(), inFlight: l.inFlight.size, topUps: l.topUps }));
   }
 
   /**
@@ -146,7 +169,10 @@ export class SessionPool {
       for (const p of live.inFlight.values()) others += p;
       const need = live.settled + others + live.price;
       const cumulative = need > hint + live.price ? need : hint + live.price;
-      if (cumulative > BigInt(live.session.grant.capMinor) || this.now() >= Date.parse(live.session.grant.expiresAt)) {
+      const expired = this.now() >= Date.parse(live.session.grant.expiresAt);
+      if (cumulative > BigInt(live.session.grant.capMinor) || expired) {
+        // a cap too low for this call on a good session: raised, and the voucher signed again
+        if (!expired && !live.retiring && (await this.raise(live, cumulative))) continue;
         this.retire(live);
         hint = 0n;
         continue;
@@ -253,9 +279,44 @@ export class SessionPool {
     const pem = await this.payer.platformKey!(grant.signingKeyId);
     if (!pem) throw new AgentpayError('INVALID_GRANT', `the grant of session ${grant.sessionId} names an unknown platform key ${grant.signingKeyId}`);
     const session = await pending.start(grant, pem);
-    const live: Live = { key, session, price, settled: 0n, inFlight: new Map(), retiring: false, dead: false, closer: a.closer };
+    const live: Live = { key, session, price, settled: 0n, inFlight: new Map(), retiring: false, dead: false, closer: a.closer, firstCap: cap, topUps: 0 };
     this.live.set(key, live);
     return live;
+  }
+
+  /**
+   * Raises the cap of a session so that it covers `need` (the cumulative amount of the next
+   * voucher): a top-up signed with the wallet's key, sent to the seller, and the raised grant
+   * checked. One at a time per session; false when it cannot be raised (top-ups off, past
+   * `maxCapMinor`, the seller or the gateway refused, the seller unreachable): the caller retires
+   * the session and opens another, whose open the gateway decides on again.
+   */
+  private async raise(live: Live, need: bigint): Promise<boolean> {
+    // another call is raising it: go on from its result (the loop recomputes what is needed)
+    if (live.raising) return live.raising;
+    const step = this.opts.topUpMinor !== undefined ? BigInt(this.opts.topUpMinor) : live.firstCap;
+    const sign = this.payer.signWithWalletKey;
+    if (step <= 0n || !sign) return false;
+    const cap = BigInt(live.session.grant.capMinor);
+    const max = this.opts.maxCapMinor !== undefined ? BigInt(this.opts.maxCapMinor) : live.firstCap * DEFAULT_MAX_CAP_FACTOR;
+    let to = cap + step;
+    while (to < need) to += step;
+    if (to > max) to = max;
+    if (to < need || to <= cap) return false;
+    const raising = (async (): Promise<boolean> => {
+      const request = await live.session.topUpRequest((u) => sign(u as unknown as Record<string, unknown>), to);
+      const answer = await live.closer({ [SESSION_TOPUP_HEADER]: encodeHeader(request) });
+      const header = answer.header(SESSION_GRANT_HEADER);
+      if (answer.status !== 200 || header === null) return false;
+      const grant = decodeHeader<SessionGrant>(header);
+      const pem = await this.payer.platformKey!(grant.signingKeyId);
+      if (!pem) return false;
+      await live.session.raised(grant, pem);
+      live.topUps += 1;
+      return true;
+    })().catch(() => false).finally(() => { live.raising = undefined; });
+    live.raising = raising;
+    return raising;
   }
 
   /** No more calls on it; closed once its calls in flight are done. */

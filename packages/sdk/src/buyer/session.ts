@@ -90,15 +90,15 @@ export class BuyerSession {
   }
 
   /**
-   * A top-up raising the cap to `toCapMinor`, signed with the wallet's key (the seller forwards it to
-   * POST /v1/sessions/:id/top-up); take the new grant with `raised`.
+   * A top-up raising the cap to `toCapMinor`, signed with the wallet's key (its PKCS#8 PEM, or what
+   * signs with it; the seller forwards it to POST /v1/sessions/:id/top-up); take the new grant with `raised`.
    */
-  async topUpRequest(walletPrivateKeyPem: string, toCapMinor: string | bigint): Promise<SessionTopUp> {
+  async topUpRequest(wallet: string | ((unsigned: UnsignedSessionTopUp) => Promise<string>), toCapMinor: string | bigint): Promise<SessionTopUp> {
     const unsigned: UnsignedSessionTopUp = {
       version: 1, type: 'session.topup', sessionId: this.sessionId, walletId: this.grant.walletId, fromCapMinor: this.grant.capMinor,
       toCapMinor: toCapMinor.toString(), signedAt: new Date(this.now()).toISOString(),
     };
-    return { ...unsigned, signature: await signObject(walletPrivateKeyPem, unsigned) };
+    return { ...unsigned, signature: typeof wallet === 'string' ? await signObject(wallet, unsigned) : await wallet(unsigned) };
   }
 
   /** The grant of a top-up: the same session, key and seller with a higher cap, signed by the platform; refused otherwise. */

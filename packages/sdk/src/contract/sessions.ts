@@ -212,6 +212,8 @@ export const SESSION_GRANT_HEADER = 'x-agentpay-session-grant';
 export const VOUCHER_HEADER = 'x-agentpay-voucher';
 /** Response to a call paid with a voucher: the seller-signed per-call receipt (base64url JSON of SessionReceipt). */
 export const SESSION_RECEIPT_HEADER = 'x-agentpay-session-receipt';
+/** Request: the buyer's top-up of an open session, signed by the wallet key (base64url JSON of SessionTopUp); the seller forwards it and answers the raised grant in SESSION_GRANT_HEADER. */
+export const SESSION_TOPUP_HEADER = 'x-agentpay-session-topup';
 /** Request: the buyer's close, signed by the session key (base64url JSON of SessionCloseRequest). */
 export const SESSION_CLOSE_HEADER = 'x-agentpay-session-close';
 

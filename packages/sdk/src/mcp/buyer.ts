@@ -16,6 +16,14 @@
  * An MCP `Client` a framework already holds pays through `wrapMcpClient(client, buyer)`: its own
  * `callTool` then does the above.
  *
+ * Payment sessions: given a Buyer (createBuyer, whose session pool it shares), a tool whose
+ * payment-required answer offers a session is paid with one, as buyer.fetch pays a REST seller:
+ * the first call opens it (`_meta["agentpay/session-open"]`), every call carries a voucher
+ * (`_meta["agentpay/voucher"]`) and gets the seller-signed receipt back, verified against the
+ * result's bytes; later calls of a tool with a session open skip the payment-required round trip; a
+ * cap too low is topped up; `buyer.close()` closes the sessions through the same client (call it
+ * before closing the client). Given a Payer only, every call is paid per-call.
+ *
  * Package capabilities (an npm package run with `npx` at one exact version) are launched
  * over stdio with `launchPackageCapability` / `connectPackageCapability`.
  */
@@ -25,12 +33,17 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import { ListToolsResultSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AddressError, checkCapabilityAddress } from '../contract/address.js';
 import { PAID_BUT_UNANSWERED, type Buyer } from '../buyer/index.js';
+import { offerOf, poolOf, type SentAnswer, type SessionPool } from '../buyer/session-pool.js';
+import { decodeHeader, encodeHeader } from '../protocol.js';
+import { SESSION_GRANT_HEADER, SESSION_RECEIPT_HEADER, type SessionReceipt } from '../contract/sessions.js';
 import { cancelled, type ApprovalWaitOptions, type Payer } from '../buyer/payer.js';
 import { toError } from '../client/http.js';
 import { AgentpayError } from '../errors.js';
 import type { PriceChallenge, Receipt } from '../protocol.js';
 import type { CapabilityAddress } from '../types.js';
-import { CAPABILITY_META, envelopeOf, PAYMENT_META, RECEIPT_META, resultBytes } from './protocol.js';
+import {
+  CAPABILITY_META, envelopeOf, PAYMENT_META, RECEIPT_META, resultBytes, SESSION_GRANT_META, SESSION_RECEIPT_META, SESSION_STEP_META, STATUS_META, toolRequestHash,
+} from './protocol.js';
 
 export interface PayingCallOptions {
   /** ceiling for this call, overriding the buyer's */
@@ -57,8 +70,10 @@ export interface PayingCallOptions {
 export interface PaidToolCall {
   /** the tool's result; `isError` when the tool failed (the buyer was refunded: receipt.status 'failed') */
   result: CallToolResult;
-  /** the verified receipt of a paid call; null for a free tool (or a seller that could not complete) */
+  /** the verified receipt of a paid call; null for a free tool (or a seller that could not complete), and for a call paid with a session */
   receipt: Receipt | null;
+  /** a call paid with a session's voucher: the seller-signed receipt, verified (null when the tool failed: not charged) */
+  sessionReceipt?: SessionReceipt | null;
   /** the challenge that was paid; null for a free tool */
   challenge: PriceChallenge | null;
 }
@@ -110,6 +125,14 @@ async function callOnce(client: Client, callTool: CallTool, payer: Payer, params
       ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
     })) as CallToolResult;
 
+  // a tool whose seller has a session open with this buyer: straight to a voucher, no payment-required answer first
+  const pool = poolOf(payer);
+  const known = pool ? knownTools.get(client)?.get(params.name) : undefined;
+  if (pool && known && pool.has(originOf(client), known.capabilityId) && (opts.capabilityId === undefined || opts.capabilityId === known.capabilityId)) {
+    const paid = await bySession(client, pool, params.name, known, call);
+    if (paid) return paid;
+  }
+
   let first: CallToolResult;
   try {
     first = await call({}, true);
@@ -124,6 +147,13 @@ async function callOnce(client: Client, callTool: CallTool, payer: Payer, params
   if (!challenge) throw refusalOf(first)!; // refused before any price, e.g. GATEWAY_UNAVAILABLE
 
   const capabilityId = opts.capabilityId ?? (await advertisedCapability(client, params.name, challenge.capabilityId, opts.timeout));
+  if (pool?.wants(offerOf(asked.envelope, challenge), originOf(client))) {
+    // the same checks as a proof's, before a session is opened for this capability
+    payer.checkChallenge?.(challenge, { maxPriceMinor: opts.maxPriceMinor, capabilityId });
+    if (signal?.aborted) throw cancelled();
+    const paid = await bySession(client, pool, params.name, challenge, call);
+    if (paid) return paid;
+  }
   const proof = await payer.signProof(challenge, { maxPriceMinor: opts.maxPriceMinor, signal, capabilityId });
   // From here the purchase proceeds: the signal no longer applies (as with the REST buyer).
   let paid: CallToolResult;
@@ -138,6 +168,66 @@ async function callOnce(client: Client, callTool: CallTool, payer: Payer, params
   return { result: paid, receipt, challenge };
 }
 
+// ---- payment sessions ----
+
+/** Per client: the challenge of each tool paid with a session, so that its later calls go straight to a voucher. */
+const knownTools = new WeakMap<Client, Map<string, PriceChallenge>>();
+/** Per client: what stands for its seller's origin in the session pool (a session is the seller's and the capability's). */
+const origins = new WeakMap<Client, string>();
+let nextOrigin = 0;
+function originOf(client: Client): string {
+  let o = origins.get(client);
+  if (!o) origins.set(client, (o = `mcp-client:${++nextOrigin}`));
+  return o;
+}
+
+const utf8 = new TextEncoder();
+
+/** A tool result as the session pool reads an answer: the agentpay layer's status (a tool error: 500), the grant and receipt as headers, the bytes. */
+function answerOf(result: CallToolResult): SentAnswer & { result: CallToolResult } {
+  const status = result._meta?.[STATUS_META];
+  const first = result.content?.[0];
+  // the agentpay layer's own answer (an open, top-up, close or refusal): its JSON body; the tool's: the bytes its receipt covers
+  const bytes = typeof status === 'number' ? utf8.encode(first?.type === 'text' ? first.text : '') : resultBytes(result);
+  const meta = (key: string) => {
+    const v = result._meta?.[key];
+    return v && typeof v === 'object' ? encodeHeader(v) : null;
+  };
+  return {
+    status: typeof status === 'number' ? status : result.isError ? 500 : 200,
+    header: (name) => (name === SESSION_GRANT_HEADER ? meta(SESSION_GRANT_META) : name === SESSION_RECEIPT_HEADER ? meta(SESSION_RECEIPT_META) : null),
+    bytes,
+    result,
+  };
+}
+
+/** A call paid with a session of the buyer's pool; null: pay it per-call. */
+async function bySession(client: Client, pool: SessionPool, tool: string, challenge: PriceChallenge, call: (extraMeta: Record<string, unknown>, withSignal: boolean) => Promise<CallToolResult>): Promise<PaidToolCall | null> {
+  const send = async (headers: Record<string, string>) => {
+    const meta: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(headers)) {
+      const key = SESSION_STEP_META[name];
+      if (key) meta[key] = decodeHeader(value);
+    }
+    let result: CallToolResult;
+    try {
+      result = await call(meta, false);
+    } catch (e) {
+      throw unanswered(tool, challenge, e);
+    }
+    return answerOf(result);
+  };
+  const paid = await pool.pay({ origin: originOf(client), challenge, requestHash: await toolRequestHash(tool), send, closer: send });
+  if (!paid) return null;
+  const result = (paid.answer as ReturnType<typeof answerOf>).result;
+  const refusal = refusalOf(result);
+  if (refusal) throw refusal; // refused before the tool ran (not a voucher's corrective 402, which the pool resyncs from)
+  let tools = knownTools.get(client);
+  if (!tools) knownTools.set(client, (tools = new Map()));
+  tools.set(tool, challenge);
+  return { result, receipt: null, challenge, sessionReceipt: paid.receipt };
+}
+
 // ---- an MCP Client that pays ----
 
 export interface WrapOptions {
@@ -145,7 +235,7 @@ export interface WrapOptions {
   maxPriceMinor?: string | bigint;
   /** wait for a person when a policy holds a purchase (APPROVAL_REQUIRED), then retry once */
   approval?: ApprovalWaitOptions;
-  /** told of every paid call once its receipt is verified (e.g. to log spending) */
+  /** told of every paid call once its receipt is verified (e.g. to log spending): `receipt` for a per-call payment, `sessionReceipt` for a voucher's */
   onPaid?: (call: PaidToolCall & { tool: string }) => void;
 }
 
@@ -174,7 +264,7 @@ export function wrapMcpClient<C extends Client>(client: C, buyer: Buyer | Payer,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     }, resultSchema, options);
-    if (call.receipt) opts.onPaid?.({ ...call, tool: params.name });
+    if (call.receipt || call.sessionReceipt) opts.onPaid?.({ ...call, tool: params.name });
     return call.result;
   };
   Object.defineProperty(client, 'callTool', { value: payingCall, writable: true, configurable: true, enumerable: false });

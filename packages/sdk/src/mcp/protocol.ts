@@ -6,6 +6,8 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalize } from '../contract/canonical-json.js';
+import { SESSION_CLOSE_HEADER, SESSION_OPEN_HEADER, SESSION_TOPUP_HEADER, VOUCHER_HEADER } from '../contract/sessions.js';
+import { requestFingerprint } from '../seller/idempotency.js';
 
 /** Request `_meta` key: the buyer's signed payment proof (the object, or its x-payment header value). */
 export const PAYMENT_META = 'agentpay/payment';
@@ -23,6 +25,35 @@ export const STATUS_META = 'agentpay/status';
 export const ERROR_META = 'agentpay/error';
 /** Tool `_meta` key in tools/list: the capability a paid tool sells. */
 export const CAPABILITY_META = 'agentpay/capabilityId';
+
+// ---- payment sessions over MCP (docs/protocol.md § Sessions over MCP) ----
+
+/** Request `_meta` key: the buyer's signed open request (SessionOpen, the object); answered with the grant in SESSION_GRANT_META. */
+export const SESSION_OPEN_META = 'agentpay/session-open';
+/** Request `_meta` key: the buyer's signed top-up (SessionTopUp); answered with the raised grant in SESSION_GRANT_META. */
+export const SESSION_TOPUP_META = 'agentpay/session-topup';
+/** Request `_meta` key: the buyer's close, signed by the session key (SessionCloseRequest); answered with the closed session. */
+export const SESSION_CLOSE_META = 'agentpay/session-close';
+/** Request `_meta` key: the voucher that pays this call (Voucher). */
+export const VOUCHER_META = 'agentpay/voucher';
+/** Result `_meta` key: the platform-signed grant of an open or a top-up (SessionGrant). */
+export const SESSION_GRANT_META = 'agentpay/session-grant';
+/** Result `_meta` key: the seller-signed receipt of a call paid with a voucher (SessionReceipt). */
+export const SESSION_RECEIPT_META = 'agentpay/session-receipt';
+
+/** Each session step's `_meta` key, by the name of the header that carries it over HTTP (contract/sessions.ts). */
+export const SESSION_STEP_META: Readonly<Record<string, string>> = {
+  [SESSION_OPEN_HEADER]: SESSION_OPEN_META,
+  [SESSION_TOPUP_HEADER]: SESSION_TOPUP_META,
+  [SESSION_CLOSE_HEADER]: SESSION_CLOSE_META,
+  [VOUCHER_HEADER]: VOUCHER_META,
+};
+
+/** The path a tool's calls stand for in a voucher's request hash: `mcp://tool/<name>`. */
+export const toolPath = (name: string): string => `mcp://tool/${encodeURIComponent(name)}`;
+
+/** The request hash a voucher paying a call of `tool` carries: requestFingerprint('POST', toolPath(tool)) (the arguments are not covered). */
+export const toolRequestHash = (tool: string): Promise<string> => requestFingerprint('POST', toolPath(tool));
 
 /** What an agentpay answer carries: the REST seller's error body, `{error: {code, message, details?}, challenge?, …}`. */
 export interface PaymentEnvelope {

@@ -15,7 +15,14 @@
  *   `_meta["agentpay/receipt"]`;
  * - an `isError` result keeps its structuredContent only if that passes the outputSchema: MCP
  *   clients check it on error results too, and a client that throws loses the failed receipt;
- * - a task-augmented call (`params.task`) of a paid tool is refused before anything is charged.
+ * - a task-augmented call (`params.task`) of a paid tool is refused before anything is charged;
+ * - payment sessions (a seller created with `sessions`, a tool registered with its name): the
+ *   payment-required answer offers one (`session` in `_meta["agentpay/error"]`), and the seller
+ *   core's session code takes the buyer's open, top-up, close and vouchers from the call's `_meta`
+ *   (SESSION_STEP_META): an open, top-up or close is answered without running the tool (a tool
+ *   error with `_meta["agentpay/status"]` 200 and, for an open or top-up, the grant in
+ *   `_meta["agentpay/session-grant"]`), a voucher's call runs the tool and carries the
+ *   seller-signed receipt in `_meta["agentpay/session-receipt"]` (none for a tool error: not charged).
  *
  * Structured content is checked twice before the call is settled, as it will be checked after:
  * by the zod outputSchema (McpServer parses it after the callback) and by the JSON Schema that
@@ -28,13 +35,20 @@
 import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyObjectSchema, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, refusalReason, runWithinDeadline, type AdmittedDecision, type Answer, type Decision, type SellerOptions, type SellerPayments } from '../seller/core.js';
+import {
+  createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, refusalReason, runWithinDeadline, settleSessionCall,
+  type AdmittedDecision, type Answer, type Decision, type SellerOptions, type SellerPayments, type SessionSource, type SessionStepDecision,
+} from '../seller/core.js';
+import { decodeHeader } from '../protocol.js';
+import { SESSION_GRANT_HEADER } from '../contract/sessions.js';
 import { clientCheckOf, type ClientCheck } from './client-check.js';
 import {
   mcpPaymentRequiredMeta, mcpReceiptMeta, readMcpPayment, X402_CLIENT_HINT, X402_MCP_PAYMENT_RESPONSE_META, x402ExactSettlementResponse, x402PaymentRequired, type X402ExactOffer,
 } from '../interop/wire.js';
 import type { PriceChallenge } from '../protocol.js';
-import { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, STATUS_META, type PaymentEnvelope } from './protocol.js';
+import {
+  CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, resultBytes, SESSION_GRANT_META, SESSION_RECEIPT_META, SESSION_STEP_META, STATUS_META, toolPath, type PaymentEnvelope,
+} from './protocol.js';
 import { guardTaskCalls, mayBeTaskCall } from './task-guard.js';
 
 export interface PaidToolOptions {
@@ -62,6 +76,33 @@ export interface PaidToolConfig<InputArgs extends undefined | ZodRawShapeCompat 
 const sellerOf = (s: SellerPayments | SellerOptions): SellerPayments => ('admit' in s ? s : createSellerPayments(s));
 
 const errorResult = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+/**
+ * A session's open, top-up or close, answered without running the tool: its JSON body as text, the
+ * REST status (200) in `_meta["agentpay/status"]`, the grant of an open or top-up in
+ * `_meta["agentpay/session-grant"]`. A tool error, so that a client does not check it against the
+ * tool's outputSchema: the tool did not run.
+ */
+function sessionStepResult(d: SessionStepDecision): CallToolResult {
+  const grant = d.headers[SESSION_GRANT_HEADER];
+  return {
+    content: [{ type: 'text', text: new TextDecoder().decode(d.body) }],
+    isError: true,
+    _meta: { [STATUS_META]: d.status, ...(grant ? { [SESSION_GRANT_META]: decodeHeader(grant) } : {}) },
+  };
+}
+
+/** Where the seller core reads a call's session steps: the `_meta` key of each step's header. */
+function sessionSourceOf(meta: Record<string, unknown> | undefined, toolName: string): SessionSource {
+  return {
+    header(name) {
+      const key = SESSION_STEP_META[name];
+      const v = key === undefined ? undefined : meta?.[key];
+      return (typeof v === 'object' && v !== null) || (typeof v === 'string' && v !== '') ? v : undefined;
+    },
+    path: toolPath(toolName),
+  };
+}
 
 const TASK_CALL_REFUSED = 'this call could not be checked for params.task (a task-augmented call would be charged without an answer): on a server with a task store, register paid tools with registerPaidTool. Nothing was charged';
 
@@ -240,15 +281,23 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
         } else if (admission.kind === 'replay') return errorResult('agentpay: an x402 "exact" payment is never replayed');
         else decision = admission;
       } else {
-        decision = await decide(seller, { capabilityId: opts.capabilityId, payment });
+        // sessions need the tool's name: it is what a voucher's request hash covers
+        const sessionSource = seller.sessions && opts.toolName !== undefined ? sessionSourceOf(extra._meta, opts.toolName) : undefined;
+        decision = await decide(seller, { capabilityId: opts.capabilityId, payment, ...(sessionSource ? { sessionSource } : {}) });
       }
       if (decision.kind === 'free') throw new Error('agentpay: a paid tool needs a capabilityId'); // not reached: capabilityId is required
+      if (decision.kind === 'session') return sessionStepResult(decision);
       if (decision.kind !== 'admitted') {
         if (decision.kind !== 'challenge') return answerResult(decision, structuredAnswers);
         return paymentRequiredResult(decision, decision.challenge, structuredAnswers, { toolName: opts.toolName, capabilityId: opts.capabilityId, seller, exact, exactRefusal });
       }
 
       const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, decision);
+      if (decision.call.session) {
+        // paid with a voucher: charged only when the tool succeeded, the seller's own receipt
+        const receipt = await settleSessionCall(seller, decision.call.session, !threw && result.isError !== true, bytes);
+        return { ...result, _meta: { ...result._meta, ...(receipt ? { [SESSION_RECEIPT_META]: receipt } : {}) } };
+      }
       const settled = await seller.settle(decision.call, { body: bytes, threw, isError: result.isError === true });
       const dialect = settled.exact ? { [X402_MCP_PAYMENT_RESPONSE_META]: x402ExactSettlementResponse(settled.exact) }
         : other?.kind === 'payment' && settled.receipt
@@ -324,4 +373,6 @@ export function registerPaidTool<OutputArgs extends ZodRawShapeCompat | AnySchem
 }
 
 export { createSellerPayments, type SellerOptions, type SellerPayments } from '../seller/core.js';
-export { CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, STATUS_META, resultBytes } from './protocol.js';
+export {
+  CAPABILITY_META, ERROR_META, PAYMENT_META, RECEIPT_META, SESSION_CLOSE_META, SESSION_GRANT_META, SESSION_OPEN_META, SESSION_RECEIPT_META, SESSION_TOPUP_META, STATUS_META, VOUCHER_META, resultBytes,
+} from './protocol.js';

@@ -40,8 +40,8 @@ import type { ExactSettled } from '../client/payments.js';
 import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
 import { decodeHeader } from '../protocol.js';
 import {
-  SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, VOUCHER_HEADER,
-  type SessionCloseRequest, type SessionOffer, type SessionOpen, type Voucher,
+  SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, SESSION_TOPUP_HEADER, VOUCHER_HEADER,
+  type SessionCloseRequest, type SessionOffer, type SessionOpen, type SessionReceipt, type SessionTopUp, type Voucher,
 } from '../contract/sessions.js';
 import { SellerSessions, type SellerSessionOptions, type SessionCall } from './session-payments.js';
 
@@ -182,7 +182,7 @@ export interface AdmittedDecision {
  */
 export interface SessionStepDecision extends Answer {
   kind: 'session';
-  step: 'open' | 'close';
+  step: 'open' | 'topup' | 'close';
 }
 
 export type Decision = { kind: 'free' } | PreflightDecision | ChallengeDecision | RefusalDecision | ReplayDecision | SessionStepDecision | AdmittedDecision;
@@ -213,6 +213,18 @@ export interface SellerRequest {
    * covers the method, path and query only.
    */
   body?: unknown | (() => unknown | Promise<unknown>);
+  /**
+   * Without `http`: where a payment session's open, top-up, close and voucher are read (MCP: the
+   * call's `_meta`, ../mcp/seller.ts), by the name of the header that carries each over HTTP, and
+   * the path the voucher's request hash covers. Absent (and no `http`): no sessions are offered.
+   */
+  sessionSource?: SessionSource | undefined;
+}
+
+/** Where a session's steps are read from: a header's value (base64url JSON) or the object itself. */
+export interface SessionSource {
+  header(name: string): string | object | undefined;
+  path: string;
 }
 
 /** How the handler ended, as the adapter will send it. */
@@ -379,8 +391,9 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     return { kind: 'refusal', code: 'METHOD_NOT_ALLOWED', ...answer, headers: answerHeaders(context, answer.headers) };
   }
   const http = request.http;
-  if (seller.sessions && http) {
-    const s = await sessionDecision(seller, seller.sessions, request, http, capabilityId, context);
+  const steps = http ?? request.sessionSource;
+  if (seller.sessions && steps) {
+    const s = await sessionDecision(seller, seller.sessions, request, steps, capabilityId, context);
     if (s) return s;
   }
   // one endpoint, three dialects: x-payment (ours), PAYMENT-SIGNATURE (x402 v2), Authorization: Payment
@@ -425,7 +438,10 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     const dialect = read.kind === 'payment' ? { name: read.dialect, challengeId: read.challengeId, idempotencyKey: read.idempotencyKey } : undefined;
     return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context, ...(dialect ? { dialect } : {}) };
   }
-  if (!http) return { ...admission, headers: answerHeaders(context, admission.headers) };
+  if (!http) {
+    const offered = admission.kind === 'challenge' && seller.sessions && request.sessionSource ? withSessionOffer(seller.sessions, admission.challenge, admission) : admission;
+    return { ...admission, ...offered, headers: answerHeaders(context, admission.headers) };
+  }
   let answer = admission.kind === 'challenge'
     ? unpaidAnswer(admission.challenge, http, options, read.kind === 'invalid' ? read : undefined)
     : refusalAnswer(admission, http);
@@ -452,7 +468,8 @@ function withSessionOffer(sessions: SellerSessions, challenge: Challenge, answer
   return { ...answer, body: utf8.encode(JSON.stringify({ ...body, session: offer })) };
 }
 
-function decoded<T>(value: string, header: string): T {
+function decoded<T>(value: string | object, header: string): T {
+  if (typeof value === 'object' && value !== null) return value as T;
   try {
     const v = decodeHeader<T>(value);
     if (v && typeof v === 'object') return v;
@@ -469,7 +486,7 @@ function sessionRefusal(e: unknown, stage: string, context: AnswerContext): Refu
 }
 
 /** A session open, close or voucher on a paid route: its decision; undefined when the request carries none of them. */
-async function sessionDecision(seller: SellerPayments, sessions: SellerSessions, request: SellerRequest, http: DialectRequest, capabilityId: string, context: AnswerContext): Promise<Decision | undefined> {
+async function sessionDecision(seller: SellerPayments, sessions: SellerSessions, request: SellerRequest, http: SessionSource, capabilityId: string, context: AnswerContext): Promise<Decision | undefined> {
   const open = http.header(SESSION_OPEN_HEADER);
   if (open) {
     try {
@@ -478,6 +495,16 @@ async function sessionDecision(seller: SellerPayments, sessions: SellerSessions,
       return { kind: 'session', step: 'open', ...answer, headers: answerHeaders(context, answer.headers) };
     } catch (e) {
       return sessionRefusal(e, 'session open', context);
+    }
+  }
+  const topUp = http.header(SESSION_TOPUP_HEADER);
+  if (topUp) {
+    try {
+      const grant = await sessions.topUp(decoded<SessionTopUp>(topUp, SESSION_TOPUP_HEADER), capabilityId);
+      const answer = jsonAnswer(200, JSON.stringify({ grant }), { [SESSION_GRANT_HEADER]: encodeHeader(grant) });
+      return { kind: 'session', step: 'topup', ...answer, headers: answerHeaders(context, answer.headers) };
+    } catch (e) {
+      return sessionRefusal(e, 'session top-up', context);
     }
   }
   const close = http.header(SESSION_CLOSE_HEADER);
@@ -588,9 +615,7 @@ export async function finish(seller: SellerPayments, admitted: AdmittedDecision,
   const session = admitted.call.session;
   if (session && seller.sessions) {
     // charged only when it succeeded (2xx, 3xx); a failure gives its price back to the session's credit
-    const ok = outcome.threw !== true && outcome.status < 400;
-    // a receipt that cannot be signed (the record gone) leaves the answer without one: the buyer counts the call as charged
-    const sessionReceipt = await seller.sessions.settle(session, { ok, responseHash: await responseHash(body) }).catch(() => null);
+    const sessionReceipt = await settleSessionCall(seller, session, outcome.threw !== true && outcome.status < 400, body);
     const own: Record<string, string> = sessionReceipt ? { [SESSION_RECEIPT_HEADER]: encodeHeader(sessionReceipt) } : {};
     return { status: outcome.status, body, bodyless, receipt: null, headers: answerHeaders(admitted.context, own) };
   }
@@ -599,6 +624,16 @@ export async function finish(seller: SellerPayments, admitted: AdmittedDecision,
     : admitted.call.exact ? {}
     : admitted.dialect ? receiptHeaders(admitted.dialect.name, receipt ?? null, { ...seller.dialects, challengeId: admitted.dialect.challengeId, statusCode: outcome.status }) : {};
   return { status: outcome.status, body, bodyless, receipt: receipt ?? null, headers: answerHeaders(admitted.context, own, receipt) };
+}
+
+/**
+ * Settles a call paid with a voucher (`call.session`) once its answer is known: the seller-signed
+ * receipt of a success, null for a failure (its price goes back to the session's credit). A
+ * receipt that cannot be signed (the record gone) is null too: the buyer counts the call as charged.
+ */
+export async function settleSessionCall(seller: SellerPayments, session: SessionCall, ok: boolean, body: Uint8Array): Promise<SessionReceipt | null> {
+  if (!seller.sessions) return null;
+  return seller.sessions.settle(session, { ok, responseHash: await responseHash(body) }).catch(() => null);
 }
 
 // ---- the gateway ----

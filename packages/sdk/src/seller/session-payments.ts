@@ -13,7 +13,7 @@
 import type { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { generateKeyPair, verifyObject } from '../signing.js';
-import type { Session, SessionCloseRequest, SessionGrant, SessionOpen, SessionReceipt, Voucher } from '../contract/sessions.js';
+import type { Session, SessionCloseRequest, SessionGrant, SessionOpen, SessionReceipt, SessionTopUp, Voucher } from '../contract/sessions.js';
 import { MemoryVoucherStore, SessionChecker, type SessionCheckerOptions, type VoucherDecision, type VoucherStore } from './sessions.js';
 
 export interface SellerSessionOptions {
@@ -57,6 +57,8 @@ export class SellerSessions {
   private claiming: Promise<void> | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
+  /** this seller's provider id, as the grants of its opens name it ('' before the first) */
+  private providerId = '';
   private readonly now: () => number;
 
   constructor(
@@ -82,8 +84,10 @@ export class SellerSessions {
         }
         return k;
       };
-      // the provider id is checked on the grants of opens (open below), where the gateway's answer names it
-      this.checkerOptions = { providerId: '', sellerPrivateKeyPem, platformKey, store: this.store, ...(this.opts.now ? { now: this.opts.now } : {}) };
+      // the provider id is checked on the grants of opens (open below), where the gateway's answer names it;
+      // a top-up's grant is checked against the seller the grants before it named
+      const self = this;
+      this.checkerOptions = { get providerId() { return self.providerId; }, sellerPrivateKeyPem, platformKey, store: this.store, ...(this.opts.now ? { now: this.opts.now } : {}) };
       return new SessionChecker(this.checkerOptions);
     })();
     return this.checker;
@@ -128,7 +132,28 @@ export class SellerSessions {
     const { grant } = await this.client.sessions.open({ open, sellerPublicKey: await checker.publicKeyPem() });
     // the grant came from this seller's own authenticated open: its provider id is this seller's
     await new SessionChecker({ ...this.checkerOptions!, providerId: grant.providerId }).acceptGrant(grant);
+    this.providerId ||= grant.providerId;
     this.startTimer();
+    return grant;
+  }
+
+  /**
+   * The buyer's top-up, signed by its wallet key: forwarded to the gateway (policies, hold of the
+   * increase), and the raised grant replaces the one kept, so that vouchers up to the new cap are
+   * accepted. Gateway refusals throw AgentpayError.
+   */
+  async topUp(topUp: SessionTopUp, capabilityId: string): Promise<SessionGrant> {
+    const rec = await this.store.get(topUp.sessionId);
+    if (!rec) throw new AgentpayError('SESSION_NOT_FOUND', `this seller does not know session ${topUp.sessionId} (closed already, or its vouchers were lost at a restart): open another`, { status: 404, details: { sessionId: topUp.sessionId } });
+    if (rec.grant.capabilityId !== null && rec.grant.capabilityId !== capabilityId) {
+      throw new AgentpayError('VALIDATION_FAILED', `session ${topUp.sessionId} pays for ${rec.grant.capabilityId}, and this route sells ${capabilityId}`, { status: 400, details: { field: 'sessionId' } });
+    }
+    const checker = await this.checkerOf();
+    const { grant } = await this.client.sessions.topUp(topUp.sessionId, topUp);
+    // a session kept from before a restart: its grant was checked when it was opened
+    this.providerId ||= rec.grant.providerId;
+    // the checker of the vouchers takes it, so that no voucher check in flight puts the old grant back
+    await checker.acceptGrant(grant);
     return grant;
   }
 
