@@ -123,7 +123,7 @@ export class FileVoucherStore implements VoucherStore {
     }
     const { privateKeyPem } = await generateKeyPair();
     const tmp = `${target}.${process.pid}.tmp`;
-    const f = await open(tmp, 'wx', 0o600);
+    const f = await open(tmp, 'w', 0o600);
     try {
       await f.writeFile(privateKeyPem);
       await f.sync();
