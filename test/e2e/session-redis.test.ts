@@ -6,7 +6,8 @@
  * the next instance, so one session's vouchers arrive at both, in parallel too. Each call is served
  * and charged once, the receipts verify against the grant's key whichever instance signed them, the
  * claims of both instances add up to what was served, and the ledger agrees. A voucher sent to both
- * instances at once is charged once (the other serves it as an idempotent retry).
+ * instances at once is charged once (the other serves it as an idempotent retry). No instance
+ * claims a call another is still serving (the shared record counts the calls in flight).
  */
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -15,7 +16,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBuyer } from '../../packages/sdk/src/buyer/index.js';
 import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
-import { createSellerPayments } from '../../packages/sdk/src/seller/core.js';
+import { createSellerPayments, type SellerPayments } from '../../packages/sdk/src/seller/core.js';
 import { RedisVoucherStore } from '../../packages/sdk/src/seller/voucher-redis-store.js';
 import { generateKeyPair } from '../../packages/sdk/src/signing.js';
 import { AgentpayError } from '../../packages/sdk/src/errors.js';
@@ -34,8 +35,11 @@ describe.skipIf(!redisEnabled())('two seller instances sharing a Redis voucher s
   let t: TestGateway;
   const prefix = `agentpay-test:e2e-vouchers:${randomUUID()}:`;
   const redis: Redis[] = [];
-  const instances: { app: FastifyInstance; url: string; handled: number }[] = [];
+  const instances: { app: FastifyInstance; seller: SellerPayments; url: string; handled: number }[] = [];
   const errors: unknown[] = [];
+  /** a call with `?hold=1` waits for this gate (set by a test), then fails */
+  let gate: Promise<void> | undefined;
+  let holding = 0;
 
   beforeAll(async () => {
     t = await startTestGateway();
@@ -45,13 +49,19 @@ describe.skipIf(!redisEnabled())('two seller instances sharing a Redis voucher s
       const client = new Redis(TEST_REDIS_URL);
       redis.push(client);
       const app = Fastify();
-      const instance = { app, url: '', handled: 0 };
-      await app.register(agentpaySeller, {
+      const seller = createSellerPayments({
         gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, capabilityId, onError: (e) => { errors.push(e); },
         sessions: { store: new RedisVoucherStore({ client, prefix }), privateKeyPem, claimEvery: 5, claimIntervalMs: 0 },
       });
-      app.get('/forecast/:city', async (req) => {
+      const instance = { app, seller, url: '', handled: 0 };
+      await app.register(agentpaySeller, { seller });
+      app.get('/forecast/:city', async (req, reply) => {
         instance.handled++;
+        if ((req.query as { hold?: string }).hold) {
+          holding++;
+          await gate;
+          return reply.code(502).send({ error: 'the upstream failed' });
+        }
         return { city: (req.params as { city: string }).city, instance: i };
       });
       await app.listen({ host: '127.0.0.1', port: 0 });
@@ -61,7 +71,10 @@ describe.skipIf(!redisEnabled())('two seller instances sharing a Redis voucher s
   });
 
   afterAll(async () => {
-    for (const i of instances) await i.app.close();
+    for (const i of instances) {
+      await i.app.close();
+      await i.seller.close?.();
+    }
     if (redis[0]) {
       const keys = await redis[0].keys(`${prefix}*`);
       if (keys.length > 0) await redis[0].del(...keys);
@@ -174,6 +187,36 @@ describe.skipIf(!redisEnabled())('two seller instances sharing a Redis voucher s
     expect((await t.workspace.wallets.balance(a.walletId)).balanceMinor).toBe(String(10000n - 12n * PRICE));
     expect(await sellerBalance()).toBe(sellerBefore + 12n * PRICE - fee(12n * PRICE));
     expect(await platformRevenue(t)).toBe(platformBefore + fee(12n * PRICE));
+    await expectLedgerConsistent(t.workspace, a.walletId);
+    expect((await verifyLedger(t.gw.store)).problems).toEqual([]);
+  });
+
+  it('claims no call another instance is still serving, nor one that then failed', async () => {
+    const a = await fundedAgent(t, '1000');
+    const buyer = createBuyer({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem, fetch: balancer().fetch });
+    for (let i = 0; i < 2; i++) expect((await buyer.fetch(`${BALANCER}/forecast/Porto`)).status).toBe(200);
+    const [open] = await sessionsOf(a.walletId);
+    let release = () => {};
+    gate = new Promise<void>((r) => { release = r; });
+    holding = 0;
+    const held = buyer.fetch(`${BALANCER}/forecast/Porto?hold=1`);
+    await until(() => holding === 1, 'the held call to reach its handler');
+    // both instances claim while one serves the held call: neither claims it
+    await Promise.all(instances.map((i) => i.seller.sessions!.claim()));
+    expect(await t.workspace.sessions.get(open!.id)).toMatchObject({ claimedMinor: '20' });
+    expect(await new RedisVoucherStore({ client: redis[0]!, prefix }).get(open!.id)).toMatchObject({ spentMinor: '30', inFlightMinor: '10' });
+    release();
+    const failed = await held;
+    expect(failed.status).toBe(502);
+    expect(failed.sessionReceipt).toBeNull();
+    // it failed: its price went back to the session's credit, and there is still nothing more to claim
+    expect(await new RedisVoucherStore({ client: redis[0]!, prefix }).get(open!.id)).toMatchObject({ spentMinor: '20', inFlightMinor: '0' });
+    await Promise.all(instances.map((i) => i.seller.sessions!.claim()));
+    expect(await t.workspace.sessions.get(open!.id)).toMatchObject({ claimedMinor: '20' });
+    expect((await buyer.fetch(`${BALANCER}/forecast/Porto`)).status).toBe(200);
+    const [closed] = await buyer.close();
+    expect(closed).toMatchObject({ status: 'closed', claimedMinor: '30', heldMinor: '0' });
+    expect(await t.workspace.wallets.balance(a.walletId)).toMatchObject({ balanceMinor: '970', availableMinor: '970' });
     await expectLedgerConsistent(t.workspace, a.walletId);
     expect((await verifyLedger(t.gw.store)).problems).toEqual([]);
   });

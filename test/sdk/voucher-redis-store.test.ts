@@ -147,6 +147,6 @@ describe.skipIf(!redisEnabled())('RedisVoucherStore', () => {
     }
     // every other call failed: each instance gives its price back at once, none lost to the other's write
     await Promise.all(decisions.map((d, i) => (i % 2 ? a : b).settle(d, { ok: i % 2 === 0, responseHash: hash(0) })));
-    expect(await new RedisVoucherStore({ client: clients.at(-1)!, prefix }).get(grant.sessionId)).toMatchObject({ spentMinor: '100', voucher: { sequence: 20, cumulativeMinor: '200' } });
+    expect(await new RedisVoucherStore({ client: clients.at(-1)!, prefix }).get(grant.sessionId)).toMatchObject({ spentMinor: '100', inFlightMinor: '0', voucher: { sequence: 20, cumulativeMinor: '200' } });
   });
 });

@@ -182,7 +182,8 @@ export class SellerSessions {
   private async claimOf(sessionId: string): Promise<{ sessionId: string; voucher: Voucher; amountMinor: string } | null> {
     const rec = await this.store.get(sessionId);
     if (!rec?.voucher) return null;
-    const served = BigInt(rec.spentMinor) - (this.inFlight.get(sessionId)?.amount ?? 0n);
+    // on a shared store the record counts every instance's calls in flight; else this process's are all there are
+    const served = BigInt(rec.spentMinor) - (this.store.shared ? BigInt(rec.inFlightMinor ?? '0') : (this.inFlight.get(sessionId)?.amount ?? 0n));
     if (served <= BigInt(rec.claimedMinor)) return null;
     return { sessionId, voucher: rec.voucher, amountMinor: served.toString() };
   }

@@ -34,6 +34,12 @@ export interface VoucherRecord {
   spentMinor: string;
   /** the highest cumulative amount claimed at the gateway */
   claimedMinor: string;
+  /**
+   * on a shared store only: what the calls accepted and not yet settled cost, on every instance
+   * (part of `spentMinor`), so that no instance claims a call another is still serving. A process
+   * that dies serving leaves its calls here: they are never claimed (the seller's loss).
+   */
+  inFlightMinor?: string;
 }
 
 /**
@@ -209,7 +215,7 @@ export class SessionChecker {
       if (voucher.sequence <= state.sequence || cumulative < BigInt(state.cumulativeMinor) || cumulative - spent < price) {
         return refuse('VOUCHER_STALE', `session ${grant.sessionId} stands at sequence ${state.sequence}, cumulative ${state.cumulativeMinor}, spent ${state.spentMinor}: sign the next voucher from there (this call costs ${price})`, state);
       }
-      const next: VoucherRecord = { ...rec, voucher, spentMinor: (spent + price).toString() };
+      const next: VoucherRecord = { ...rec, voucher, spentMinor: (spent + price).toString(), ...(this.opts.store.shared ? { inFlightMinor: (BigInt(rec.inFlightMinor ?? '0') + price).toString() } : {}) };
       return { next, result: { kind: 'accept', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: price.toString(), state: stateOf(grant.sessionId, next), requestHash: voucher.requestHash, walletId: grant.walletId } };
     }));
   }
@@ -224,11 +230,17 @@ export class SessionChecker {
     const reserved = BigInt(d.chargedMinor);
     const charged = !outcome.ok ? 0n : outcome.chargedMinor === undefined ? reserved : BigInt(outcome.chargedMinor);
     if (charged < 0n || charged > reserved) throw new SessionError('VOUCHER_ABOVE_CAP', `a call paid ${reserved} cannot charge ${charged}`);
-    if (d.kind === 'accept' && charged < reserved) {
-      await this.serial(d.sessionId, () => this.update(d.sessionId, async (rec) => ({
-        ...(rec ? { next: { ...rec, spentMinor: (BigInt(rec.spentMinor) - (reserved - charged)).toString() } } : {}),
-        result: undefined,
-      })));
+    const shared = this.opts.store.shared === true;
+    if (d.kind === 'accept' && (charged < reserved || shared)) {
+      await this.serial(d.sessionId, () => this.update(d.sessionId, async (rec) => {
+        if (!rec) return { result: undefined };
+        const next: VoucherRecord = { ...rec, spentMinor: (BigInt(rec.spentMinor) - (reserved - charged)).toString() };
+        if (shared) {
+          const left = BigInt(rec.inFlightMinor ?? '0') - reserved;
+          next.inFlightMinor = (left > 0n ? left : 0n).toString();
+        }
+        return { next, result: undefined };
+      }));
     }
     if (!outcome.ok) return null;
     // the voucher that paid this call (a parallel call may have put a later one in the record since)
