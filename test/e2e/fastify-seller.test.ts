@@ -103,7 +103,7 @@ describe('a paid call', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-headers')).toContain('x-payment');
-    expect(res.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
+    expect(res.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed, x-agentpay-session-grant, x-agentpay-session-receipt');
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 });

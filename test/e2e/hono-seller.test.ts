@@ -58,7 +58,7 @@ describe('agentpayHono on @hono/node-server', () => {
   it('answers an unpaid call 402 with the challenge and never runs the handler', async () => {
     const res = await fetch(`${url}/paid/forecast/Porto`);
     expect(res.status).toBe(402);
-    expect(res.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
+    expect(res.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed, x-agentpay-session-grant, x-agentpay-session-receipt');
     expect(((await res.json()) as { challenge: { amountMinor: string; capabilityId: string } }).challenge).toMatchObject({ amountMinor: '100', capabilityId });
     expect(handled.forecast).toBeUndefined();
   });

@@ -80,12 +80,12 @@ describe('CORS on the node adapter', () => {
       const pre = await fetch(`${s.url}/forecast`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-payment, content-type' } });
       expect(pre.status).toBe(204);
       expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
-      expect(pre.headers.get('access-control-allow-headers')).toBe('x-payment, content-type, payment-signature, authorization, idempotency-key, accept-payment');
+      expect(pre.headers.get('access-control-allow-headers')).toBe('x-payment, content-type, payment-signature, authorization, idempotency-key, accept-payment, x-agentpay-session-open, x-agentpay-voucher, x-agentpay-session-close');
       expect(pre.headers.get('access-control-allow-methods')).toBe('GET');
       const unpaid = await fetch(`${s.url}/forecast`, { headers: { origin: 'https://app.example' } });
       expect(unpaid.status).toBe(402);
       expect(unpaid.headers.get('access-control-allow-origin')).toBe('https://app.example');
-      expect(unpaid.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
+      expect(unpaid.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed, x-agentpay-session-grant, x-agentpay-session-receipt');
       expect(s.log.handled.forecast).toBeUndefined();
     } finally {
       await s.close();

@@ -75,7 +75,7 @@ describe('paidHandler with a plain Request', () => {
     const res = await handler(new Request(`${SELLER}/forecast`, { headers: { origin: ORIGIN } }));
     expect(res.status).toBe(402);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(res.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
+    expect(res.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed, x-agentpay-session-grant, x-agentpay-session-receipt');
     expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     const body = (await res.json()) as { error: { code: string }; challenge: Record<string, unknown> };
     expect(body.error.code).toBe('PAYMENT_REQUIRED');
@@ -93,7 +93,7 @@ describe('paidHandler with a plain Request', () => {
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(res.headers.get('x-seller')).toBe('web');
     // the handler's own exposed header is kept, the payment headers added
-    expect(res.headers.get('access-control-expose-headers')).toBe('x-seller, x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
+    expect(res.headers.get('access-control-expose-headers')).toBe('x-seller, x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed, x-agentpay-session-grant, x-agentpay-session-receipt');
     expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     const receipt = res.receipt!;
     expect(receipt).toMatchObject({ status: 'success', consumerId: a.walletId, capabilityId, responseHash: sha256(body), amount: { amountMinor: '100', currency: 'USD' } });
@@ -165,8 +165,8 @@ describe('paidHandler with a plain Request', () => {
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     expect(pre.headers.get('access-control-allow-methods')).toBe('GET');
-    expect(pre.headers.get('access-control-allow-headers')).toBe('content-type, x-payment, payment-signature, authorization, idempotency-key, accept-payment');
-    expect(pre.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed');
+    expect(pre.headers.get('access-control-allow-headers')).toBe('content-type, x-payment, payment-signature, authorization, idempotency-key, accept-payment, x-agentpay-session-open, x-agentpay-voucher, x-agentpay-session-close');
+    expect(pre.headers.get('access-control-expose-headers')).toBe('x-payment, x-service-receipt, payment-required, payment-response, www-authenticate, payment-receipt, idempotent-replayed, x-agentpay-session-grant, x-agentpay-session-receipt');
     expect(handled['/forecast'] ?? 0).toBe(before);
   });
 

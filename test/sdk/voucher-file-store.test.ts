@@ -1,6 +1,7 @@
 /**
  * The file voucher store (packages/sdk/src/seller/voucher-file-store.ts): a journal with group
- * commit, records in memory, a snapshot when the journal grows, and what a crash can leave behind.
+ * commit, records in memory, a snapshot when the journal grows, what a crash can leave behind, and
+ * the seller's receipt key kept beside the journal.
  */
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,6 +123,24 @@ describe('FileVoucherStore', () => {
     expect(existsSync(join(dir, 'ses_old.json'))).toBe(false);
     await s.close();
     expect(await reopened(dir)).toEqual([record('ses_old', 40)]);
+  });
+
+  it('keeps the seller\'s receipt key in the directory (0600): the same key after a reopen; a damaged key file is named', async () => {
+    const dir = newDir();
+    const s = new FileVoucherStore(dir);
+    const [key, again] = await Promise.all([s.receiptKey(), s.receiptKey()]);
+    expect(key).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(again).toBe(key);
+    expect(statSync(join(dir, 'receipt-key.pem')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, 'receipt-key.pem'), 'utf8')).toBe(key);
+    await s.close();
+    const t = new FileVoucherStore(dir);
+    expect(await t.receiptKey()).toBe(key);
+    await t.close();
+    writeFileSync(join(dir, 'receipt-key.pem'), 'not a key');
+    const u = new FileVoucherStore(dir);
+    await expect(u.receiptKey()).rejects.toThrow(/receipt-key\.pem holds no PKCS#8 private key/);
+    await u.close();
   });
 
   it('refuses a session id that is not one, before writing anything', async () => {

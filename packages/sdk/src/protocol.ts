@@ -7,6 +7,7 @@
 import { fromBase64Url, toBase64Url } from './contract/base64.js';
 import { challengeProblem, receiptProblems } from './contract/checks.js';
 import { decodeHeader, encodeHeader } from './contract/header.js';
+import { SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, VOUCHER_HEADER } from './contract/sessions.js';
 import type { Challenge, PaymentProof, Receipt } from './types.js';
 
 /** Request header carrying the buyer's payment proof. */
@@ -16,10 +17,12 @@ export const RECEIPT_HEADER = 'x-service-receipt';
 
 /**
  * What a browser needs to see the protocol headers (seller CORS settings), ours and those of the
- * other dialects a seller speaks (interop/wire.ts: x402 v2, the HTTP Payment scheme).
+ * other dialects a seller speaks (interop/wire.ts: x402 v2, the HTTP Payment scheme), and those of
+ * payment sessions (contract/sessions.ts: the grant and the per-call receipt read; the open, the
+ * voucher and the close sent).
  */
-export const CORS_EXPOSE_HEADERS: readonly string[] = [PAYMENT_HEADER, RECEIPT_HEADER, 'payment-required', 'payment-response', 'www-authenticate', 'payment-receipt', 'idempotent-replayed'];
-export const CORS_ALLOW_HEADERS: readonly string[] = [PAYMENT_HEADER, 'content-type', 'payment-signature', 'authorization', 'idempotency-key', 'accept-payment'];
+export const CORS_EXPOSE_HEADERS: readonly string[] = [PAYMENT_HEADER, RECEIPT_HEADER, 'payment-required', 'payment-response', 'www-authenticate', 'payment-receipt', 'idempotent-replayed', SESSION_GRANT_HEADER, SESSION_RECEIPT_HEADER];
+export const CORS_ALLOW_HEADERS: readonly string[] = [PAYMENT_HEADER, 'content-type', 'payment-signature', 'authorization', 'idempotency-key', 'accept-payment', SESSION_OPEN_HEADER, VOUCHER_HEADER, SESSION_CLOSE_HEADER];
 
 /** The wire shapes live in types.ts with the rest of the API; these names read as the protocol does. */
 export type PriceChallenge = Challenge;

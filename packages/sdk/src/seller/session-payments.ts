@@ -20,9 +20,11 @@ export interface SellerSessionOptions {
   /** where accepted vouchers are kept (durably before each call is served); default: in memory (lost at a restart: the seller's loss) */
   store?: VoucherStore;
   /**
-   * the ed25519 key (PKCS#8 PEM) that signs per-call session receipts; default: a fresh one per
-   * process. Give one with a durable store, so that receipts of sessions opened before a restart
-   * still verify against the key their grant names.
+   * the ed25519 key (PKCS#8 PEM) that signs per-call session receipts. Default: the store's own
+   * (the file store keeps one in its directory, so receipts of sessions opened before a restart
+   * still verify against the key their grant names), else a fresh one per process (memory).
+   * Required with a shared store (Redis): every instance signs with the same key, and a private
+   * key is never put in Redis.
    */
   privateKeyPem?: string;
   /** claim once this many vouchers were accepted since the last claim (default 100) */
@@ -70,11 +72,14 @@ export class SellerSessions {
   ) {
     this.store = opts.store ?? new MemoryVoucherStore();
     this.now = opts.now ?? Date.now;
+    if (this.store.shared && !opts.privateKeyPem) {
+      throw new AgentpayError('VALIDATION_FAILED', 'agentpay seller: sessions.privateKeyPem is missing: a voucher store shared by several instances (Redis) needs the receipt key all of them sign with, and a private key is never kept in Redis; pass the same ed25519 PKCS#8 PEM to every instance (from your secret store)', { details: { field: 'sessions.privateKeyPem' } });
+    }
   }
 
   private checkerOf(): Promise<SessionChecker> {
     this.checker ??= (async () => {
-      const sellerPrivateKeyPem = this.opts.privateKeyPem ?? (await generateKeyPair()).privateKeyPem;
+      const sellerPrivateKeyPem = this.opts.privateKeyPem ?? (this.store.receiptKey ? await this.store.receiptKey() : (await generateKeyPair()).privateKeyPem);
       const keys = new Map<string, Promise<string | undefined>>();
       const platformKey = (id: string) => {
         let k = keys.get(id);
@@ -90,6 +95,7 @@ export class SellerSessions {
       this.checkerOptions = { get providerId() { return self.providerId; }, sellerPrivateKeyPem, platformKey, store: this.store, ...(this.opts.now ? { now: this.opts.now } : {}) };
       return new SessionChecker(this.checkerOptions);
     })();
+    this.checker.catch(() => { this.checker = undefined; }); // the store's key unreadable now: tried again at a later call
     return this.checker;
   }
 
@@ -201,7 +207,8 @@ export class SellerSessions {
   private async claimOf(sessionId: string): Promise<{ sessionId: string; voucher: Voucher; amountMinor: string } | null> {
     const rec = await this.store.get(sessionId);
     if (!rec?.voucher) return null;
-    const served = BigInt(rec.spentMinor) - (this.inFlight.get(sessionId)?.amount ?? 0n);
+    // on a shared store the record counts every instance's calls in flight; else this process's are all there are
+    const served = BigInt(rec.spentMinor) - (this.store.shared ? BigInt(rec.inFlightMinor ?? '0') : (this.inFlight.get(sessionId)?.amount ?? 0n));
     if (served <= BigInt(rec.claimedMinor)) return null;
     return { sessionId, voucher: rec.voucher, amountMinor: served.toString() };
   }

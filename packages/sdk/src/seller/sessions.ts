@@ -34,6 +34,12 @@ export interface VoucherRecord {
   spentMinor: string;
   /** the highest cumulative amount claimed at the gateway */
   claimedMinor: string;
+  /**
+   * on a shared store only: what the calls accepted and not yet settled cost, on every instance
+   * (part of `spentMinor`), so that no instance claims a call another is still serving. A process
+   * that dies serving leaves its calls here: they are never claimed (the seller's loss).
+   */
+  inFlightMinor?: string;
 }
 
 /**
@@ -46,6 +52,24 @@ export interface VoucherStore {
   delete(sessionId: string): Promise<void>;
   /** every session's record, for the claims */
   all(): Promise<VoucherRecord[]>;
+  /**
+   * A store several seller processes use at once (Redis) says so: it must then have `replace`, and
+   * the seller needs a `privateKeyPem` that every process shares (each signs receipts with the key
+   * the grant names).
+   */
+  readonly shared?: boolean;
+  /**
+   * Optional (a shared store has it): sets `next` only when the stored record is still `expected`
+   * (the object `get` returned; undefined: no record), atomically, and says whether it did. The
+   * checker then reads again and decides again, so two processes never both accept one sequence.
+   */
+  replace?(sessionId: string, expected: VoucherRecord | undefined, next: VoucherRecord): Promise<boolean>;
+  /**
+   * Optional (a durable store on the seller's own disk has it): the seller's session receipt key
+   * (PKCS#8 PEM), made at the first call and kept beside the records, so that a restarted seller
+   * signs with the key that the grants of its open sessions name.
+   */
+  receiptKey?(): Promise<string>;
 }
 
 /** In memory: for tests and sellers that accept losing unclaimed vouchers at a restart. */
@@ -119,6 +143,26 @@ export class SessionChecker {
   }
 
   /**
+   * Reads a session's record, decides, and writes what was decided (`next`; nothing when undefined).
+   * On a shared store the write is a compare-and-set: when another process changed the record in
+   * between, the decision is made again on what it wrote.
+   */
+  private async update<T>(sessionId: string, decide: (rec: VoucherRecord | undefined) => Promise<{ next?: VoucherRecord; result: T }>): Promise<T> {
+    const { store } = this.opts;
+    for (let attempt = 1; ; attempt++) {
+      const rec = await store.get(sessionId);
+      const { next, result } = await decide(rec);
+      if (!next) return result;
+      if (!store.replace) {
+        await store.put(sessionId, next);
+        return result;
+      }
+      if (await store.replace(sessionId, rec, next)) return result;
+      if (attempt >= 1000) throw new Error(`the record of session ${sessionId} kept changing under 1000 attempts to update it`);
+    }
+  }
+
+  /**
    * Checks a grant once (the platform's signature, this seller, this seller's key) and keeps it; throws
    * SessionError otherwise. A top-up's grant (same session and key, higher cap) replaces the one kept.
    */
@@ -133,12 +177,12 @@ export class SessionChecker {
     if (mine.length !== named.length || mine.some((b, i) => b !== named[i])) {
       throw new SessionError('VOUCHER_INVALID', `the grant of session ${grant.sessionId} names another receipt key than this seller's`);
     }
-    await this.serial(grant.sessionId, async () => {
-      const rec = await this.opts.store.get(grant.sessionId);
-      if (!rec) await this.opts.store.put(grant.sessionId, { grant, voucher: null, spentMinor: '0', claimedMinor: '0' });
+    await this.serial(grant.sessionId, () => this.update(grant.sessionId, async (rec) => {
+      if (!rec) return { next: { grant, voucher: null, spentMinor: '0', claimedMinor: '0' }, result: undefined };
       // a top-up's grant: the same session with a higher cap
-      else if (rec.grant.sessionPublicKey === grant.sessionPublicKey && BigInt(grant.capMinor) > BigInt(rec.grant.capMinor)) await this.opts.store.put(grant.sessionId, { ...rec, grant });
-    });
+      if (rec.grant.sessionPublicKey === grant.sessionPublicKey && BigInt(grant.capMinor) > BigInt(rec.grant.capMinor)) return { next: { ...rec, grant }, result: undefined };
+      return { result: undefined };
+    }));
   }
 
   /**
@@ -147,9 +191,8 @@ export class SessionChecker {
    * this resolves.
    */
   check(voucher: Voucher, call: { priceMinor: string; requestHash: string; capabilityId?: string }): Promise<VoucherDecision> {
-    return this.serial(voucher.sessionId, async (): Promise<VoucherDecision> => {
-      const refuse = (code: SessionRefusal, message: string, state: SessionState | null = null): VoucherDecision => ({ kind: 'refuse', code, message, state });
-      const rec = await this.opts.store.get(voucher.sessionId);
+    return this.serial(voucher.sessionId, () => this.update(voucher.sessionId, async (rec): Promise<{ next?: VoucherRecord; result: VoucherDecision }> => {
+      const refuse = (code: SessionRefusal, message: string, state: SessionState | null = null) => ({ result: { kind: 'refuse', code, message, state } as VoucherDecision });
       if (!rec) return refuse('SESSION_NOT_FOUND', `no grant for session ${voucher.sessionId}: open the session (or send its grant) first`);
       const { grant } = rec;
       const state = stateOf(grant.sessionId, rec);
@@ -165,17 +208,16 @@ export class SessionChecker {
       if (cumulative > BigInt(grant.capMinor)) return refuse('VOUCHER_ABOVE_CAP', `the voucher's cumulative ${cumulative} is above the session's cap ${grant.capMinor}`, state);
       const last = rec.voucher;
       if (last && last.sequence === voucher.sequence && last.cumulativeMinor === voucher.cumulativeMinor && last.requestHash === voucher.requestHash) {
-        return { kind: 'retry', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: '0', state, requestHash: voucher.requestHash, walletId: grant.walletId };
+        return { result: { kind: 'retry', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: '0', state, requestHash: voucher.requestHash, walletId: grant.walletId } };
       }
       const price = BigInt(call.priceMinor);
       const spent = BigInt(rec.spentMinor);
       if (voucher.sequence <= state.sequence || cumulative < BigInt(state.cumulativeMinor) || cumulative - spent < price) {
         return refuse('VOUCHER_STALE', `session ${grant.sessionId} stands at sequence ${state.sequence}, cumulative ${state.cumulativeMinor}, spent ${state.spentMinor}: sign the next voucher from there (this call costs ${price})`, state);
       }
-      const next: VoucherRecord = { ...rec, voucher, spentMinor: (spent + price).toString() };
-      await this.opts.store.put(grant.sessionId, next);
-      return { kind: 'accept', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: price.toString(), state: stateOf(grant.sessionId, next), requestHash: voucher.requestHash, walletId: grant.walletId };
-    });
+      const next: VoucherRecord = { ...rec, voucher, spentMinor: (spent + price).toString(), ...(this.opts.store.shared ? { inFlightMinor: (BigInt(rec.inFlightMinor ?? '0') + price).toString() } : {}) };
+      return { next, result: { kind: 'accept', sessionId: grant.sessionId, sequence: voucher.sequence, chargedMinor: price.toString(), state: stateOf(grant.sessionId, next), requestHash: voucher.requestHash, walletId: grant.walletId } };
+    }));
   }
 
   /**
@@ -188,11 +230,17 @@ export class SessionChecker {
     const reserved = BigInt(d.chargedMinor);
     const charged = !outcome.ok ? 0n : outcome.chargedMinor === undefined ? reserved : BigInt(outcome.chargedMinor);
     if (charged < 0n || charged > reserved) throw new SessionError('VOUCHER_ABOVE_CAP', `a call paid ${reserved} cannot charge ${charged}`);
-    if (d.kind === 'accept' && charged < reserved) {
-      await this.serial(d.sessionId, async () => {
-        const rec = await this.opts.store.get(d.sessionId);
-        if (rec) await this.opts.store.put(d.sessionId, { ...rec, spentMinor: (BigInt(rec.spentMinor) - (reserved - charged)).toString() });
-      });
+    const shared = this.opts.store.shared === true;
+    if (d.kind === 'accept' && (charged < reserved || shared)) {
+      await this.serial(d.sessionId, () => this.update(d.sessionId, async (rec) => {
+        if (!rec) return { result: undefined };
+        const next: VoucherRecord = { ...rec, spentMinor: (BigInt(rec.spentMinor) - (reserved - charged)).toString() };
+        if (shared) {
+          const left = BigInt(rec.inFlightMinor ?? '0') - reserved;
+          next.inFlightMinor = (left > 0n ? left : 0n).toString();
+        }
+        return { next, result: undefined };
+      }));
     }
     if (!outcome.ok) return null;
     // the voucher that paid this call (a parallel call may have put a later one in the record since)
@@ -218,10 +266,10 @@ export class SessionChecker {
 
   /** Records what the gateway says was claimed (a `claimed` or `unchanged` result). */
   async claimed(sessionId: string, cumulativeMinor: string): Promise<void> {
-    await this.serial(sessionId, async () => {
-      const rec = await this.opts.store.get(sessionId);
-      if (rec && BigInt(cumulativeMinor) > BigInt(rec.claimedMinor)) await this.opts.store.put(sessionId, { ...rec, claimedMinor: cumulativeMinor });
-    });
+    await this.serial(sessionId, () => this.update(sessionId, async (rec) => ({
+      ...(rec && BigInt(cumulativeMinor) > BigInt(rec.claimedMinor) ? { next: { ...rec, claimedMinor: cumulativeMinor } } : {}),
+      result: undefined,
+    })));
   }
 
   /** The highest accepted voucher of a session (for the close), or null. */

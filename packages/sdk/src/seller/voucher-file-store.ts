@@ -18,15 +18,20 @@
  * Records of the earlier layout (one `<sessionId>.json` per session) are taken in at the first open
  * and their files removed once the snapshot holds them.
  *
+ * The directory also keeps the seller's session receipt key (`receipt-key.pem`, 0600; see receiptKey).
+ *
  * One process per directory: the records in memory are this process's.
  */
 import { mkdir, open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { generateKeyPair } from '../signing.js';
 import type { VoucherRecord, VoucherStore } from './sessions.js';
 
 const SAFE = /^[A-Za-z0-9_-]{1,100}$/;
 const LOG = 'vouchers.log';
 const SNAPSHOT = 'vouchers.snapshot.json';
+/** the seller's session receipt key (PKCS#8 PEM, mode 0600), made at the first `receiptKey()` */
+const RECEIPT_KEY = 'receipt-key.pem';
 
 /** One line of the journal: a whole record set, or removed. */
 type Line = { put: string; record: VoucherRecord } | { delete: string };
@@ -90,6 +95,44 @@ export class FileVoucherStore implements VoucherStore {
   async all(): Promise<VoucherRecord[]> {
     await this.ready;
     return [...this.records.values()].map((r) => structuredClone(r));
+  }
+
+  private key: Promise<string> | undefined;
+
+  /**
+   * The seller's session receipt key, kept in `receipt-key.pem` (0600) beside the journal: made at
+   * the first call (written to a temporary file, flushed, renamed, the directory flushed), read at
+   * later ones and after a restart, so receipts of sessions opened before it still verify.
+   */
+  receiptKey(): Promise<string> {
+    this.key ??= this.loadKey();
+    this.key.catch(() => { this.key = undefined; }); // tried again on a later call
+    return this.key;
+  }
+
+  private async loadKey(): Promise<string> {
+    await this.ready;
+    const target = join(this.dir, RECEIPT_KEY);
+    const existing = await readFile(target, 'utf8').catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return undefined;
+      throw e;
+    });
+    if (existing !== undefined) {
+      if (!existing.includes('-----BEGIN PRIVATE KEY-----')) throw new Error(`${target} holds no PKCS#8 private key: restore it from a backup, or move it aside to make a new one (receipts of open sessions then stop verifying)`);
+      return existing;
+    }
+    const { privateKeyPem } = await generateKeyPair();
+    const tmp = `${target}.${process.pid}.tmp`;
+    const f = await open(tmp, 'w', 0o600);
+    try {
+      await f.writeFile(privateKeyPem);
+      await f.sync();
+    } finally {
+      await f.close();
+    }
+    await rename(tmp, target);
+    await this.syncDir();
+    return privateKeyPem;
   }
 
   /** Stops writing: waits for the lines under way and closes the journal. */
