@@ -57,6 +57,8 @@ export class SellerSessions {
   private readonly prices = new Map<string, { priceMinor: string; currency: string; at: number; refreshing?: boolean }>();
   private accepted = 0;
   private claiming: Promise<void> | undefined;
+  /** claim() was asked while a run was under way: run again when it ends */
+  private claimAgain = false;
   private timer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
   /** this seller's provider id, as the grants of its opens name it ('' before the first) */
@@ -232,9 +234,16 @@ export class SellerSessions {
     }
   }
 
-  /** Claims every session with something served and not claimed; one claim run at a time. */
+  /**
+   * Claims every session with something served and not claimed; one claim run at a time. Asked
+   * during a run, another run follows it: what was served meanwhile is not left to the timer.
+   */
   claim(): Promise<void> {
-    this.claiming ??= (async () => {
+    if (this.claiming) {
+      this.claimAgain = true;
+      return this.claiming;
+    }
+    this.claiming = (async () => {
       this.accepted = 0;
       const claims = [];
       for (const rec of await this.store.all()) {
@@ -242,7 +251,13 @@ export class SellerSessions {
         if (c) claims.push(c);
       }
       if (claims.length > 0) await this.send(claims);
-    })().catch((e: unknown) => this.report(e)).finally(() => { this.claiming = undefined; });
+    })().catch((e: unknown) => this.report(e)).finally(() => {
+      this.claiming = undefined;
+      if (this.claimAgain) {
+        this.claimAgain = false;
+        void this.claim();
+      }
+    });
     return this.claiming;
   }
 
@@ -271,7 +286,8 @@ export class SellerSessions {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await Promise.all([...this.inFlight.keys()].map((id) => this.idle(id)));
-    await this.claiming;
     await this.claim();
+    // a run asked for during the last one follows it
+    while (this.claiming) await this.claiming;
   }
 }
