@@ -50,7 +50,7 @@ export function trustingFetch(ca: string): typeof fetch {
   return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
     if (typeof Request !== 'undefined' && input instanceof Request) {
       const body = input.body ? new Uint8Array(await input.arrayBuffer()) : undefined;
-      return undiciFetch(input.url, { method: input.method, headers: [...input.headers.entries()], ...(body ? { body } : {}), ...(init as object), dispatcher } as never);
+      return undiciFetch(input.url, { method: input.method, headers: Object.fromEntries(input.headers as unknown as Iterable<[string, string]>), ...(body ? { body } : {}), ...(init as object), dispatcher } as never);
     }
     return undiciFetch(input as never, { ...(init as object), dispatcher } as never);
   }) as unknown as typeof fetch;
