@@ -25,7 +25,7 @@ import type { Receipt } from '../protocol.js';
 import { mismatch, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
 import { AGENTPAY_INTENT, AGENTPAY_SCHEME, agentpayChallengeFromPaymentRequest, AUTHORIZATION_HEADER, encodePaymentCredential, type PaymentChallengeParams, type PaymentCredential } from './wire.js';
 import { AGENTPAY_SESSION_INTENT, paymentSessionPayload, sessionDetailsOf, sessionStepOf } from './session-wire.js';
-import { DialectSessions, type SessionPluginOptions } from './session-client.js';
+import { DialectSessions, type SessionPluginOptions, type StraightEncoder } from './session-client.js';
 import type { Session } from '../contract/sessions.js';
 import type { PriceChallenge } from '../protocol.js';
 
@@ -206,6 +206,10 @@ export interface AgentpayMppxSession {
 export function agentpayMppxSession(opts: AgentpayPluginOptions & SessionPluginOptions): AgentpayMppxSession {
   const payer = payerOf(opts);
   const sessions = new DialectSessions(payer, opts);
+  const header: StraightEncoder = (step, echo) => {
+    const challenge = (echo ?? { id: 'session', method: AGENTPAY_SCHEME, intent: AGENTPAY_SESSION_INTENT, request: {} }) as PaymentCredential['challenge'];
+    return [AUTHORIZATION_HEADER, encodePaymentCredential({ challenge, payload: paymentSessionPayload(step), source: payer.walletId })];
+  };
   return {
     payer,
     sessions,
@@ -227,13 +231,10 @@ export function agentpayMppxSession(opts: AgentpayPluginOptions & SessionPluginO
       },
     },
     fetch(inner = globalThis.fetch, o = {}) {
-      return sessions.fetch(receiptCheckingFetch(payer, inner, o));
+      return sessions.fetch(receiptCheckingFetch(payer, inner, o), header);
     },
     closeAll(inner = globalThis.fetch) {
-      return sessions.closeAll((where, step, echo) => {
-        const challenge = (echo ?? { id: 'close', method: AGENTPAY_SCHEME, intent: AGENTPAY_SESSION_INTENT, request: {} }) as PaymentCredential['challenge'];
-        return inner(where.url, { method: where.method, headers: { [AUTHORIZATION_HEADER]: encodePaymentCredential({ challenge, payload: paymentSessionPayload(step), source: payer.walletId }) } });
-      });
+      return sessions.closeAll((where, step, echo) => inner(where.url, { method: where.method, headers: Object.fromEntries([header(step, echo, where)]) }));
     },
   };
 }

@@ -16,6 +16,7 @@
 import { AgentpayError } from '../errors.js';
 import { responseHash, type PriceChallenge } from '../protocol.js';
 import { verifyObject } from '../signing.js';
+import { requestFingerprint } from '../seller/idempotency.js';
 import type { Payer } from '../buyer/payer.js';
 import { openRequest, type BuyerSession, type PendingSession } from '../buyer/session.js';
 import type { Session, SessionGrant, SessionOpen, SessionReceipt, Voucher } from '../contract/sessions.js';
@@ -23,7 +24,7 @@ import {
   AGENTPAY_SESSION_INTENT, readSessionCredential, sessionDetailsOf, X402_SESSION_SCHEME, type SessionDetails, type SessionStep,
 } from './session-wire.js';
 import {
-  AGENTPAY_SCHEME, decodePaymentReceipt, decodePaymentRequest, decodeX402Header, parsePaymentChallenges, PAYMENT_RECEIPT_HEADER, WWW_AUTHENTICATE_HEADER,
+  AGENTPAY_SCHEME, AUTHORIZATION_HEADER, X402_PAYMENT_SIGNATURE_HEADER, decodePaymentReceipt, decodePaymentRequest, decodeX402Header, parsePaymentChallenges, PAYMENT_RECEIPT_HEADER, WWW_AUTHENTICATE_HEADER,
   X402_PAYMENT_REQUIRED_HEADER, X402_PAYMENT_RESPONSE_HEADER, type X402PaymentRequired, type X402SettlementResponse,
 } from './wire.js';
 
@@ -38,6 +39,9 @@ export interface SessionPluginOptions {
 }
 
 export const DEFAULT_PLUGIN_SESSION_CALLS = 100n;
+
+/** The request header (name, value) that carries a session step in a plug-in's dialect, for a route paid before. */
+export type StraightEncoder = (step: SessionStep, echo: Record<string, unknown> | undefined, where: { url: string; method: string }) => [string, string];
 
 interface Live {
   key: string;
@@ -126,6 +130,8 @@ export class DialectSessions {
   private readonly live = new Map<string, Live>();
   private readonly byId = new Map<string, Live>();
   private readonly pending = new Map<string, Pending>();
+  /** the routes (method and URL) a session paid: their next call carries a voucher straight away */
+  private readonly routes = new Map<string, Live>();
   private readonly now: () => number;
 
   constructor(private readonly payer: Payer, private readonly opts: SessionPluginOptions = {}) {
@@ -161,21 +167,44 @@ export class DialectSessions {
     }
     if (!live) throw new AgentpayError('SESSION_NOT_FOUND', `the seller's session 402 names session ${details.channelId ?? '(none)'}, which this client does not hold, and carries no signed price to open another; nothing was signed`);
     if (challenge) live.price = BigInt(challenge.amountMinor);
+    const voucher = await this.voucherOf(live, details.requestHash);
+    if (!voucher) {
+      if (!challenge) throw new AgentpayError('VOUCHER_ABOVE_CAP', `session ${live.session.sessionId} cannot pay this call; the next call opens another`);
+      const { channelId: _id, grant: _grant, ...fresh } = details;
+      return this.step(challenge, fresh, echo);
+    }
+    if (echo) live.echo = echo;
+    return { kind: 'voucher', voucher };
+  }
+
+  /** The next voucher of a session: covers what was charged, what is in flight and this call; undefined (the session retired) when the cap or the expiry cannot take it. */
+  private async voucherOf(live: Live, requestHash: string): Promise<Voucher | undefined> {
     let others = 0n;
     for (const p of live.inFlight.values()) others += p;
     const need = live.settled + others + live.price;
     const cumulative = need > live.hint + live.price ? need : live.hint + live.price;
     if (cumulative > BigInt(live.session.grant.capMinor) || this.now() >= Date.parse(live.session.grant.expiresAt)) {
       this.retire(live);
-      if (!challenge) throw new AgentpayError('VOUCHER_ABOVE_CAP', `session ${live.session.sessionId} cannot pay this call; the next call opens another`);
-      const { channelId: _id, grant: _grant, ...fresh } = details;
-      return this.step(challenge, fresh, echo);
+      return undefined;
     }
     live.hint = 0n;
-    const voucher = await live.session.voucherAt(cumulative, details.requestHash);
+    const voucher = await live.session.voucherAt(cumulative, requestHash);
     live.inFlight.set(voucher.sequence, live.price);
-    if (echo) live.echo = echo;
-    return { kind: 'voucher', voucher };
+    return voucher;
+  }
+
+  /** A voucher for a route a session paid before (no 402 first), with the dialect echo to send it with; undefined when there is none to use. */
+  private async straightVoucher(where: { url: string; method: string }): Promise<{ step: SessionStep; echo: Record<string, unknown> | undefined } | undefined> {
+    const key = `${where.method} ${where.url}`;
+    const live = this.routes.get(key);
+    if (!live) return undefined;
+    if (live.retired || live.dead) {
+      this.routes.delete(key);
+      return undefined;
+    }
+    const u = new URL(where.url);
+    const voucher = await this.voucherOf(live, await requestFingerprint(where.method, u.pathname + u.search));
+    return voucher ? { step: { kind: 'voucher', voucher }, echo: live.echo } : undefined;
   }
 
   private async openFor(c: PriceChallenge): Promise<SessionOpen> {
@@ -265,7 +294,10 @@ export class DialectSessions {
     if (!live || !live.inFlight.has(voucher.sequence)) return;
     const price = live.inFlight.get(voucher.sequence)!;
     live.inFlight.delete(voucher.sequence);
-    if (where) live.where = where;
+    if (where) {
+      live.where = where;
+      if (status < 400) this.routes.set(`${where.method} ${where.url}`, live);
+    }
     if (receipt === undefined) {
       // a failure charged nothing; a success without a receipt is counted as charged
       live.settled += status >= 400 ? 0n : price;
@@ -307,11 +339,26 @@ export class DialectSessions {
    * sends and takes in the answer (grant, corrective state, the receipt checked against the exact
    * bytes). Requests without a session step go to `inner` as they are.
    */
-  fetch(inner: typeof fetch = globalThis.fetch): typeof fetch {
+  fetch(inner: typeof fetch = globalThis.fetch, straight?: StraightEncoder): typeof fetch {
     return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      const read = readSessionCredential((n) => headersOf(input, init).get(n) ?? undefined);
+      const where = { url: urlOf(input), method: methodOf(input, init) };
+      const headers = headersOf(input, init);
+      const read = readSessionCredential((n) => headers.get(n) ?? undefined);
+      const unpaid = !headers.has('x-payment') && !headers.has(X402_PAYMENT_SIGNATURE_HEADER) && !headers.has(AUTHORIZATION_HEADER);
+      const pre = straight && unpaid ? await this.straightVoucher(where) : undefined;
+      if (pre) {
+        // a route this session paid before: its voucher goes with the first request, no 402 (and no gateway challenge) first
+        const [name, value] = straight!(pre.step, pre.echo, where);
+        const spare = typeof Request !== 'undefined' && input instanceof Request ? input.clone() : input;
+        const paidInit = { ...init, headers: (() => { const h = new Headers(headers); h.set(name, value); return h; })() };
+        const sendInput = typeof Request !== 'undefined' && input instanceof Request ? new Request(input, { headers: paidInit.headers }) : input;
+        const res = await inner(sendInput, typeof Request !== 'undefined' && input instanceof Request ? init : paidInit);
+        await this.received(pre.step, res, where);
+        // refused (the session unknown, spent, or overtaken): the call goes as the stock client sent it, for a fresh 402
+        return res.status === 402 ? inner(spare, init) : res;
+      }
       const res = await inner(input, init);
-      if (read?.kind === 'step') await this.received(read.step, res, { url: urlOf(input), method: methodOf(input, init) });
+      if (read?.kind === 'step') await this.received(read.step, res, where);
       return res;
     }) as typeof fetch;
   }

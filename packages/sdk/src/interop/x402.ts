@@ -24,7 +24,7 @@ import type { Payer } from '../buyer/payer.js';
 import { mismatch, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
 import { AGENTPAY_SCHEME, decodeX402Header, encodeX402Header, X402_PAYMENT_SIGNATURE_HEADER, type X402PaymentPayload, type X402PaymentRequired, type X402PaymentRequirements, type X402SettlementResponse } from './wire.js';
 import { sessionDetailsOf, sessionStepOf, X402_SESSION_SCHEME, x402SessionPayload } from './session-wire.js';
-import { DialectSessions, type SessionPluginOptions } from './session-client.js';
+import { DialectSessions, type SessionPluginOptions, type StraightEncoder } from './session-client.js';
 import type { Session, SessionReceipt } from '../contract/sessions.js';
 
 export * from './wire.js';
@@ -200,6 +200,8 @@ export function createAgentpayX402SessionScheme(opts: AgentpayX402Options & Sess
   const payer = payerOf(opts);
   const decimals = opts.assetDecimals ?? 2;
   const sessions = new DialectSessions(payer, opts);
+  const header: StraightEncoder = (step, echo, where) =>
+    [X402_PAYMENT_SIGNATURE_HEADER, encodeX402Header({ x402Version: 2, resource: { url: where.url }, accepted: echo ?? { scheme: X402_SESSION_SCHEME }, payload: x402SessionPayload(step) })];
   return {
     scheme: X402_SESSION_SCHEME,
     payer,
@@ -251,14 +253,11 @@ export function createAgentpayX402SessionScheme(opts: AgentpayX402Options & Sess
     },
 
     checkingFetch(inner = globalThis.fetch, o = {}) {
-      return sessions.fetch(receiptCheckingFetch(payer, inner, o));
+      return sessions.fetch(receiptCheckingFetch(payer, inner, o), header);
     },
 
     closeAll(inner = globalThis.fetch) {
-      return sessions.closeAll((where, step, echo) => inner(where.url, {
-        method: where.method,
-        headers: { [X402_PAYMENT_SIGNATURE_HEADER]: encodeX402Header({ x402Version: 2, resource: { url: where.url }, accepted: echo ?? { scheme: X402_SESSION_SCHEME }, payload: x402SessionPayload(step) }) },
-      }));
+      return sessions.closeAll((where, step, echo) => inner(where.url, { method: where.method, headers: Object.fromEntries([header(step, echo, where)]) }));
     },
   };
 }
