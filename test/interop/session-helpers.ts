@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { agentpaySeller } from '../../packages/sdk/src/seller/fastify.js';
+import { MemoryVoucherStore } from '../../packages/sdk/src/seller/sessions.js';
 import type { Session } from '../../packages/sdk/src/contract/sessions.js';
 import { verifyLedger } from '../../src/domain/wallets/verify.js';
 import type { TestGateway } from '../helpers/gateway.js';
@@ -24,6 +25,8 @@ export interface SessionSeller {
   /** the paid calls the handler answered */
   handled: { calls: number };
   fetch: typeof fetch;
+  /** where the seller keeps its vouchers (a test may lose them, as a restart with a memory store would) */
+  store: MemoryVoucherStore;
 }
 
 /** GET /forecast/:city (500 with ?fail=1), priced PRICE, sessions on with claims every `claimEvery` vouchers. */
@@ -31,14 +34,15 @@ export async function startSessionSeller(t: TestGateway, name: string, claimEver
   const handled = { calls: 0 };
   const capabilityId = await publish(t, PRICE.toString(), name);
   const app = Fastify({ https: { cert: t.gw.tls!.cert, key: t.gw.tls!.key } });
-  await app.register(agentpaySeller, { gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {}, capabilityId, sessions: { claimEvery } });
+  const store = new MemoryVoucherStore();
+  await app.register(agentpaySeller, { gatewayUrl: t.baseUrl, apiKey: t.creds.provider.apiKey, ca: t.ca, onError: () => {}, capabilityId, sessions: { claimEvery, store } });
   app.get('/forecast/:city', async (req, reply) => {
     handled.calls++;
     if ((req.query as { fail?: string }).fail) return reply.code(500).send({ error: 'the forecast service is down' });
     return { city: (req.params as { city: string }).city, sunny: true };
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
-  return { app, url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, capabilityId, handled, fetch: trustingFetch(t.ca) };
+  return { app, url: `https://127.0.0.1:${(app.server.address() as AddressInfo).port}`, capabilityId, handled, fetch: trustingFetch(t.ca), store };
 }
 
 /**

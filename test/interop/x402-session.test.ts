@@ -172,6 +172,36 @@ describe('stock @x402/fetch with createAgentpayX402SessionScheme', () => {
     await scheme.closeAll(s.fetch);
   });
 
+  it('falls back to the stock flow when a straight voucher is refused: a seller that lost the session, and a new one opened', async () => {
+    const a = await fundedAgent(t, '3000'); // two caps of 1000 held at once
+    const before = await snapshot(t, a.walletId);
+    const scheme = schemeFor(a);
+    const sent: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const h = (input as Request).headers?.get('payment-signature');
+      const res = await s.fetch(input, init);
+      sent.push(`${h ? String(decodeX402Header<X402PaymentPayload>(h).payload.type) : 'unpaid'} ${res.status}`);
+      return res;
+    };
+    const pay = wrapFetchWithPayment(scheme.checkingFetch(recording), new x402Client().register('agentpay:*', scheme));
+    for (let i = 0; i < 2; i++) expect((await pay(`${s.url}/forecast/Sagres`)).status).toBe(200);
+    const [lost] = await sessionsOf(t, a.walletId);
+    await s.store.delete(lost!.id); // as a restart of a seller that keeps its vouchers in memory
+    sent.length = 0;
+    const res = await pay(`${s.url}/forecast/Sagres`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ city: 'Sagres', sunny: true });
+    // the straight voucher refused (the seller knows no such session), the request again as sent, a new open
+    expect(sent).toEqual(['voucher 402', 'unpaid 402', 'deposit 402', 'voucher 200']);
+    const all = await sessionsOf(t, a.walletId);
+    expect(all).toHaveLength(2);
+    expect(scheme.sessions.sessions().map((x) => x.sessionId)).toEqual([all.find((x) => x.id !== lost!.id)!.id]);
+    expect((await scheme.closeAll(s.fetch)).map((x) => x.id)).not.toContain(lost!.id);
+    // the lost session's two calls were never claimed: the seller's loss; closed at the gateway, its hold goes back
+    await t.provider.sessions.close(lost!.id);
+    await expectSettled(t, a.walletId, before, 1n * PRICE);
+  });
+
   it('leaves a client that registers only the per-call scheme paying per call', async () => {
     const a = await fundedAgent(t, '1000');
     const perCall = createAgentpayX402Scheme({ gatewayUrl: t.baseUrl, ca: t.ca, walletId: a.walletId, privateKeyPem: a.privateKeyPem });
