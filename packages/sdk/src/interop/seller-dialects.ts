@@ -50,7 +50,7 @@ export function readRequestPayment(req: DialectRequest, acceptExact = false): Pa
   return readPaymentCredential((n) => req.header(n), acceptExact);
 }
 
-function resourceOf(req: DialectRequest, o: DialectOptions): { url: string; realm: string } {
+export function resourceOf(req: DialectRequest, o: DialectOptions): { url: string; realm: string } {
   if (o.publicUrl) {
     const base = new URL(o.publicUrl);
     return { url: new URL(req.path, base).toString(), realm: base.hostname };

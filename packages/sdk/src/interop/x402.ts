@@ -22,7 +22,10 @@ import { AgentpayError } from '../errors.js';
 import type { PaymentProof, PriceChallenge, Receipt } from '../protocol.js';
 import type { Payer } from '../buyer/payer.js';
 import { mismatch, payerOf, receiptCheckingFetch, verifiedOfferedChallenge, type AgentpayPluginOptions, type ReceiptCheckOptions } from './client-common.js';
-import { AGENTPAY_SCHEME, decodeX402Header, type X402PaymentPayload, type X402PaymentRequirements, type X402SettlementResponse } from './wire.js';
+import { AGENTPAY_SCHEME, decodeX402Header, encodeX402Header, X402_PAYMENT_SIGNATURE_HEADER, type X402PaymentPayload, type X402PaymentRequired, type X402PaymentRequirements, type X402SettlementResponse } from './wire.js';
+import { sessionDetailsOf, sessionStepOf, X402_SESSION_SCHEME, x402SessionPayload } from './session-wire.js';
+import { DialectSessions, type SessionPluginOptions, type StraightEncoder } from './session-client.js';
+import type { Session, SessionReceipt } from '../contract/sessions.js';
 
 export * from './wire.js';
 export { receiptCheckingFetch, type AgentpayPluginOptions } from './client-common.js';
@@ -153,3 +156,108 @@ export async function verifyAgentpaySettlement(payer: Payer, paymentResponse: st
 
 /** A fresh x402 payment-identifier (`pay_` + 32 hex): make one per logical call and pass it as `paymentId` to retry that call safely. */
 export { newPaymentId } from './client-common.js';
+
+// ---- payment sessions: x402's `batch-settlement` scheme on the agentpay network ----
+
+export { X402_SESSION_SCHEME } from './session-wire.js';
+export { DialectSessions, type SessionPluginOptions } from './session-client.js';
+
+/** The `batch-settlement` scheme as an @x402/core SchemeNetworkClient: pays an agentpay seller with a payment session. */
+export interface AgentpayX402SessionScheme {
+  readonly scheme: 'batch-settlement';
+  readonly payer: Payer;
+  /** the sessions this scheme holds */
+  readonly sessions: DialectSessions;
+  readonly schemeHooks: { onPaymentResponse(ctx: X402ResponseHookContext): Promise<{ recovered: true } | void> };
+  findDefaultAsset(asset: string, network: string): { asset: string; decimals: number; symbol: string } | undefined;
+  createPaymentPayload(x402Version: number, requirements: X402PaymentRequirements, context?: X402PayloadContext): Promise<X402PayloadResult>;
+  /**
+   * A fetch for wrapFetchWithPayment: takes in each session answer with the exact bytes received
+   * (the receipt's response hash checked), and checks per-call receipts as `checkingFetch` does.
+   */
+  checkingFetch(inner?: typeof fetch, o?: ReceiptCheckOptions): typeof fetch;
+  /** Closes every session at its seller (x402's refund): the seller claims what it served, the rest of each cap goes back to the wallet. */
+  closeAll(inner?: typeof fetch): Promise<Session[]>;
+}
+
+/**
+ * Pays an agentpay seller's `batch-settlement` entry with a payment session (docs/sdk.md §
+ * Sessions with stock clients):
+ *
+ *   const session = createAgentpayX402SessionScheme({ gatewayUrl, walletId, privateKeyPem, maxPriceMinor: '500', capMinor: '5000' });
+ *   const client = new x402Client().register('agentpay:*', session);
+ *   const pay = wrapFetchWithPayment(session.checkingFetch(fetch), client);
+ *   ... await pay(url) many times ...
+ *   await session.closeAll();
+ *
+ * The first call's payment is the open (x402's deposit: our open request, signed by the wallet's
+ * key; the cap is held on the wallet, not deposited on a chain); the seller's corrective 402 brings
+ * the grant, and the response hook has @x402/fetch retry with the first voucher. Later calls carry a
+ * voucher each. A voucher overtaken by a parallel call's is resynced from the corrective 402 (one
+ * retry, @x402/fetch's).
+ */
+export function createAgentpayX402SessionScheme(opts: AgentpayX402Options & SessionPluginOptions): AgentpayX402SessionScheme {
+  const payer = payerOf(opts);
+  const decimals = opts.assetDecimals ?? 2;
+  const sessions = new DialectSessions(payer, opts);
+  const header: StraightEncoder = (step, echo, where) =>
+    [X402_PAYMENT_SIGNATURE_HEADER, encodeX402Header({ x402Version: 2, resource: { url: where.url }, accepted: echo ?? { scheme: X402_SESSION_SCHEME }, payload: x402SessionPayload(step) })];
+  return {
+    scheme: X402_SESSION_SCHEME,
+    payer,
+    sessions,
+
+    findDefaultAsset(asset, network) {
+      if (!network.startsWith(`${AGENTPAY_SCHEME}:`) || !/^[A-Z]{3,5}$/.test(asset)) return undefined;
+      return { asset, decimals, symbol: asset };
+    },
+
+    async createPaymentPayload(x402Version, requirements, context) {
+      const details = sessionDetailsOf(requirements.extra);
+      if (!details) throw new AgentpayError('INVALID_CHALLENGE', 'the seller\'s batch-settlement entry carries no agentpay session details (extra.requestHash, extra.session); nothing was signed', { status: 402 });
+      let challenge: PriceChallenge | undefined;
+      if (details.challenge !== undefined) {
+        challenge = await verifiedOfferedChallenge(payer, details.challenge);
+        if (requirements.amount !== challenge.amountMinor || requirements.asset !== challenge.currency || requirements.payTo !== challenge.payTo) {
+          throw mismatch('x402 batch-settlement entry (amount, asset or payTo)', { amount: requirements.amount, asset: requirements.asset, payTo: requirements.payTo, challengeAmountMinor: challenge.amountMinor });
+        }
+        if (context?.maxAmountPerPayment !== undefined && /^\d+$/.test(context.maxAmountPerPayment) && BigInt(challenge.amountMinor) > BigInt(context.maxAmountPerPayment)) {
+          throw new AgentpayError('PRICE_ABOVE_CLIENT_LIMIT', `the price ${challenge.amountMinor} ${challenge.currency} minor units is above the x402 client's spend cap of ${context.maxAmountPerPayment}; nothing was signed`, { details: { amountMinor: challenge.amountMinor, maxAmountPerPayment: context.maxAmountPerPayment } });
+        }
+        payer.checkChallenge?.(challenge); // the ceiling and expiry, as signProof checks them
+      }
+      const step = await sessions.step(challenge, details, requirements as unknown as Record<string, unknown>);
+      return { x402Version, payload: x402SessionPayload(step) };
+    },
+
+    schemeHooks: {
+      // without the checking fetch, the answer is taken in here (the receipt without the bytes); the fetch's bookkeeping makes this a no-op
+      async onPaymentResponse({ paymentPayload, settleResponse, paymentRequired }) {
+        const step = sessionStepOf(paymentPayload.payload ?? {});
+        if (typeof step === 'string') return;
+        const entry = (paymentRequired as X402PaymentRequired | undefined)?.accepts?.find((a) => a.scheme === X402_SESSION_SCHEME);
+        const details = sessionDetailsOf(entry?.extra);
+        if (step.kind === 'open') {
+          if (!details?.grant) return;
+          await sessions.granted(details.grant);
+          return { recovered: true }; // @x402/fetch pays its retry with the first voucher
+        }
+        if (step.kind !== 'voucher') return;
+        if (details) {
+          sessions.refused(step.voucher, details);
+          return details.refusal === 'VOUCHER_STALE' ? { recovered: true } : undefined;
+        }
+        const receipt = settleResponse?.extra?.sessionReceipt as SessionReceipt | undefined;
+        await sessions.answered(step.voucher, settleResponse ? 200 : 500, receipt, null, paymentPayload.resource?.url ? { url: paymentPayload.resource.url, method: 'GET' } : undefined);
+      },
+    },
+
+    checkingFetch(inner = globalThis.fetch, o = {}) {
+      return sessions.fetch(receiptCheckingFetch(payer, inner, o), header);
+    },
+
+    closeAll(inner = globalThis.fetch) {
+      return sessions.closeAll((where, step, echo) => inner(where.url, { method: where.method, headers: Object.fromEntries([header(step, echo, where)]) }));
+    },
+  };
+}

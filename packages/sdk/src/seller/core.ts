@@ -37,7 +37,8 @@ import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
 import { idempotencyKeyOf, keptResponse, replayAnswer, requestFingerprint, type IdempotentRequest } from './idempotency.js';
 import { encodeX402Header, X402_PAYMENT_RESPONSE_HEADER, x402ExactSettlementResponse, type X402ExactOffer } from '../interop/wire.js';
 import type { ExactSettled } from '../client/payments.js';
-import { readRequestPayment, receiptHeaders, refusalAnswer, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
+import { readRequestPayment, receiptHeaders, refusalAnswer, resourceOf, unpaidAnswer, type Dialect, type DialectOptions, type DialectRequest, type PaymentCredentialRead } from '../interop/seller-dialects.js';
+import { readSessionCredential, sessionCloseHeaders, sessionCorrectiveHeaders, sessionReceiptHeaders, withSessionEntries, x402SessionError, type SessionDetails, type SessionStep } from '../interop/session-wire.js';
 import { decodeHeader } from '../protocol.js';
 import {
   SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, SESSION_TOPUP_HEADER, VOUCHER_HEADER,
@@ -439,20 +440,21 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
     return { kind: 'admitted', call: admission.call, timeoutMs: seller.handlerTimeoutMs ?? 0, context, ...(dialect ? { dialect } : {}) };
   }
   if (!http) {
-    const offered = admission.kind === 'challenge' && seller.sessions && request.sessionSource ? withSessionOffer(seller.sessions, admission.challenge, admission) : admission;
+    const offered = admission.kind === 'challenge' && seller.sessions && request.sessionSource ? await withSessionOffer(seller.sessions, admission.challenge, admission) : admission;
     return { ...admission, ...offered, headers: answerHeaders(context, admission.headers) };
   }
   let answer = admission.kind === 'challenge'
     ? unpaidAnswer(admission.challenge, http, options, read.kind === 'invalid' ? read : undefined)
     : refusalAnswer(admission, http);
-  if (admission.kind === 'challenge' && seller.sessions) answer = withSessionOffer(seller.sessions, admission.challenge, answer);
+  if (admission.kind === 'challenge' && seller.sessions) answer = await withSessionOffer(seller.sessions, admission.challenge, answer, { requestHash: await requestFingerprint(request.method ?? 'POST', http.path), network: options.network });
   return { ...admission, ...answer, headers: answerHeaders(context, answer.headers) };
 }
 
 // ---- payment sessions (docs/protocol.md § Sessions on the wire) ----
 
-/** Our 402 with the session offer beside the challenge (the other dialects' bodies are left as they are). */
-function withSessionOffer(sessions: SellerSessions, challenge: Challenge, answer: Answer): Answer {
+/** Our 402 with the session offer beside the challenge, and the session entries of the other dialects (x402 batch-settlement, Payment intent session). */
+/** The session offer added to an unpaid answer: in our body, and (`dialects`: an HTTP answer) as x402's and MPP's entries too. */
+async function withSessionOffer(sessions: SellerSessions, challenge: Challenge, answer: Answer, dialects?: { requestHash: string; network: string | undefined }): Promise<Answer> {
   sessions.notePrice(challenge.capabilityId, challenge.amountMinor, challenge.currency);
   let body: Record<string, unknown>;
   try {
@@ -465,7 +467,8 @@ function withSessionOffer(sessions: SellerSessions, challenge: Challenge, answer
     version: 1, providerId: challenge.providerId, capabilityId: challenge.capabilityId, priceMinor: challenge.amountMinor, currency: challenge.currency,
     openHeader: SESSION_OPEN_HEADER, voucherHeader: VOUCHER_HEADER,
   };
-  return { ...answer, body: utf8.encode(JSON.stringify({ ...body, session: offer })) };
+  const headers = dialects ? withSessionEntries(answer.headers, challenge, { challenge, requestHash: dialects.requestHash, session: offer }, dialects.network ? { network: dialects.network } : {}) : answer.headers;
+  return { ...answer, headers, body: utf8.encode(JSON.stringify({ ...body, session: offer })) };
 }
 
 function decoded<T>(value: string | object, header: string): T {
@@ -487,6 +490,14 @@ function sessionRefusal(e: unknown, stage: string, context: AnswerContext): Refu
 
 /** A session open, close or voucher on a paid route: its decision; undefined when the request carries none of them. */
 async function sessionDecision(seller: SellerPayments, sessions: SellerSessions, request: SellerRequest, http: SessionSource, capabilityId: string, context: AnswerContext): Promise<Decision | undefined> {
+  // x402's batch-settlement and MPP's session credentials come in HTTP headers (an MCP call's steps are ours)
+  const textHeader = (n: string) => { const v = http.header(n); return typeof v === 'string' ? v : undefined; };
+  const other = readSessionCredential(textHeader);
+  if (other?.kind === 'invalid') {
+    const answer = jsonAnswer(402, errorBody('VALIDATION_FAILED', other.message));
+    return { kind: 'refusal', code: 'VALIDATION_FAILED', ...answer, headers: answerHeaders(context, answer.headers) };
+  }
+  if (other) return dialectSessionDecision(seller, sessions, request, { ...(http as Partial<DialectRequest>), header: textHeader, path: http.path }, capabilityId, context, other);
   const open = http.header(SESSION_OPEN_HEADER);
   if (open) {
     try {
@@ -541,6 +552,69 @@ async function sessionDecision(seller: SellerPayments, sessions: SellerSessions,
     call: { transactionId: d.sessionId, capabilityId, walletId: d.walletId ?? '', amountMinor: d.chargedMinor, currency, session: d },
     timeoutMs: seller.handlerTimeoutMs ?? 0,
     context,
+  };
+}
+
+/**
+ * A session step in another dialect (docs/protocol.md § Sessions in the other dialects): the same
+ * SellerSessions as our headers, answered in the buyer's dialect. An open is answered with a
+ * corrective 402 carrying the grant (the stock client retries, paying with the first voucher); a
+ * refused voucher with a corrective 402 carrying the session's state; a close with the session.
+ */
+async function dialectSessionDecision(
+  seller: SellerPayments, sessions: SellerSessions, request: SellerRequest, http: DialectRequest, capabilityId: string, context: AnswerContext,
+  read: { dialect: 'x402' | 'payment'; step: SessionStep; challengeId?: string },
+): Promise<Decision> {
+  const { dialect, step } = read;
+  const network = seller.dialects?.network;
+  const { url, realm } = resourceOf(http, seller.dialects ?? {});
+  const corrective = async (error: string, details: Omit<SessionDetails, 'requestHash' | 'session'>, body: string): Promise<RefusalDecision> => {
+    const price = await sessions.priceOf(capabilityId);
+    const grant = details.grant ?? (details.channelId ? await sessions.grantOf(details.channelId) : undefined);
+    const payTo = grant?.payTo ?? '';
+    const offer: SessionOffer = { version: 1, providerId: grant?.providerId ?? '', capabilityId, priceMinor: price.priceMinor, currency: price.currency, openHeader: SESSION_OPEN_HEADER, voucherHeader: VOUCHER_HEADER };
+    const full: SessionDetails = { ...details, requestHash: await requestFingerprint(request.method ?? 'POST', http.path), session: offer };
+    const headers = sessionCorrectiveHeaders(dialect, { price: { amountMinor: price.priceMinor, currency: price.currency, payTo }, details: full, error, resourceUrl: url, realm, ...(network ? { network } : {}) });
+    const answer = jsonAnswer(402, body, headers);
+    return { kind: 'refusal', code: error, ...answer, headers: answerHeaders(context, answer.headers) };
+  };
+  if (step.kind === 'open') {
+    let grant;
+    try {
+      grant = await sessions.open(step.open, capabilityId);
+    } catch (e) {
+      return sessionRefusal(e, 'session open', context);
+    }
+    return corrective('agentpay_session_opened', { grant, channelId: grant.sessionId }, JSON.stringify({ grant }));
+  }
+  if (step.kind === 'close') {
+    try {
+      const session = await sessions.closeFor(step.close);
+      const answer = jsonAnswer(200, JSON.stringify({ session }), sessionCloseHeaders(dialect, session, { ...(network ? { network } : {}), ...(read.challengeId ? { challengeId: read.challengeId } : {}) }));
+      return { kind: 'session', step: 'close', ...answer, headers: answerHeaders(context, answer.headers) };
+    } catch (e) {
+      return sessionRefusal(e, 'session close', context);
+    }
+  }
+  let d;
+  let currency: string;
+  try {
+    const price = await sessions.priceOf(capabilityId);
+    currency = price.currency;
+    d = await sessions.check(step.voucher, { priceMinor: price.priceMinor, requestHash: await requestFingerprint(request.method ?? 'POST', http.path), capabilityId });
+  } catch (e) {
+    return sessionRefusal(e, 'voucher', context);
+  }
+  if (d.kind === 'refuse') {
+    const body = JSON.stringify({ error: { code: d.code, message: d.message, details: { sessionId: d.state?.sessionId ?? null } }, state: d.state });
+    return corrective(dialect === 'x402' ? x402SessionError(d.code) : d.code, { channelId: step.voucher.sessionId, channelState: d.state, refusal: d.code }, body);
+  }
+  return {
+    kind: 'admitted',
+    call: { transactionId: d.sessionId, capabilityId, walletId: d.walletId ?? '', amountMinor: d.chargedMinor, currency, session: d },
+    timeoutMs: seller.handlerTimeoutMs ?? 0,
+    context,
+    dialect: { name: dialect, challengeId: read.challengeId },
   };
 }
 
@@ -616,7 +690,11 @@ export async function finish(seller: SellerPayments, admitted: AdmittedDecision,
   if (session && seller.sessions) {
     // charged only when it succeeded (2xx, 3xx); a failure gives its price back to the session's credit
     const sessionReceipt = await settleSessionCall(seller, session, outcome.threw !== true && outcome.status < 400, body);
-    const own: Record<string, string> = sessionReceipt ? { [SESSION_RECEIPT_HEADER]: encodeHeader(sessionReceipt) } : {};
+    const d = admitted.dialect?.name;
+    const own: Record<string, string> = !sessionReceipt ? {}
+      : d === 'x402' || d === 'payment'
+        ? { [SESSION_RECEIPT_HEADER]: encodeHeader(sessionReceipt), ...sessionReceiptHeaders(d, sessionReceipt, { walletId: admitted.call.walletId, ...(seller.dialects?.network ? { network: seller.dialects.network } : {}), ...(admitted.dialect?.challengeId ? { challengeId: admitted.dialect.challengeId } : {}) }) }
+        : { [SESSION_RECEIPT_HEADER]: encodeHeader(sessionReceipt) };
     return { status: outcome.status, body, bodyless, receipt: null, headers: answerHeaders(admitted.context, own) };
   }
   const { receipt, exact } = await seller.settle(admitted.call, { statusCode: outcome.status, body, threw: outcome.threw === true, ...(outcome.contentType ? { contentType: outcome.contentType } : {}) });

@@ -165,6 +165,11 @@ export class SellerSessions {
     return grant;
   }
 
+  /** The grant of a session this seller keeps (for the other dialects' corrective 402), or undefined. */
+  async grantOf(sessionId: string): Promise<SessionGrant | undefined> {
+    return (await this.store.get(sessionId))?.grant;
+  }
+
   /** The per-call check; an accepted voucher's price counts as in flight until `settle`. */
   async check(voucher: Voucher, call: { priceMinor: string; requestHash: string; capabilityId: string }): Promise<VoucherDecision> {
     const d = await (await this.checkerOf()).check(voucher, call);
