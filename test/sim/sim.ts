@@ -223,7 +223,7 @@ export class Simulation {
         const now = ctx.clock.now();
         await r.capabilities.insert({
           id: capabilityId, providerId: t.id, name: `cap-${i}`, description: 'simulated', protocol: 'rest', priceMinor: price, currency: 'USD', category: 'sim',
-          tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: ctx.ids.next('capabilityVersion'), createdAt: now, updatedAt: now, deprecatedAt: null,
+          tags: [], schema: null, latencyP50Ms: null, toolName: null, metering: null, status: 'active', currentVersionId: ctx.ids.next('capabilityVersion'), createdAt: now, updatedAt: now, deprecatedAt: null,
         });
         sellers.push({ id: t.id, walletId: t.settlementWalletId!, capabilityId, price });
       }
