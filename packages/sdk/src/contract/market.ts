@@ -23,7 +23,12 @@ const Latency = Type.Number({ minimum: 0, maximum: MAX_LATENCY_MS, description: 
 const AddressBody = Open({ kind: StringEnum(['url', 'package'] as const) }, { description: '{kind: "url", url} or {kind: "package", command: "npx", args, version}' });
 
 // the metering is checked field by field by the domain (src/domain/market/metering.ts), whose messages name the field at fault
-const MeteringBody = Closed({ unit: Metering.properties.unit, unitPriceMinor: Metering.properties.unitPriceMinor, maxUnits: Metering.properties.maxUnits }, {
+// (each optional here, so that a missing one is refused by the domain and a malformed one by the schema, each by name)
+const MeteringBody = Closed({
+  unit: Type.Optional(Metering.properties.unit),
+  unitPriceMinor: Type.Optional(Metering.properties.unitPriceMinor),
+  maxUnits: Type.Optional(Metering.properties.maxUnits),
+}, {
   description: 'optional: a metered price {unit, unitPriceMinor, maxUnits}; priceMinor must then be unitPriceMinor × maxUnits, the most one call can cost (docs/protocol.md § Metered prices)',
 });
 
@@ -78,9 +83,9 @@ export const CapabilityPatchBody = Type.Object(
 export type CapabilityPatchBody = Static<typeof CapabilityPatchBody>;
 
 /** What a client sends to publish: the body without the ignored tenant ids, with a typed address. */
-export type PublishCapabilityInput = Omit<PublishCapabilityBody, 'providerId' | 'workspaceId' | 'address'> & { address?: Static<typeof CapabilityAddressSchema> };
+export type PublishCapabilityInput = Omit<PublishCapabilityBody, 'providerId' | 'workspaceId' | 'address' | 'metering'> & { address?: Static<typeof CapabilityAddressSchema>; metering?: Metering };
 /** What a client sends to edit: address, endpoint, protocol and toolName cannot be edited. */
-export type CapabilityPatch = Omit<CapabilityPatchBody, 'providerId' | 'workspaceId' | 'address' | 'endpoint' | 'protocol' | 'toolName'>;
+export type CapabilityPatch = Omit<CapabilityPatchBody, 'providerId' | 'workspaceId' | 'address' | 'endpoint' | 'protocol' | 'toolName' | 'metering'> & { metering?: Metering | null };
 
 export const PublishedCapability = Closed({ capability: Capability, version: CapabilityVersion });
 export type PublishedCapability = Static<typeof PublishedCapability>;
