@@ -126,6 +126,10 @@ describe('a metered paid call', () => {
     expect(again.receipt).toEqual(receipt);
     await refused(s.client.payments.complete({ transactionId: auth.transactionId, responseHash: hashOf('{"summary":"…"}'), units: '1000' }), 409, 'CONFLICT');
     expect(ledgerRows(t, { transactionId: auth.transactionId })).toHaveLength(5);
+    // the seller's payment.succeeded names the charge as its amount, and what was authorized
+    const { events } = await s.client.rail.events({ type: 'payment.succeeded' });
+    const event = events.find((e) => (e.data as { transactionId?: string }).transactionId === auth.transactionId);
+    expect(event?.data).toMatchObject({ amountMinor: '2468', authorizedMinor: '10000', feeMinor: '74', saleMinor: '2394' });
     expectLedgerConsistent(t);
     await expectLedgerVerifies();
   });

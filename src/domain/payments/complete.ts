@@ -137,6 +137,9 @@ export async function succeed(
   const entries = await placeAll(r, ctx, movements);
   const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded', chargedMinor: metered ? charged : null }, 'success', responseHash, entries, usage);
   // the sale's event, for the seller and the buyer's workspace: written, nothing read (./events.ts)
-  await recordPaymentEvent(r, ctx, 'payment.succeeded', txn, receipt, { feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash });
+  // a metered call's event names the charge as its amount, and what was authorized (held) beside it
+  await recordPaymentEvent(r, ctx, 'payment.succeeded', metered ? { ...txn, amountMinor: charged } : txn, receipt, {
+    feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash, ...(metered ? { authorizedMinor: txn.amountMinor.toString() } : {}),
+  });
   return receipt;
 }
