@@ -84,7 +84,7 @@ async function fill(store: SqliteStore, n: number) {
       await r.capabilities.insert({
         id, providerId: sellers[Math.floor(i / PER_SELLER)]!, name, description, protocol,
         priceMinor: BigInt(1 + Math.floor(rand() ** 2 * 10_000)), currency: 'USD', category, tags, schema,
-        latencyP50Ms: rand() < 0.2 ? null : 1 + Math.floor(rand() * 2000), toolName: protocol === 'mcp' ? 'tool' : null,
+        latencyP50Ms: rand() < 0.2 ? null : 1 + Math.floor(rand() * 2000), toolName: protocol === 'mcp' ? 'tool' : null, metering: null,
         status: rand() < 0.05 ? 'deprecated' : 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
       });
       await r.capabilityVersions.insert({ id: versionId, capabilityId: id, version: '1', endpoint: `https://seller.example.com/${i}`, address: { kind: 'url', url: `https://seller.example.com/${i}` }, schema, hash: `sha256:${i}`, createdAt: now });

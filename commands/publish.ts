@@ -10,10 +10,13 @@ export default class Publish extends BaseCommand<typeof Publish> {
     '--price 150 is 1.50 USD per call; "1.50" is refused, never rounded. The address is either --endpoint URL or',
     'an npx package pinned to an exact version (--package-args "-y @acme/tool@1.2.3" --package-version 1.2.3);',
     'it never changes for a capability id. Prints the capability id and the version hash.',
+    'A metered price (--unit, --unit-price, --max-units) charges each call the units it used, up to --max-units:',
+    'the buyer authorizes --unit-price × --max-units, which is the price (--price may be left out, or must agree).',
   ].join('\n');
   static override examples = [
     '<%= config.bin %> publish --name "Summarize text" --description "Summarizes a document" --protocol rest --price 25 --category text --endpoint https://summarize.example.com/v1/summarize --tags summarization,nlp --as provider',
     '<%= config.bin %> publish --file fixtures/capabilities/rest-summarize.json --as provider',
+    '<%= config.bin %> publish --name "Summarize text" --description "Summaries, priced per token" --protocol rest --unit token --unit-price 2 --max-units 5000 --category text --endpoint https://summarize.example.com/v1/summarize --as provider',
     '<%= config.bin %> publish --file fixtures/capabilities/mcp-weather.json --price 7 --as provider',
     '<%= config.bin %> publish --name "PDF tools" --description "Extract PDF text" --protocol mcp --tool-name extract_pdf_text --price 10 --category documents --package-args="-y @example/pdf-tools-mcp@2.4.1" --package-version 2.4.1 --as provider',
   ];
@@ -22,7 +25,10 @@ export default class Publish extends BaseCommand<typeof Publish> {
     name: Flags.string({ description: 'name shown in discovery' }),
     description: Flags.string({ description: 'what it does; searched and ranked on' }),
     protocol: Flags.option({ options: PROTOCOLS, description: 'rest (an HTTP endpoint) or mcp (an MCP tool)' })(),
-    price: Flags.string({ description: 'price per call in integer minor units, e.g. 150 for 1.50 USD' }),
+    price: Flags.string({ description: 'price per call in integer minor units, e.g. 150 for 1.50 USD (metered: the most a call can cost, --unit-price × --max-units)' }),
+    unit: Flags.string({ description: 'metered price: what is counted, e.g. token, row, second (with --unit-price and --max-units)', dependsOn: ['unit-price', 'max-units'] }),
+    'unit-price': Flags.string({ description: 'metered price: the price of one unit in integer minor units', dependsOn: ['unit', 'max-units'] }),
+    'max-units': Flags.string({ description: 'metered price: the most units one call may use', dependsOn: ['unit', 'unit-price'] }),
     category: Flags.string({ description: 'category (exact match in search)' }),
     // The address is --endpoint, or a package: --package-args with --package-version (and optionally
     // --package-command). Declared in this order so that help reads
@@ -65,6 +71,7 @@ export default class Publish extends BaseCommand<typeof Publish> {
       schemaFile: f['schema-file'],
       latencyP50Ms: f['latency-p50-ms'],
       version: f.version,
+      metering: { unit: f.unit, unitPrice: f['unit-price'], maxUnits: f['max-units'] },
     });
     this.out.result(published, () => publishedText(published));
   }

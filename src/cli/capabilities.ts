@@ -19,6 +19,7 @@ import type {
   PublishCapabilityInput,
   PublishedCapability,
 } from 'agentpay-sdk/types';
+import type { Metering } from 'agentpay-sdk/contract';
 import { usageError } from './errors/index.js';
 import { moneyText, renderFields, renderTable } from './output.js';
 import { askChoice, askText, canPrompt } from './prompts.js';
@@ -63,6 +64,28 @@ export function parseTags(value: string): string[] {
 
 const notEmpty = (v: string) => (v.trim() ? true : 'required');
 
+/** The metering flags as typed: --unit, --unit-price and --max-units, all three or none. */
+export interface MeteringFlags {
+  unit?: string | undefined;
+  unitPrice?: string | undefined;
+  maxUnits?: string | undefined;
+}
+
+/**
+ * A metered price from its flags (docs/protocol.md § Metered prices), undefined when none is given;
+ * counts and amounts stay strings (the gateway checks them and names the field at fault).
+ */
+export function meteringOf(o: MeteringFlags): Metering | undefined {
+  const given = [o.unit, o.unitPrice, o.maxUnits].filter((v) => v !== undefined).length;
+  if (given === 0) return undefined;
+  if (given < 3) throw usageError('a metered price needs all three of --unit, --unit-price and --max-units', 'agentpay publish ... --unit token --unit-price 2 --max-units 5000', { flag: o.unit === undefined ? '--unit' : o.unitPrice === undefined ? '--unit-price' : '--max-units' });
+  if (!/^(0|[1-9][0-9]*)$/.test(o.maxUnits!)) throw usageError(`--max-units: must be a whole number of units, e.g. 5000; got ${JSON.stringify(o.maxUnits)}`, undefined, { flag: '--max-units' });
+  return { unit: o.unit!, unitPriceMinor: parsePrice(o.unitPrice, '--unit-price'), maxUnits: o.maxUnits! };
+}
+
+/** The most one call of a metered capability can cost: unitPriceMinor × maxUnits (its priceMinor). */
+const maximumOf = (m: Metering) => (BigInt(m.unitPriceMinor) * BigInt(m.maxUnits)).toString();
+
 export interface PublishOptions {
   /** a capability JSON file (fixtures/capabilities/*.json); flags override its fields */
   file?: string | undefined;
@@ -81,6 +104,8 @@ export interface PublishOptions {
   schemaFile?: string | undefined;
   latencyP50Ms?: number | undefined;
   version?: string | undefined;
+  /** a metered price: --unit, --unit-price, --max-units (the price is then their product unless --price is given) */
+  metering?: MeteringFlags | undefined;
 }
 
 const usesPackage = (o: PublishOptions) => o.packageArgs !== undefined || o.packageVersion !== undefined || o.packageCommand !== undefined;
@@ -118,7 +143,9 @@ export async function buildPublishInput(o: PublishOptions): Promise<PublishCapab
   const name = await askText({ flag: '--name', message: 'Name shown in discovery', value: o.name ?? base.name, validate: notEmpty });
   const description = await askText({ flag: '--description', message: 'Description (searched and ranked on)', value: o.description ?? base.description, validate: notEmpty });
   const protocol = await askChoice({ flag: '--protocol', message: 'Protocol', value: o.protocol ?? base.protocol, choices: PROTOCOLS });
-  const price = o.price ?? base.priceMinor;
+  const metering = (o.metering ? meteringOf(o.metering) : undefined) ?? base.metering;
+  // a metered capability's price is its maximum per call: derived unless given (the gateway checks they agree)
+  const price = o.price ?? base.priceMinor ?? (metering ? maximumOf(metering) : undefined);
   const priceMinor = price === undefined
     ? parsePrice(await askText({ flag: '--price', message: 'Price per call in integer minor units (150 = 1.50 USD)', validate: priceValid }))
     : parsePrice(price, o.price !== undefined ? '--price' : `priceMinor in ${o.file}`);
@@ -138,6 +165,7 @@ export async function buildPublishInput(o: PublishOptions): Promise<PublishCapab
     category,
     ...address,
     ...(toolName !== undefined ? { toolName } : {}),
+    ...(metering ? { metering } : {}),
     ...(o.tags !== undefined ? { tags: parseTags(o.tags) } : {}),
     ...(o.schemaFile !== undefined ? { schema: readJsonObject(o.schemaFile, '--schema-file') } : {}),
     ...(o.latencyP50Ms !== undefined ? { latencyP50Ms: o.latencyP50Ms } : {}),
@@ -158,6 +186,10 @@ export interface EditOptions {
   schemaFile?: string | undefined;
   latencyP50Ms?: number | undefined;
   version?: string | undefined;
+  /** a new metered price (the gateway derives the price from it unless --price is given) */
+  metering?: MeteringFlags | undefined;
+  /** back to a flat price per call (metering: null) */
+  flat?: boolean | undefined;
 }
 
 /** Only what changes; an empty patch is refused here rather than sent. */
@@ -172,8 +204,12 @@ export function buildPatch(o: EditOptions): CapabilityPatch {
     ...(o.latencyP50Ms !== undefined ? { latencyP50Ms: o.latencyP50Ms } : {}),
     ...(o.version !== undefined ? { version: o.version } : {}),
   };
+  const metering = o.metering ? meteringOf(o.metering) : undefined;
+  if (metering && o.flat) throw usageError('pass either --flat or a new metered price (--unit, --unit-price, --max-units), not both', undefined, { flag: '--flat' });
+  if (metering) patch.metering = metering;
+  if (o.flat) patch.metering = null;
   if (Object.keys(patch).length === 0) {
-    throw usageError('nothing to change: pass at least one of --name, --description, --category, --tags, --price, --schema-file, --latency-p50-ms', 'agentpay capabilities edit CAP_ID --price 150');
+    throw usageError('nothing to change: pass at least one of --name, --description, --category, --tags, --price, --unit/--unit-price/--max-units, --flat, --schema-file, --latency-p50-ms', 'agentpay capabilities edit CAP_ID --price 150');
   }
   return patch;
 }
@@ -196,7 +232,8 @@ function capabilityLines(c: Capability): Array<readonly [string, unknown]> {
     ['name', c.name],
     ['description', c.description],
     ['protocol', c.toolName ? `${c.protocol} (tool ${c.toolName})` : c.protocol],
-    ['price', `${price(c)} minor units per call`],
+    ['price', c.metering ? `${price(c)} minor units per call at most (metered)` : `${price(c)} minor units per call`],
+    ...(c.metering ? [['metering', `${c.metering.unitPriceMinor} ${c.currency} minor units per ${c.metering.unit}, at most ${c.metering.maxUnits} ${c.metering.unit} a call`] as const] : []),
     ['category', c.category],
     ['tags', c.tags],
     ['latency p50', c.latencyP50Ms === null ? null : `${c.latencyP50Ms} ms`],

@@ -68,7 +68,7 @@ export async function newCapability(store: Store, providerId: string, price: big
     const now = Date.now();
     await r.capabilities.insert({
       id: capId, providerId, name, description: 'for fleet tests', protocol: 'rest', priceMinor: price, currency: 'USD', category: 'test',
-      tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
+      tags: [], schema: null, latencyP50Ms: null, toolName: null, metering: null, status: 'active', currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: null,
     });
     await r.capabilityVersions.insert({ id: versionId, capabilityId: capId, version: '1', endpoint: 'https://seller.example/x', address: { kind: 'url', url: 'https://seller.example/x' }, schema: null, hash: 'sha256:test', createdAt: now });
     return capId;

@@ -168,7 +168,7 @@ beforeAll(async () => {
       const c = {
         id, providerId: o.providerId, name: o.text.split(' ')[0]!, description: o.text, protocol, priceMinor: o.priceMinor, currency: 'USD',
         category: o.category, tags, schema: rand() < 0.5 ? { type: 'object' } : null, latencyP50Ms: o.latencyP50Ms,
-        toolName: protocol === 'mcp' ? 'tool' : null, status: o.deprecated ? 'deprecated' as const : 'active' as const,
+        toolName: protocol === 'mcp' ? 'tool' : null, metering: null, status: o.deprecated ? 'deprecated' as const : 'active' as const,
         currentVersionId: versionId, createdAt: now, updatedAt: now, deprecatedAt: o.deprecated ? now : null,
       };
       await r.capabilities.insert(c);

@@ -24,7 +24,7 @@ export async function createCapability(
     await r.capabilities.insert({
       id, providerId, name: opts.name ?? 'test capability', description: 'a capability for payment tests', protocol: 'rest',
       priceMinor: BigInt(opts.priceMinor ?? '100'), currency: 'USD', category: 'test', tags: [], schema: null, latencyP50Ms: null,
-      toolName: null, status: opts.status ?? 'active', currentVersionId: versionId, createdAt: now, updatedAt: now,
+      toolName: null, metering: null, status: opts.status ?? 'active', currentVersionId: versionId, createdAt: now, updatedAt: now,
       deprecatedAt: opts.status === 'deprecated' ? now : null,
     });
     await r.capabilityVersions.insert({

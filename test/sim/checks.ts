@@ -88,22 +88,28 @@ async function checkTransaction(sim: Simulation, r: Repos, t: MTxn, out: string[
   const refunds = count(entries, 'refund');
   const sales = count(entries, 'sale');
   const fees = count(entries, 'fee');
-  const fee = feeFor(t.amount, DEFAULT_CONFIG.feeBps);
-  const resolutions = `${captures.length} captures, ${refunds.length} refunds, ${sales.length} sales, ${fees.length} fees`;
+  const releases = count(entries, 'release');
+  // a metered call is charged units × unit price, and the rest of its hold is released
+  const charged = sim.chargedOf(t);
+  const fee = feeFor(charged, DEFAULT_CONFIG.feeBps);
+  const resolutions = `${captures.length} captures, ${releases.length} releases, ${refunds.length} refunds, ${sales.length} sales, ${fees.length} fees`;
   if (row.status === 'authorized') {
     if (entries.length !== 1) out.push(`authorized transaction ${t.id} has ${resolutions}: resolved without its status saying so`);
     if (receipts.length) out.push(`authorized transaction ${t.id} has ${receipts.length} receipts`);
   } else if (row.status === 'succeeded') {
-    const okCapture = captures.length === 1 && captures[0]!.walletId === buyer && captures[0]!.amountMinor === -t.amount && captures[0]!.holdMinor === -t.amount;
+    const okCapture = captures.length === 1 && captures[0]!.walletId === buyer && captures[0]!.amountMinor === -charged && captures[0]!.holdMinor === -charged;
+    const okRelease = charged === t.amount ? releases.length === 0
+      : releases.length === 1 && releases[0]!.walletId === buyer && releases[0]!.amountMinor === 0n && releases[0]!.holdMinor === -(t.amount - charged);
     const saleSum = sales.reduce((s, e) => s + e.amountMinor, 0n);
     const feeSum = fees.reduce((s, e) => s + e.amountMinor, 0n);
-    if (!okCapture || refunds.length || sales.length > 1 || fees.length > 1 || saleSum !== t.amount - fee || feeSum !== fee
+    if (!okCapture || !okRelease || refunds.length || sales.length > 1 || fees.length > 1 || saleSum !== charged - fee || feeSum !== fee
       || sales.some((e) => e.walletId !== sim.sellerOf(t.s).walletId) || fees.some((e) => e.walletId !== PLATFORM_REVENUE_WALLET_ID)) {
-      out.push(`succeeded transaction ${t.id} of ${t.amount} has ${resolutions} (sales ${saleSum}, fees ${feeSum}; want one capture, sale ${t.amount - fee}, fee ${fee})`);
+      out.push(`succeeded transaction ${t.id} of ${t.amount} (charged ${charged}) has ${resolutions} (sales ${saleSum}, fees ${feeSum}; want one capture of ${charged}, the rest released, sale ${charged - fee}, fee ${fee})`);
     }
+    if (receipts[0] && receipts[0].amountMinor !== charged) out.push(`succeeded transaction ${t.id}'s receipt says ${receipts[0].amountMinor}, it was charged ${charged}`);
     if (receipts.length !== 1 || receipts[0]!.status !== 'success') out.push(`succeeded transaction ${t.id} has receipts [${receipts.map((x) => x.status)}], want one success`);
   } else {
-    if (refunds.length !== 1 || refunds[0]!.holdMinor !== -t.amount || refunds[0]!.amountMinor !== 0n || refunds[0]!.walletId !== buyer || captures.length || sales.length || fees.length) {
+    if (refunds.length !== 1 || refunds[0]!.holdMinor !== -t.amount || refunds[0]!.amountMinor !== 0n || refunds[0]!.walletId !== buyer || captures.length || releases.length || sales.length || fees.length) {
       out.push(`${row.status} transaction ${t.id} has ${resolutions}; want one refund of the hold ${t.amount}`);
     }
     if (receipts.length !== 1 || receipts[0]!.status !== 'failed') out.push(`${row.status} transaction ${t.id} has receipts [${receipts.map((x) => x.status)}], want one failed`);

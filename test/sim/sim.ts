@@ -49,6 +49,8 @@ export interface MTxn {
   key?: MKey;
   responseHash: string;
   receiptId?: string;
+  /** a metered seller's call: the units its complete reports (0..maxUnits, so some charge less than the hold) */
+  units?: bigint;
 }
 
 export interface MKey {
@@ -116,6 +118,8 @@ interface Seller {
   walletId: string;
   capabilityId: string;
   price: bigint;
+  /** a metered price: price = unitPrice × maxUnits */
+  metering?: { unitPrice: bigint; maxUnits: bigint };
 }
 
 export interface RunOptions {
@@ -218,14 +222,17 @@ export class Simulation {
         const t = await createTenant(r, ctx, { kind: 'provider', name: `seller-${i}` });
         await r.tenants.update(t.id, { status: 'active', verified: true });
         const capabilityId = ctx.ids.next('capability');
-        // one price with a fee, one too small for any (fee 0 below 34 minor units at 3%)
+        // one price with a fee, one too small for any (fee 0 below 34 minor units at 3%); the first is
+        // metered (5 a unit, at most 250 units: 1250 a call at most), so its completes charge what they used
         const price = i === 0 ? 1_250n : 20n;
+        const metering = i === 0 ? { unitPrice: 5n, maxUnits: 250n } : undefined;
         const now = ctx.clock.now();
         await r.capabilities.insert({
           id: capabilityId, providerId: t.id, name: `cap-${i}`, description: 'simulated', protocol: 'rest', priceMinor: price, currency: 'USD', category: 'sim',
           tags: [], schema: null, latencyP50Ms: null, toolName: null, status: 'active', currentVersionId: ctx.ids.next('capabilityVersion'), createdAt: now, updatedAt: now, deprecatedAt: null,
+          metering: metering ? { unit: 'token', unitPriceMinor: metering.unitPrice.toString(), maxUnits: metering.maxUnits.toString() } : null,
         });
-        sellers.push({ id: t.id, walletId: t.settlementWalletId!, capabilityId, price });
+        sellers.push({ id: t.id, walletId: t.settlementWalletId!, capabilityId, price, ...(metering ? { metering } : {}) });
       }
       return { actors, sellers };
     });
@@ -313,10 +320,18 @@ export class Simulation {
     for (const t of this.model.txns) if ((w === undefined || t.w === w) && this.overdue(t)) this.refund(t, 'expired', 'expired');
   }
 
+  /** What a succeeded transaction was charged: a metered call's units × unit price, else its amount. */
+  chargedOf(t: MTxn): bigint {
+    const m = this.sellerOf(t.s).metering;
+    return m && t.units !== undefined ? t.units * m.unitPrice : t.amount;
+  }
+
   private succeed(t: MTxn): void {
-    const fee = feeFor(t.amount, FEE_BPS);
-    this.move(this.actorWallet(t.w), -t.amount, -t.amount);
-    this.move(this.sellerOf(t.s).walletId, t.amount - fee, 0n);
+    const charged = this.chargedOf(t);
+    const fee = feeFor(charged, FEE_BPS);
+    // the capture takes the charge, the release the rest of the hold
+    this.move(this.actorWallet(t.w), -charged, -t.amount);
+    this.move(this.sellerOf(t.s).walletId, charged - fee, 0n);
     this.move(PLATFORM_REVENUE_WALLET_ID, fee, 0n);
     t.status = 'succeeded';
     const b = this.breaker(t.w, t.s);
@@ -481,6 +496,8 @@ export class Simulation {
             id: txnId, w, s, amount, status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + CONFIG.releaseUnsettledAfterMs,
             challengeExpiresAt: now + CONFIG.challengeTtlMs, proof, responseHash: `sha256:${createHash('sha256').update(txnId).digest('hex')}`,
             ...(key ? { key } : {}),
+            // a metered seller's call reports 0..maxUnits units at complete, spread over the calls of the seed
+            ...(this.sellerOf(s).metering ? { units: BigInt((this.model.txns.length * 97) % Number(this.sellerOf(s).metering!.maxUnits + 1n)) } : {}),
           };
           this.model.txns.push(t);
           this.model.touched.add(txnId);
@@ -546,7 +563,8 @@ export class Simulation {
   private startComplete(t: MTxn, fault: Fault | undefined) {
     const pred = this.predictComplete(t);
     const p = principal(this.sellerOf(t.s).id, 'provider');
-    return async () => void (await this.expect(`complete of ${t.id}`, pred, () => this.services.payments.complete(p, { transactionId: t.id, responseHash: t.responseHash }), fault));
+    const units = t.units !== undefined ? { units: t.units.toString() } : {};
+    return async () => void (await this.expect(`complete of ${t.id}`, pred, () => this.services.payments.complete(p, { transactionId: t.id, responseHash: t.responseHash, ...units }), fault));
   }
 
   private startFail(t: MTxn, reason: FailReason, fault: Fault | undefined) {
@@ -574,7 +592,7 @@ export class Simulation {
     const t = this.nth(this.open(undefined), k);
     if (!t) return;
     const p = principal(this.sellerOf(t.s).id, 'provider');
-    const complete = () => outcome(this.services.payments.complete(p, { transactionId: t.id, responseHash: t.responseHash }));
+    const complete = () => outcome(this.services.payments.complete(p, { transactionId: t.id, responseHash: t.responseHash, ...(t.units !== undefined ? { units: t.units.toString() } : {}) }));
     const failing = () => outcome(this.services.payments.fail(p, { transactionId: t.id, reason: 'provider_error' }));
     const overdue = this.overdue(t);
     const completePred = this.predictComplete(t);

@@ -52,7 +52,7 @@ const tenant = (id: string, kind: 'workspace' | 'provider', createdAt = 1) =>
   ({ id, kind, name: id, email: null, website: null, status: 'active', verified: true, settlementWalletId: null, createdAt, updatedAt: createdAt });
 const capability = (id: string, providerId: string, over: Partial<Capability> = {}): Capability => ({
   id, providerId, name: id, description: `about ${id}`, protocol: 'rest', priceMinor: 10n, currency: 'USD', category: 'data', tags: ['t'],
-  schema: null, latencyP50Ms: 20, toolName: null, status: 'active', currentVersionId: `${id}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null, ...over,
+  schema: null, latencyP50Ms: 20, toolName: null, metering: null, status: 'active', currentVersionId: `${id}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null, ...over,
 });
 
 describe.each(storeBackends('repos'))('Repositories written once, on $name', (b) => {
@@ -264,7 +264,7 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
   it('payments: transactions by nonce, resolved once, overdue, paged; receipts by owner; breakers; idempotency keys; an authorization\'s facts', async () => {
     const txn = (id: string, nonce: string, over: Record<string, unknown> = {}) => ({
       id, nonce, capabilityId: 'cap_p', providerId: 'prv_p', walletId: 'wal_pm', workspaceId: 'ws_p', amountMinor: 9_007_199_254_740_993n, feeMinor: null,
-      currency: 'USD', status: 'authorized' as const, failureReason: null, authorizedAt: 1, expiresAt: 5, resolvedAt: null, ...over,
+      currency: 'USD', chargedMinor: null, metering: null, status: 'authorized' as const, failureReason: null, authorizedAt: 1, expiresAt: 5, resolvedAt: null, ...over,
     });
     await store.tx(async (r) => {
       await r.transactions.insert(txn('txn_b', 'n_b'));
@@ -294,7 +294,7 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
 
     const receipt = (id: string, timestamp: number, over: Record<string, unknown> = {}) => ({
       id, transactionId: 'txn_a', providerId: 'prv_p', consumerId: 'wal_pm', workspaceId: 'ws_p', capabilityId: 'cap_p', amountMinor: 9_007_199_254_740_993n,
-      currency: 'USD', responseHash: null, status: 'success' as const, timestamp, signature: 's', signingKeyId: 'k', ledgerHeads: '[]', ...over,
+      currency: 'USD', responseHash: null, status: 'success' as const, timestamp, signature: 's', signingKeyId: 'k', ledgerHeads: '[]', usage: null, ...over,
     });
     await store.tx(async (r) => {
       await r.receipts.insert(receipt('rc_2', 5));
@@ -435,7 +435,7 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     const base = 1_800_000_000_000; // on an hour's boundary
     const big = 9_007_199_254_740_993n;
     const txn = (id: string, over: Record<string, unknown>) => ({
-      id, nonce: `n_${id}`, capabilityId: 'cap_v', providerId: 'prv_v', walletId: 'wal_v', workspaceId: 'ws_v', amountMinor: 100n, feeMinor: null,
+      id, nonce: `n_${id}`, capabilityId: 'cap_v', providerId: 'prv_v', walletId: 'wal_v', workspaceId: 'ws_v', amountMinor: 100n, feeMinor: null, chargedMinor: null, metering: null,
       currency: 'USD', status: 'succeeded' as const, failureReason: null, authorizedAt: base - H, expiresAt: base + 10 * H, resolvedAt: base, ...over,
     });
     await store.tx(async (r) => {
@@ -514,7 +514,7 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
       await r.wallets.insert(newWalletRow({ id: 'wal_p', tenantId: 'ws_p', ownerType: 'agent', ownerId: 'ag', publicKeyPem: null }, 1));
       await r.transactions.insert({
         id: 'txn_2', nonce: 'n_txn_2', capabilityId: 'cap_p', providerId: 'prv', walletId: 'wal_p', workspaceId: 'ws_p', amountMinor: 5n, feeMinor: null,
-        currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 5, expiresAt: 50, resolvedAt: null,
+        currency: 'USD', chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: 5, expiresAt: 50, resolvedAt: null,
       });
     });
     expect((await store.read((r) => r.approvals.refundDue('wal_p', 'cap_p', 100))).map((a) => a.id)).toEqual(['ap_1']);

@@ -45,7 +45,7 @@ async function openCall(walletId: string, workspaceId: string, amount: bigint, t
     const now = clock.now();
     await r.transactions.insert({
       id, nonce: `nonce-${id}`, capabilityId: 'cap_1', providerId: 'prv_1', walletId, workspaceId, amountMinor: amount, feeMinor: null,
-      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + ttlMs, resolvedAt: null,
+      currency: 'USD', chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + ttlMs, resolvedAt: null,
     });
     await post(r, deps, { walletId, type: 'hold', amountMinor: 0n, holdMinor: amount, currency: 'USD', transactionId: id });
     return { id, expiresAt: now + ttlMs };

@@ -116,7 +116,7 @@ describe.each(backends)('Store contract on $name', (b) => {
   it('raises a reused nonce as UniqueViolation inside the transaction (the domain answers REPLAY_DETECTED)', async () => {
     const txn: Transaction = {
       id: 'txn_a', nonce: `n_${b.name}`, capabilityId: 'cap', providerId: 'prv', walletId: 'w', workspaceId: 'ws', amountMinor: 3n, feeMinor: null,
-      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+      currency: 'USD', chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
     };
     await store.tx((r) => r.transactions.insert(txn));
     const seen = await store.tx(async (r) => {
@@ -138,7 +138,7 @@ describe.each(backends)('Store contract on $name', (b) => {
     const once = await PgStore.open({ url: (store as unknown as { url: string }).url, maxAttempts: 1 });
     const txn: Transaction = {
       id: 'txn_w1', nonce: 'n_writebehind', capabilityId: 'cap', providerId: 'prv', walletId: 'w', workspaceId: 'ws', amountMinor: 3n, feeMinor: null,
-      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+      currency: 'USD', chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
     };
     try {
       // the insert and the update are not waited for; the read after them sees both
@@ -371,7 +371,7 @@ describe.each(backends)('Store contract on $name', (b) => {
     const w = await newWallet();
     const txn: Transaction = {
       id: `txn_resolve_${b.name}`, nonce: `n_resolve_${b.name}`, capabilityId: 'cap', providerId: 'prv', walletId: w, workspaceId: 'ws', amountMinor: 5n, feeMinor: null,
-      currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+      currency: 'USD', chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
     };
     await store.tx((r) => r.transactions.insert(txn));
     await store.tx((r) => r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: 1n, resolvedAt: 3 }));
@@ -403,7 +403,7 @@ describe.each(backends)('Store contract on $name', (b) => {
     const capabilityId = `cap_facts_${b.name}`;
     await store.tx((r) => r.capabilities.insert({
       id: capabilityId, providerId: provider.id, name: 'Facts', description: 'd', protocol: 'rest', priceMinor: BIG, currency: 'USD', category: 'data',
-      tags: ['t'], schema: null, latencyP50Ms: 7.5, toolName: null, status: 'active', currentVersionId: `${capabilityId}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null,
+      tags: ['t'], schema: null, latencyP50Ms: 7.5, toolName: null, metering: null, status: 'active', currentVersionId: `${capabilityId}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null,
     }));
     const facts = (nonce: string, walletId: string, capId: string, providerId: string) =>
       store.read((r) => r.purchaseFacts.read({ nonce, walletId, capabilityId: capId, providerId }), { snapshot: false });
@@ -421,7 +421,7 @@ describe.each(backends)('Store contract on $name', (b) => {
       await r.breakers.put({ walletId: w, providerId: provider.id, consecutiveFailures: 3, paused: true, updatedAt: 5 });
       await r.transactions.insert({
         id: `txn_facts_${b.name}`, nonce: `n_facts_${b.name}`, capabilityId, providerId: provider.id, walletId: w, workspaceId: 'ws', amountMinor: 1n, feeMinor: null,
-        currency: 'USD', status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
+        currency: 'USD', chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: 1, expiresAt: 2, resolvedAt: null,
       });
     });
     const got = await facts(`n_facts_${b.name}`, w, capabilityId, provider.id);
@@ -647,7 +647,7 @@ describe.each(backends)('Store contract on $name', (b) => {
       for (const d of docs) {
         await r.capabilities.insert({
           id: d.id, providerId: seller.id, name: d.name, description: d.description, protocol: 'rest', priceMinor: 5n, currency: 'USD', category: d.category,
-          tags: d.tags, schema: null, latencyP50Ms: 12.5, toolName: null, status: 'active', currentVersionId: `${d.id}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null,
+          tags: d.tags, schema: null, latencyP50Ms: 12.5, toolName: null, metering: null, status: 'active', currentVersionId: `${d.id}_v1`, createdAt: 1, updatedAt: 1, deprecatedAt: null,
         });
         await r.capabilitySearch.upsert({ capabilityId: d.id, name: d.name, description: d.description, tags: d.tags, category: d.category });
       }

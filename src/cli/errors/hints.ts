@@ -124,6 +124,8 @@ export function tryForGateway(e: AgentpayError, ctx: ReportContext): string | un
       return 'call the seller again for a new price quote';
     case 'IDEMPOTENCY_IN_PROGRESS':
       return 'the first call with this idempotency key is still running; retry in a moment with the same key to get its answer';
+    case 'USAGE_ABOVE_MAXIMUM':
+      return 'a metered call may use at most its capability\'s maxUnits (agentpay capabilities show CAP_ID); complete it with fewer units, or fail it';
     case 'IDEMPOTENCY_KEY_REUSED':
       return 'that idempotency key was used for another request; use a new key for a new request';
     case 'INVALID_CURSOR':

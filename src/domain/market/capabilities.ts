@@ -25,6 +25,7 @@ import type { DomainContext } from '../platform/context.js';
 import type { Principal } from '../tenancy/api-keys.js';
 import { reputations } from './reputation.js';
 import { providerSummary } from './providers.js';
+import { checkPriceIsMaximum, maximumOf, parseMetering } from './metering.js';
 
 export type { CapabilityAddress };
 export type Protocol = Capability['protocol'];
@@ -36,7 +37,7 @@ const IMMUTABLE_FIELDS = ['address', 'endpoint', 'protocol', 'toolName'] as cons
 /** The largest advertised median latency: an hour (the wire's limit). */
 export { MAX_LATENCY_MS };
 
-const EDITABLE_FIELDS = ['name', 'description', 'category', 'tags', 'priceMinor', 'currency', 'schema', 'latencyP50Ms', 'version'] as const;
+const EDITABLE_FIELDS = ['name', 'description', 'category', 'tags', 'priceMinor', 'currency', 'metering', 'schema', 'latencyP50Ms', 'version'] as const;
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
 /** What publish takes: the contract's request body (agentpay-sdk/contract); the domain checks the address and price itself. */
@@ -58,6 +59,7 @@ export function capabilityView(c: Capability): CapabilityView {
     schema: c.schema,
     latencyP50Ms: c.latencyP50Ms,
     ...(c.protocol === 'mcp' && c.toolName !== null ? { toolName: c.toolName } : {}),
+    ...(c.metering ? { metering: c.metering } : {}),
     status: c.status,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
@@ -196,6 +198,9 @@ export class CapabilityService {
       throw validationError('protocol', 'is "rest", but a package address is an MCP server the buyer runs itself (over stdio); publish it with protocol "mcp" and the toolName it sells, or give a REST capability a URL endpoint', { addressKind: 'package' });
     }
     const schema = input.schema === undefined ? null : schemaOf(input.schema);
+    const priceMinor = parseMinor(input.priceMinor, 'priceMinor');
+    const metering = input.metering === undefined ? null : parseMetering(input.metering);
+    if (metering) checkPriceIsMaximum(priceMinor, metering);
     const now = this.ctx.clock.now();
     const id = this.ctx.ids.next('capability');
     const version: CapabilityVersion = {
@@ -214,13 +219,14 @@ export class CapabilityService {
       name: text(input.name, 'name', 200),
       description: text(input.description, 'description', 5000),
       protocol: input.protocol,
-      priceMinor: parseMinor(input.priceMinor, 'priceMinor'),
+      priceMinor,
       currency: currencyOf(input.currency),
       category: text(input.category, 'category', 100),
       tags: input.tags === undefined ? [] : tagsOf(input.tags),
       schema,
       latencyP50Ms: input.latencyP50Ms === undefined ? null : latencyOf(input.latencyP50Ms),
       toolName,
+      metering,
       status: 'active',
       currentVersionId: version.id,
       createdAt: now,
@@ -279,12 +285,18 @@ export class CapabilityService {
     if (patch.priceMinor !== undefined) next.priceMinor = parseMinor(patch.priceMinor, 'priceMinor');
     if (patch.currency !== undefined) next.currency = currencyOf(patch.currency);
     if (patch.latencyP50Ms !== undefined) next.latencyP50Ms = patch.latencyP50Ms === null ? null : latencyOf(patch.latencyP50Ms);
+    if (patch.metering !== undefined) next.metering = patch.metering === null ? null : parseMetering(patch.metering);
+    // a new metered price brings its maximum as the price, unless the price is sent too (then it must agree)
+    if (next.metering && next.priceMinor === undefined) next.priceMinor = maximumOf(next.metering);
     const schema = patch.schema === undefined ? undefined : schemaOf(patch.schema);
     const label = patch.version === undefined ? undefined : versionLabel(patch.version);
 
     return this.ctx.store.tx(async (r) => {
       const c = await this.owned(r, p, id);
       if (c.status !== 'active') throw new AppError('CONFLICT', `capability ${id} is ${c.status}; a capability that is not active refuses edits`, { id, status: c.status });
+      // a metered capability's price stays its maximum: a price edit alone must agree with the metering kept
+      const metering = next.metering === undefined ? c.metering : next.metering;
+      if (metering && next.priceMinor !== undefined) checkPriceIsMaximum(next.priceMinor, metering, patch.priceMinor === undefined ? 'metering' : 'priceMinor');
       const same = (a: unknown, b: unknown) => canonicalize(a) === canonicalize(b);
       const changed = (Object.keys(next) as (keyof Capability)[]).filter((k) =>
         k === 'priceMinor' ? next.priceMinor !== c.priceMinor : !same(next[k] ?? null, c[k] ?? null),

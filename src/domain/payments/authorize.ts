@@ -106,7 +106,7 @@ export async function authorizePayment(
     const refused = await policyRefusal(deps, r, purchase, w, cap, now, transactionId, prefetched);
     if (refused) return { refused };
     checkCurrency(purchase, w);
-    const txn = await insertPurchase(deps, r, purchase, w, transactionId, now);
+    const txn = await insertPurchase(deps, r, purchase, w, cap, transactionId, now);
     await holdFor(deps, r, txn, now);
     return { txn };
   });
@@ -188,7 +188,7 @@ function checkCurrency(p: PurchaseInput, w: Wallet): void {
 }
 
 /** Writes the authorized transaction (and the idempotency key's row); a reused nonce is a replay. */
-async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: Wallet, transactionId: string, now: number): Promise<Transaction> {
+async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: Wallet, cap: Capability, transactionId: string, now: number): Promise<Transaction> {
   const { challenge, idem } = p;
   const txn: Transaction = {
     id: transactionId,
@@ -199,6 +199,9 @@ async function insertPurchase(deps: PaymentDeps, r: Repos, p: PurchaseInput, w: 
     workspaceId: w.tenantId,
     amountMinor: p.amountMinor,
     feeMinor: null,
+    chargedMinor: null,
+    // a metered capability: its unit price as authorized now, what complete charges each unit at (the hold stays the maximum)
+    metering: cap.metering ? { unit: cap.metering.unit, unitPriceMinor: cap.metering.unitPriceMinor } : null,
     currency: challenge.currency,
     status: 'authorized',
     failureReason: null,

@@ -40,5 +40,7 @@ export async function issueChallenge(deps: PaymentDeps, p: Principal, capability
     nonce: challengeNonce(),
     expiresAt: iso(deps.ctx.clock.now() + deps.settings.challengeTtlMs),
     payTo: provider.settlementWalletId,
+    // metered: amountMinor is the maximum the buyer authorizes; the seller charges the units used (signed, so the buyer can trust it)
+    ...(capability.metering ? { metering: capability.metering } : {}),
   } satisfies UnsignedChallenge);
 }

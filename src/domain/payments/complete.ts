@@ -3,6 +3,11 @@
  * signed success receipt is stored, the hold is captured from the buyer, the seller's
  * settlement wallet gets the price less the fee and the platform revenue wallet gets the
  * fee. Repeating the same complete returns the same receipt.
+ *
+ * A metered call (docs/protocol.md § Metered prices) is charged the units the seller reports
+ * times the unit price it was authorized at: the capture takes that much, the rest of the hold
+ * is released to the buyer (a `release` entry), and the fee is on the amount charged. Units
+ * costing more than the hold are refused (USAGE_ABOVE_MAXIMUM) and nothing moves.
  */
 import { createHash } from 'node:crypto';
 import { AppError, validationError } from '../../core/errors.js';
@@ -19,6 +24,8 @@ import { recordSuccess } from './breaker.js';
 import { recordPaymentEvent } from './events.js';
 import { requireProvider, type PaymentDeps } from './deps.js';
 import { alreadyResolved, expireTransaction, isOverdue, ownTransaction } from './resolution.js';
+import { chargeFor, parseUnits } from '../market/metering.js';
+import type { ReceiptUsage } from '../../store/tables/payments.js';
 
 export interface CompleteInput {
   transactionId: string;
@@ -29,6 +36,11 @@ export interface CompleteInput {
    * call was authorized with an idempotency key; ignored otherwise.
    */
   response?: { status: number; contentType?: string; body: string };
+  /**
+   * A metered capability only: the units the call used (a count as a string). The call is charged
+   * units × the unit price it was authorized at, at most the hold; left out, the whole hold.
+   */
+  units?: string;
 }
 
 /** The answer to keep for a replay, checked against the hash the receipt signs; null when none was sent or it is too big. */
@@ -50,6 +62,7 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
   requireProvider(p);
   const { ctx } = deps;
   const response = keptResponse(input);
+  const units = input.units === undefined ? undefined : parseUnits(input.units, 'units', { allowZero: true });
   const out = await ctx.store.tx(async (r) => {
     // the transaction (locked: it resolves once), the seller's settlement wallet (the caller's, if
     // the transaction is theirs; read once per process) and an idempotency key of the purchase,
@@ -63,11 +76,11 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
     const payTo = remembered ?? provider?.settlementWalletId ?? undefined;
     if (txn.status === 'succeeded') {
       const receipt = (await r.receipts.byTransaction(txn.id)).find((x) => x.status === 'success');
-      if (receipt && receipt.responseHash === input.responseHash) {
+      if (receipt && receipt.responseHash === input.responseHash && (units === undefined || receipt.usage?.units === units.toString())) {
         await keepAnswer(r, key, response);
         return { receipt: receiptView(receipt) };
       }
-      return { conflict: alreadyResolved(txn, 'was already completed with another responseHash') };
+      return { conflict: alreadyResolved(txn, receipt?.responseHash === input.responseHash ? `was already completed for ${receipt.usage?.units ?? 'other'} units` : 'was already completed with another responseHash') };
     }
     if (txn.status !== 'authorized') return { conflict: alreadyResolved(txn) };
     const now = ctx.clock.now();
@@ -75,9 +88,12 @@ export async function completeTransaction(deps: PaymentDeps, p: Principal, input
       await expireTransaction(r, deps, txn);
       return { conflict: alreadyResolved({ ...txn, status: 'expired' }, 'expired before it was completed and the buyer was refunded') };
     }
+    if (units !== undefined && txn.metering === null) {
+      throw validationError('units', `capability ${txn.capabilityId} is not metered (its calls cost a flat price): leave units out`, { transactionId: txn.id });
+    }
     if (!payTo) throw new AppError('INTERNAL', `provider ${txn.providerId} has no settlement wallet`);
     settlement?.remember(p.tenantId, payTo);
-    return { receipt: await succeed(deps, r, txn, payTo, key, response, input.responseHash, now) };
+    return { receipt: await succeed(deps, r, txn, payTo, key, response, input.responseHash, now, units) };
   });
   if ('conflict' in out) throw out.conflict;
   return out.receipt;
@@ -99,21 +115,31 @@ async function keepAnswer(r: Repos, key: PaymentIdempotency | undefined, respons
  */
 export async function succeed(
   deps: PaymentDeps, r: Repos, txn: Transaction, payTo: string, key: PaymentIdempotency | undefined, response: KeptResponse, responseHash: string, now: number,
+  units?: bigint,
 ): Promise<ReceiptView> {
   const { ctx } = deps;
-  const fee = feeFor(txn.amountMinor, deps.settings.feeBps);
-  const sale = txn.amountMinor - fee;
-  await r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now });
+  // a metered call reported its units: charged units × the unit price it was authorized at (at most the hold)
+  const metered = units !== undefined && txn.metering !== null ? txn.metering : null;
+  const charged = metered ? chargeFor(units!, BigInt(metered.unitPriceMinor), txn.amountMinor, txn.id) : txn.amountMinor;
+  const released = txn.amountMinor - charged;
+  const usage: ReceiptUsage | null = metered ? { unit: metered.unit, units: units!.toString(), unitPriceMinor: metered.unitPriceMinor, authorizedMinor: txn.amountMinor.toString() } : null;
+  const fee = feeFor(charged, deps.settings.feeBps);
+  const sale = charged - fee;
+  await r.transactions.resolve(txn.id, { status: 'succeeded', feeMinor: fee, resolvedAt: now, ...(metered ? { chargedMinor: charged } : {}) });
   await recordSuccess(r, now, txn.walletId, txn.providerId);
   await keepAnswer(r, key, response);
   const common = { currency: txn.currency, transactionId: txn.id, reference: txn.capabilityId };
   // in the lock order of docs/deploy.md: the buyer's wallet, the seller's, the platform's
-  const movements: Movement[] = [{ ...common, walletId: txn.walletId, type: 'capture', amountMinor: -txn.amountMinor, holdMinor: -txn.amountMinor, memo: `paid for a call of ${txn.capabilityId}` }];
+  const movements: Movement[] = [{ ...common, walletId: txn.walletId, type: 'capture', amountMinor: -charged, holdMinor: -charged, memo: `paid for a call of ${txn.capabilityId}${usage ? ` (${usage.units} ${usage.unit} at ${usage.unitPriceMinor})` : ''}` }];
+  if (released > 0n) movements.push({ ...common, walletId: txn.walletId, type: 'release', amountMinor: 0n, holdMinor: -released, memo: `the rest of the hold for a metered call of ${txn.capabilityId}: ${usage!.units} of ${BigInt(txn.amountMinor) / BigInt(usage!.unitPriceMinor)} ${usage!.unit} used` });
   if (sale > 0n) movements.push({ ...common, walletId: payTo, type: 'sale', amountMinor: sale, memo: `sale of a call of ${txn.capabilityId}` });
   if (fee > 0n) movements.push({ ...common, walletId: PLATFORM_REVENUE_WALLET_ID, type: 'fee', amountMinor: fee, memo: `platform fee on ${txn.id}` });
   const entries = await placeAll(r, ctx, movements);
-  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded' }, 'success', responseHash, entries);
+  const receipt = await writeReceipt(r, deps, { ...txn, status: 'succeeded', chargedMinor: metered ? charged : null }, 'success', responseHash, entries, usage);
   // the sale's event, for the seller and the buyer's workspace: written, nothing read (./events.ts)
-  await recordPaymentEvent(r, ctx, 'payment.succeeded', txn, receipt, { feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash });
+  // a metered call's event names the charge as its amount, and what was authorized (held) beside it
+  await recordPaymentEvent(r, ctx, 'payment.succeeded', metered ? { ...txn, amountMinor: charged } : txn, receipt, {
+    feeMinor: fee.toString(), saleMinor: sale.toString(), responseHash, ...(metered ? { authorizedMinor: txn.amountMinor.toString() } : {}),
+  });
   return receipt;
 }

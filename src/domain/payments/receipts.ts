@@ -8,6 +8,7 @@ import { AppError, notFound, wrongKeyKind } from '../../core/errors.js';
 import { iso } from '../../core/clock.js';
 import type { Repos } from '../../store/store.js';
 import type { Receipt } from '../../store/repos/payments.js';
+import type { ReceiptUsage } from '../../store/tables/payments.js';
 import type { Transaction } from '../../store/repos/payments.js';
 import type { LedgerEntry } from '../../store/repos/wallets.js';
 import type { Principal } from '../tenancy/api-keys.js';
@@ -32,6 +33,8 @@ export function unsignedReceipt(rc: Receipt) {
     responseHash: rc.responseHash,
     status: rc.status,
     timestamp: iso(rc.timestamp),
+    // a metered call's success: what was used, at what price, and what was authorized
+    ...(rc.usage ? { usage: rc.usage } : {}),
     // receipts written before the hash chain have none
     ...(ledger ? { ledger } : {}),
   };
@@ -46,7 +49,9 @@ export function receiptView(rc: Receipt): ReceiptView {
 /**
  * Signs and stores the receipt of a transaction's resolution; call inside its `tx`, after the
  * resolution's movements: `entries`, the ledger entries they appended, are signed with it (the
- * heads of those wallets' chains as the resolution left them).
+ * heads of those wallets' chains as the resolution left them). A success receipt's amount is what
+ * was charged (`chargedMinor`, a metered call's units × unit price, with its `usage`), a failed
+ * one's what was held and given back.
  */
 export async function writeReceipt(
   r: Repos,
@@ -55,6 +60,7 @@ export async function writeReceipt(
   status: Receipt['status'],
   responseHash: string | null,
   entries: readonly LedgerEntry[],
+  usage: ReceiptUsage | null = null,
 ): Promise<ReceiptView> {
   const links: ChainLink[] = entries.map((e) => ({ walletId: e.walletId, seq: e.seq, hash: e.hash! }));
   const row: Receipt = {
@@ -64,9 +70,10 @@ export async function writeReceipt(
     consumerId: txn.walletId,
     workspaceId: txn.workspaceId,
     capabilityId: txn.capabilityId,
-    amountMinor: txn.amountMinor,
+    amountMinor: status === 'success' && txn.chargedMinor !== null ? txn.chargedMinor : txn.amountMinor,
     currency: txn.currency,
     responseHash,
+    usage: status === 'success' ? usage : null,
     status,
     timestamp: deps.ctx.clock.now(),
     signature: '',

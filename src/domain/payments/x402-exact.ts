@@ -454,7 +454,7 @@ export class X402ExactService {
     const txn: Transaction = {
       id: ctx.ids.next('transaction'), nonce: `x402:${row.network}:${row.asset}:${row.nonce}`, capabilityId: row.capabilityId, providerId: row.providerId,
       walletId: PLATFORM_X402_WALLET_ID, workspaceId: OPERATOR_TENANT_ID, amountMinor: row.amountMinor, feeMinor: null, currency: row.currency,
-      status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + this.deps.settings.releaseUnsettledAfterMs, resolvedAt: null,
+      chargedMinor: null, metering: null, status: 'authorized', failureReason: null, authorizedAt: now, expiresAt: now + this.deps.settings.releaseUnsettledAfterMs, resolvedAt: null,
     };
     const patch = { state: 'settled' as const, txHash, transactionId: txn.id, attempts: row.attempts, updatedAt: now, settledAt: now };
     // first, in this transaction: only the claimant of a `settling` row records its sale (once; the sale's nonce is unique too)

@@ -83,7 +83,7 @@ export async function verifyLedger(store: Pick<Store, 'read'>): Promise<LedgerRe
       }
       const view = receiptView(receipt);
       if (!signedBy(view, receipt.signingKeyId)) problems.push({ transactionId: txn.id, receiptId: receipt.id, problem: `receipt's signature does not verify with platform key ${receipt.signingKeyId}` });
-      if (receipt.amountMinor !== txn.amountMinor || receipt.currency !== txn.currency || receipt.consumerId !== txn.walletId || receipt.providerId !== txn.providerId || receipt.capabilityId !== txn.capabilityId) {
+      if (receipt.amountMinor !== (want === 'success' ? chargedOf(txn) : txn.amountMinor) || receipt.currency !== txn.currency || receipt.consumerId !== txn.walletId || receipt.providerId !== txn.providerId || receipt.capabilityId !== txn.capabilityId) {
         problems.push({ transactionId: txn.id, receiptId: receipt.id, problem: 'receipt does not match its transaction (amount, currency, wallet, provider or capability)' });
       }
       for (const link of view.ledger ?? []) checkLink(link, entryAt(link.walletId, link.seq), { transactionId: txn.id, receiptId: receipt.id }, 'receipt', problems);
@@ -146,7 +146,10 @@ function checkChain(walletId: string, entries: LedgerEntry[], problems: LedgerPr
   }
 }
 
-/** A transaction's entries against its status: the hold, then the capture or the refund. */
+/** What a succeeded transaction was charged: a metered call's units × unit price, else the amount held. */
+const chargedOf = (txn: Transaction) => txn.chargedMinor ?? txn.amountMinor;
+
+/** A transaction's entries against its status: the hold, then the capture (and a metered call's release of the rest) or the refund. */
 function checkTransaction(txn: Transaction, entries: LedgerEntry[], problems: LedgerProblem[]): void {
   const at = { transactionId: txn.id, walletId: txn.walletId };
   const own = entries.filter((e) => e.walletId === txn.walletId);
@@ -154,10 +157,14 @@ function checkTransaction(txn: Transaction, entries: LedgerEntry[], problems: Le
   const want = txn.status === 'authorized' ? txn.amountMinor : 0n;
   if (held !== want) problems.push({ ...at, problem: `is ${txn.status} and holds ${held} on its wallet; it should hold ${want}` });
   if (txn.status === 'succeeded') {
+    // a metered call captures what it was charged and releases the rest of its hold
+    const charged = chargedOf(txn);
     const capture = own.find((e) => e.type === 'capture');
-    if (!capture || capture.amountMinor !== -txn.amountMinor) problems.push({ ...at, problem: `succeeded but its capture of ${txn.amountMinor} is missing or changed` });
+    if (!capture || capture.amountMinor !== -charged) problems.push({ ...at, problem: `succeeded but its capture of ${charged} is missing or changed` });
+    const released = own.filter((e) => e.type === 'release').reduce((s, e) => s - e.holdMinor, 0n);
+    if (released !== txn.amountMinor - charged) problems.push({ ...at, problem: `was charged ${charged} of the ${txn.amountMinor} held but released ${released}, not the rest` });
     const paid = entries.filter((e) => e.type === 'sale' || e.type === 'fee').reduce((s, e) => s + e.amountMinor, 0n);
-    if (paid !== txn.amountMinor) problems.push({ ...at, problem: `succeeded for ${txn.amountMinor} but its sale and fee add up to ${paid}` });
+    if (paid !== charged) problems.push({ ...at, problem: `succeeded for ${charged} but its sale and fee add up to ${paid}` });
     const fee = entries.filter((e) => e.type === 'fee').reduce((s, e) => s + e.amountMinor, 0n);
     if (txn.feeMinor !== null && fee !== txn.feeMinor) problems.push({ ...at, problem: `charged a fee of ${txn.feeMinor} but its fee entry says ${fee}` });
   }

@@ -19,6 +19,8 @@ import {
 
 const BUYING = ['CAPABILITY_NOT_FOUND', 'PROVIDER_NOT_FOUND', 'WALLET_NOT_FOUND', 'INSUFFICIENT_FUNDS', 'POLICY_DENIED', 'APPROVAL_REQUIRED', 'WALLET_FROZEN', 'WALLET_PROVIDER_PAUSED', 'CHALLENGE_EXPIRED', 'REPLAY_DETECTED', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS', 'CONFLICT'] as const;
 const RESOLVING = ['NOT_FOUND', 'CONFLICT'] as const;
+/** complete also refuses a metered call's units that cost more than was authorized */
+const COMPLETING = [...RESOLVING, 'USAGE_ABOVE_MAXIMUM'] as const;
 
 
 type Operation = Static<typeof BatchBody>['operations'][number];
@@ -73,7 +75,7 @@ export default async function paymentRoutes(app: FastifyInstance) {
     payments.authorize(principal(request), request.body),
   );
 
-  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { ...paymentOp('complete', RESOLVING), schema: { summary: 'Complete a paid call: settles and signs the receipt', body: CompleteBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
+  app.post<{ Body: Static<typeof CompleteBody> }>('/v1/x402/complete', { ...paymentOp('complete', COMPLETING), schema: { summary: 'Complete a paid call: settles and signs the receipt', body: CompleteBody, response: { 200: Closed({ receipt: Receipt }) } } }, async (request) => ({
     receipt: await payments.complete(principal(request), request.body),
   }));
 

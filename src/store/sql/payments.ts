@@ -15,7 +15,7 @@ export function outstanding(rows: unknown[][]): { count: number; amounts: { curr
   };
 }
 
-type Resolution = Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor'>>;
+type Resolution = Pick<Transaction, 'status' | 'resolvedAt'> & Partial<Pick<Transaction, 'failureReason' | 'feeMinor' | 'chargedMinor'>>;
 
 export class Transactions {
   private readonly t;
@@ -33,10 +33,15 @@ export class Transactions {
    *
    * Dialect switch, resolution: PostgreSQL's transaction_resolve (drizzle-pg/0007) updates the row
    * while it is authorized and raises otherwise, sent, not waited for (its refusal fails the COMMIT);
-   * SQLite's one writer updates it where it is authorized and counts.
+   * SQLite's one writer updates it where it is authorized and counts. A metered call's charged
+   * amount goes with it (drizzle-pg/0019's six-argument transaction_resolve).
    */
   async resolve(id: string, patch: Resolution) {
-    if (this.c.dialect === 'pg') return this.c.send('SELECT transaction_resolve(?, ?, ?, ?, ?)', [id, patch.status, patch.feeMinor ?? null, patch.failureReason ?? null, patch.resolvedAt]);
+    if (this.c.dialect === 'pg') {
+      const args = [id, patch.status, patch.feeMinor ?? null, patch.failureReason ?? null, patch.resolvedAt];
+      if (patch.chargedMinor == null) return this.c.send('SELECT transaction_resolve(?, ?, ?, ?, ?)', args);
+      return this.c.send('SELECT transaction_resolve(?, ?, ?, ?, ?, ?)', [...args, patch.chargedMinor]);
+    }
     if ((await this.t.update({ id, status: 'authorized' }, patch)) === 0) throw new AlreadyResolved(`transaction ${id} is not authorized any more: it was resolved first`);
   }
   /** Every transaction by id, a page at a time (`afterId` pages on): the ledger's verification reads them all. */
@@ -47,12 +52,12 @@ export class Transactions {
    * Resolved transactions counted per bucket of resolution time, currency and outcome, over
    * [from, to) in buckets of `bucketMs` from `from` (the operator's activity): `bucket` is the
    * bucket's index, `amountMinor` and `feeMinor` the sums (a fee is null, counted 0, where none
-   * was taken). Computed by the database on either backend (integer division of bigint or
+   * was taken; a metered call counts what it was charged, not what was held). Computed by the database on either backend (integer division of bigint or
    * INTEGER times the same); transactions_resolved bounds the scan to the range.
    */
   async activity(q: { from: number; to: number; bucketMs: number }) {
     // the times go as bigints: a JavaScript number binds as REAL on SQLite, and the division would not be whole
-    const rows = await this.c.rows(`SELECT (resolved_at - ?) / ?, currency, status, count(*), sum(amount_minor), sum(coalesce(fee_minor, 0))
+    const rows = await this.c.rows(`SELECT (resolved_at - ?) / ?, currency, status, count(*), sum(coalesce(charged_minor, amount_minor)), sum(coalesce(fee_minor, 0))
       FROM transactions WHERE resolved_at >= ? AND resolved_at < ?
       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, [BigInt(q.from), BigInt(q.bucketMs), BigInt(q.from), BigInt(q.to)]);
     // SQLite answers bigints (safe integers), PostgreSQL int8 and numeric as text: both exact

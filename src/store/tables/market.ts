@@ -4,6 +4,12 @@ export type CapabilityAddress =
   | { kind: 'url'; url: string }
   | { kind: 'package'; command: string; args: string[]; version: string };
 
+/**
+ * A metered price, as the wire has it (strings): charged per unit used, up to `maxUnits` a call;
+ * the capability's `price_minor` is then `unitPriceMinor` × `maxUnits`, the most one call can cost.
+ */
+export interface CapabilityMetering { unit: string; unitPriceMinor: string; maxUnits: string }
+
 /** A priced capability. Price and wording change in place; schema changes publish a new version. */
 export const capabilities = table('capabilities', {
   id: text('id').primaryKey(),
@@ -18,6 +24,8 @@ export const capabilities = table('capabilities', {
   schema: json<Record<string, unknown> | null>()('schema'),
   latencyP50Ms: measure('latency_p50_ms'),
   toolName: text('tool_name'),
+  /** null: a flat price per call */
+  metering: json<CapabilityMetering | null>()('metering'),
   status: text('status', { enum: ['active', 'deprecated'] }).notNull(),
   currentVersionId: text('current_version_id').notNull(),
   createdAt: int('created_at').notNull(),

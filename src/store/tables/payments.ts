@@ -1,4 +1,9 @@
-import { bool, index, int, minor, primaryKey, table, text, uniqueIndex } from './kit.js';
+import { bool, index, int, json, minor, primaryKey, table, text, uniqueIndex } from './kit.js';
+
+/** A metered call's price as it was authorized (strings, as the wire has them). */
+export interface TransactionMetering { unit: string; unitPriceMinor: string }
+/** What a metered call's success receipt signs as its `usage`. */
+export interface ReceiptUsage { unit: string; units: string; unitPriceMinor: string; authorizedMinor: string }
 
 /**
  * A paid call from authorization to its one resolution. The unique nonce is the
@@ -13,6 +18,10 @@ export const transactions = table('transactions', {
   workspaceId: text('workspace_id').notNull(),
   amountMinor: minor('amount_minor').notNull(),
   feeMinor: minor('fee_minor'),
+  /** a metered call that succeeded: what was charged (units × unit price, at most amount_minor, the hold); null: the whole amount */
+  chargedMinor: minor('charged_minor'),
+  /** a metered capability's unit and unit price as the call was authorized; null: a flat price */
+  metering: json<TransactionMetering | null>()('metering'),
   currency: text('currency').notNull(),
   status: text('status', { enum: ['authorized', 'succeeded', 'failed', 'expired'] }).notNull(),
   failureReason: text('failure_reason'),
@@ -37,6 +46,8 @@ export const receipts = table('receipts', {
   amountMinor: minor('amount_minor').notNull(),
   currency: text('currency').notNull(),
   responseHash: text('response_hash'),
+  /** a metered call's success: the usage the receipt signs; null otherwise */
+  usage: json<ReceiptUsage | null>()('usage'),
   status: text('status', { enum: ['success', 'failed'] }).notNull(),
   timestamp: int('timestamp').notNull(),
   signature: text('signature').notNull(),

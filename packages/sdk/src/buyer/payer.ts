@@ -27,6 +27,21 @@ import { missingSetting, withEnvDefaults, type EnvOption } from '../settings.js'
  * meets a higher quote, and a seller that quotes more (a mistake, a changed price, a hostile endpoint)
  * costs at most 1.00 per call before a person raises the ceiling on purpose (docs/sdk.md).
  */
+
+/**
+ * A metered call's success receipt (docs/protocol.md § Metered prices): it may charge less than the
+ * challenge authorized, exactly its signed usage (units × unit price of the challenge's metering),
+ * never more than the maximum authorized.
+ */
+function meteredWithin(r: Receipt, challenge: PriceChallenge): boolean {
+  const m = challenge.metering;
+  const u = r.usage;
+  if (!m || !u || r.status !== 'success') return false;
+  if (u.unit !== m.unit || u.unitPriceMinor !== m.unitPriceMinor || u.authorizedMinor !== challenge.amountMinor) return false;
+  const charged = BigInt(r.amount.amountMinor);
+  return charged === BigInt(u.units) * BigInt(u.unitPriceMinor) && charged <= BigInt(challenge.amountMinor);
+}
+
 export const DEFAULT_MAX_PRICE_MINOR = '100';
 
 /** Signs the canonical proof (without `signature`) with the agent's key; returns base64 ed25519. */
@@ -264,7 +279,8 @@ export function createPayer(given: PayerOptions = {}): Payer {
       const pem = await platformKey(r.signingKeyId);
       if (!pem || !(await verifyObject(pem, r as unknown as Record<string, unknown>))) throw bad(`is not signed by the platform key ${r.signingKeyId}`);
       if (r.consumerId !== opts.walletId || r.capabilityId !== challenge.capabilityId || r.providerId !== challenge.providerId) throw bad('is for another wallet, capability or seller');
-      if (r.amount.amountMinor !== challenge.amountMinor || r.amount.currency !== challenge.currency) throw bad('names another amount than the challenge paid');
+      if (r.amount.currency !== challenge.currency) throw bad('names another amount than the challenge paid');
+      if (r.amount.amountMinor !== challenge.amountMinor && !meteredWithin(r, challenge)) throw bad('names another amount than the challenge paid');
       if (bytes !== null && r.responseHash !== null && r.responseHash !== undefined && r.responseHash !== (await responseHash(bytes))) throw bad('does not cover the bytes received (responseHash mismatch)');
       if (r.status === 'success' && !r.responseHash) throw bad('of a successful call has no responseHash');
       return r;

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   REPLAY_DETECTED: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
   IDEMPOTENCY_IN_PROGRESS: 409,
+  USAGE_ABOVE_MAXIMUM: 409,
   // payment sessions (docs/protocol.md § Payment sessions)
   SESSION_NOT_FOUND: 404,
   SESSION_CLOSED: 409,

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { CapabilityAddressSchema } from './address.js';
-import { Capability, CapabilityVersion, Provider } from './resources.js';
+import { Capability, CapabilityVersion, Metering, Provider } from './resources.js';
 import { Amount, Closed, IgnoredTenantIds, MultilineString, Open, StringEnum } from './schemas.js';
 
 /** The largest advertised median latency: an hour. */
@@ -22,6 +22,16 @@ const Latency = Type.Number({ minimum: 0, maximum: MAX_LATENCY_MS, description: 
 // the address is checked field by field by checkCapabilityAddress (address.ts), whose messages name the exact field at fault
 const AddressBody = Open({ kind: StringEnum(['url', 'package'] as const) }, { description: '{kind: "url", url} or {kind: "package", command: "npx", args, version}' });
 
+// the metering is checked field by field by the domain (src/domain/market/metering.ts), whose messages name the field at fault
+// (each optional here, so that a missing one is refused by the domain and a malformed one by the schema, each by name)
+const MeteringBody = Closed({
+  unit: Type.Optional(Metering.properties.unit),
+  unitPriceMinor: Type.Optional(Metering.properties.unitPriceMinor),
+  maxUnits: Type.Optional(Metering.properties.maxUnits),
+}, {
+  description: 'optional: a metered price {unit, unitPriceMinor, maxUnits}; priceMinor must then be unitPriceMinor × maxUnits, the most one call can cost (docs/protocol.md § Metered prices)',
+});
+
 /** Exactly one of `endpoint` or `address`; `toolName` for (and only for) `mcp`. */
 export const PublishCapabilityBody = Type.Object(
   {
@@ -33,6 +43,7 @@ export const PublishCapabilityBody = Type.Object(
     endpoint: Type.Optional(Type.String({ maxLength: 2048 })),
     address: Type.Optional(AddressBody),
     toolName: Type.Optional(Type.String({ maxLength: 128 })),
+    metering: Type.Optional(MeteringBody),
     schema: Type.Optional(JsonSchemaObject),
     tags: Type.Optional(Tags),
     latencyP50Ms: Type.Optional(Latency),
@@ -57,6 +68,7 @@ export const CapabilityPatchBody = Type.Object(
     tags: Type.Optional(Tags),
     priceMinor: Type.Optional(Amount()),
     currency: Type.Optional(StringEnum(['USD'] as const)),
+    metering: Type.Optional(Type.Union([MeteringBody, Type.Null()], { description: 'a new metered price (priceMinor follows: unitPriceMinor × maxUnits), or null to charge priceMinor flat again' })),
     schema: Type.Optional(JsonSchemaObject),
     latencyP50Ms: Type.Optional(Type.Union([Latency, Type.Null()])),
     version: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'label of the version a schema edit publishes' })),
@@ -71,9 +83,9 @@ export const CapabilityPatchBody = Type.Object(
 export type CapabilityPatchBody = Static<typeof CapabilityPatchBody>;
 
 /** What a client sends to publish: the body without the ignored tenant ids, with a typed address. */
-export type PublishCapabilityInput = Omit<PublishCapabilityBody, 'providerId' | 'workspaceId' | 'address'> & { address?: Static<typeof CapabilityAddressSchema> };
+export type PublishCapabilityInput = Omit<PublishCapabilityBody, 'providerId' | 'workspaceId' | 'address' | 'metering'> & { address?: Static<typeof CapabilityAddressSchema>; metering?: Metering };
 /** What a client sends to edit: address, endpoint, protocol and toolName cannot be edited. */
-export type CapabilityPatch = Omit<CapabilityPatchBody, 'providerId' | 'workspaceId' | 'address' | 'endpoint' | 'protocol' | 'toolName'>;
+export type CapabilityPatch = Omit<CapabilityPatchBody, 'providerId' | 'workspaceId' | 'address' | 'endpoint' | 'protocol' | 'toolName' | 'metering'> & { metering?: Metering | null };
 
 export const PublishedCapability = Closed({ capability: Capability, version: CapabilityVersion });
 export type PublishedCapability = Static<typeof PublishedCapability>;

@@ -6,7 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Amount, Closed, Id, IgnoredTenantIds, Open, StringEnum, Timestamp } from './schemas.js';
-import { Receipt } from './resources.js';
+import { Metering, Receipt, UnitCount } from './resources.js';
 
 /** A challenge before the platform signs it. */
 export const UnsignedPriceChallenge = Closed({
@@ -17,7 +17,8 @@ export const UnsignedPriceChallenge = Closed({
   nonce: Type.String({ minLength: 1, maxLength: 100, description: '32 random bytes, base64url: a challenge pays for one call' }),
   expiresAt: Timestamp({ description: 'when the challenge stops being accepted' }),
   payTo: Type.String({ minLength: 1, maxLength: 200, description: "the seller's settlement wallet" }),
-}, { description: 'a price challenge before the platform signs it' });
+  metering: Type.Optional(Metering),
+}, { description: 'a price challenge before the platform signs it; a metered capability\'s carries its metering, and amountMinor is then the most the call can cost (docs/protocol.md § Metered prices)' });
 export type UnsignedPriceChallenge = Static<typeof UnsignedPriceChallenge>;
 
 /** A platform-signed price quote; verify it against GET /v1/platform/receipt-keys/:signingKeyId. */
@@ -105,7 +106,15 @@ export const KeptResponse = Type.Object({
   body: Type.String({ maxLength: 349_528, description: 'the exact response bytes (at most 256 KiB), base64 (standard, padded); they must hash to responseHash' }),
 }, { additionalProperties: false, description: 'optional: the answer, kept for replays when the call was authorized with an idempotency key (up to 256 KiB of body; ignored otherwise)' });
 
-export const CompleteBody = Type.Object({ transactionId: Id('txn'), responseHash: ResponseHash(), response: Type.Optional(KeptResponse), ...IgnoredTenantIds }, { additionalProperties: false });
+export const CompleteBody = Type.Object({
+  transactionId: Id('txn'),
+  responseHash: ResponseHash(),
+  response: Type.Optional(KeptResponse),
+  units: Type.Optional(UnitCount({
+    description: 'a metered capability only: the units the call used; the gateway charges units × unitPriceMinor (at most what was authorized, else USAGE_ABOVE_MAXIMUM) and releases the rest to the buyer. Left out: the whole authorized amount is charged (docs/protocol.md § Metered prices)',
+  })),
+  ...IgnoredTenantIds,
+}, { additionalProperties: false });
 export type CompleteBody = Static<typeof CompleteBody>;
 
 export const FailReason = StringEnum(['client_error', 'provider_error'] as const);

@@ -105,6 +105,35 @@ export const Approval = Closed({
 });
 export type Approval = Static<typeof Approval>;
 
+/** The largest count of units one call may use (a metered capability's `maxUnits`, a complete's `units`). */
+export const MAX_METERED_UNITS = 1_000_000_000_000n;
+
+/** A count of units: a non-negative integer as a string (a metered call's usage). */
+export const UnitCount = (opts: { description?: string } = {}) =>
+  Type.String({ pattern: '^(0|[1-9][0-9]{0,12})$', description: opts.description ?? 'a count of units, a non-negative integer as a string, e.g. "1200"' });
+
+/**
+ * A metered price (docs/protocol.md § Metered prices): the call costs what it used, `units` ×
+ * `unitPriceMinor`, up to `maxUnits` units. The capability's `priceMinor` is then the most one call
+ * can cost, `unitPriceMinor` × `maxUnits`: the amount the buyer authorizes (and that every check on
+ * the buyer's side reads); the seller charges the actual usage at complete, the rest goes back.
+ */
+export const Metering = Closed({
+  unit: Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9_-]*$', description: 'what is counted, e.g. "token", "row", "second" (lowercase letters, digits, "_" and "-")' }),
+  unitPriceMinor: Amount({ description: 'the price of one unit, integer minor units as a string (more than zero)' }),
+  maxUnits: UnitCount({ description: 'the most units one call may use (more than zero): the call is authorized for unitPriceMinor × maxUnits' }),
+}, { description: 'a metered price: charged per unit used, up to a maximum per call' });
+export type Metering = Static<typeof Metering>;
+
+/** The usage a metered call's receipt signs: what was counted, how many, at what price, and what was authorized. */
+export const Usage = Closed({
+  unit: Metering.properties.unit,
+  units: UnitCount({ description: 'the units the call used, as the seller reported them at complete' }),
+  unitPriceMinor: Amount({ description: 'the unit price the call was authorized at' }),
+  authorizedMinor: Amount({ description: 'what the buyer authorized (held): the maximum; amount.amountMinor (units × unitPriceMinor) was charged and the rest released' }),
+}, { description: 'a metered call: the receipt\'s amount is units × unitPriceMinor' });
+export type Usage = Static<typeof Usage>;
+
 export const Capability = Closed({
   id: Id('cap'),
   providerId: Id('prv'),
@@ -118,6 +147,7 @@ export const Capability = Closed({
   schema: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the call input, when published' })),
   latencyP50Ms: Nullable(Type.Number()),
   toolName: Type.Optional(Type.String({ description: 'MCP capabilities only' })),
+  metering: Type.Optional(Metering),
   status: StringEnum(['active', 'deprecated'] as const),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
@@ -150,6 +180,7 @@ export const Receipt = Closed({
   responseHash: Nullable(Type.String({ description: '`sha256:<hex>` of the exact response bytes; null on a failed receipt without a response' })),
   status: StringEnum(['success', 'failed'] as const),
   timestamp: Timestamp(),
+  usage: Type.Optional(Usage),
   ledger: Type.Optional(Type.Array(ChainLink, { description: 'the ledger entries this resolution appended (the capture, sale and fee; or the refund): the heads of those wallets\' chains then, signed with the receipt; absent on receipts from before the chain' })),
   signature: Type.String({ description: "ed25519 signature (base64url) of the receipt's canonical JSON without signature and signingKeyId" }),
   signingKeyId: Type.String(),

@@ -31,6 +31,7 @@ import { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { CORS_EXPOSE_HEADERS, encodeHeader, paymentRequiredBody, RECEIPT_HEADER, responseHash, type PaymentProof, type Receipt } from '../protocol.js';
 import type { Authorization, Challenge, Replay } from '../types.js';
+import type { Metering } from '../contract/resources.js';
 import { missingSetting, withEnvDefaults, type EnvOption } from '../settings.js';
 import { GatewayBatcher, type BatchOptions } from './batcher.js';
 import { mergeList, preflightHeaders, type CorsOptions } from './cors.js';
@@ -100,14 +101,67 @@ export interface PaidCall {
   transactionId: string;
   capabilityId: string;
   walletId: string;
+  /** what the buyer authorized: the price, or a metered capability's maximum */
   amountMinor: string;
   currency: string;
+  /** a metered capability's price, as the platform-signed challenge the buyer paid states it (docs/protocol.md § Metered prices) */
+  metering?: Metering;
+  /**
+   * A metered capability: the handler reports the units the call used, `call.charge(1200)`
+   * (several calls add up; at most `metering.maxUnits` in all, else a RangeError). The call is then
+   * charged units × unitPriceMinor and the rest of what was authorized goes back to the buyer;
+   * never called, the whole authorized amount is charged. Not metered: a TypeError.
+   */
+  charge?: (units: number | bigint | string) => void;
+  /** the units reported with `charge` so far (a count as a string); sent with the call's complete */
+  units?: string;
   /** authorized with an idempotency key: complete sends the answer for the gateway to keep */
   idempotent?: boolean;
   /** an x402 `exact` payment the gateway verified (transactionId is then the authorization's id) */
   exact?: { authorizationId: string; payer: string };
   /** paid with a session's voucher (transactionId is then the session id): checked by the seller, no gateway trip */
   session?: SessionCall;
+}
+
+/** A count of units as the handler reports it: a non-negative safe integer, a bigint or a decimal string. */
+function unitCount(units: number | bigint | string): bigint {
+  if (typeof units === 'bigint' && units >= 0n) return units;
+  if (typeof units === 'number' && Number.isSafeInteger(units) && units >= 0) return BigInt(units);
+  if (typeof units === 'string' && /^(0|[1-9][0-9]*)$/.test(units)) return BigInt(units);
+  throw new TypeError(`agentpay seller: charge(units) takes a count of units, a non-negative integer; got ${String(units)}`);
+}
+
+/**
+ * Gives a call its metering (when the capability is metered) and its `charge`: what the handler
+ * calls to report usage. Returns the same call.
+ */
+export function meteredCall(call: PaidCall, metering: Metering | undefined): PaidCall {
+  if (metering) call.metering = metering;
+  call.charge = (units) => {
+    if (!call.metering) throw new TypeError(`agentpay seller: capability ${call.capabilityId} is not metered (a flat price per call): charge(units) applies to metered capabilities only`);
+    const total = BigInt(call.units ?? '0') + unitCount(units);
+    if (total > BigInt(call.metering.maxUnits)) {
+      throw new RangeError(`agentpay seller: ${total} ${call.metering.unit} units is more than the ${call.metering.maxUnits} a call of ${call.capabilityId} may use (metering.maxUnits)`);
+    }
+    call.units = total.toString();
+  };
+  return call;
+}
+
+/** What a metered call charges for the units its handler reported: units × unitPriceMinor; undefined when it reported none. */
+export function chargedFor(call: PaidCall): string | undefined {
+  if (call.units === undefined || !call.metering) return undefined;
+  return (BigInt(call.units) * BigInt(call.metering.unitPriceMinor)).toString();
+}
+
+/** The metering the platform signed into the challenge a proof embeds (the gateway verified it at authorize), if any. */
+function meteringOfProof(payment: string | Record<string, unknown>): Metering | undefined {
+  try {
+    const proof = (typeof payment === 'string' ? decodeHeader(payment) : payment) as { challenge?: { metering?: Metering } };
+    return proof.challenge?.metering ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // ---- decisions ----
@@ -452,10 +506,9 @@ export async function decide(seller: SellerPayments, request: SellerRequest, cor
 
 // ---- payment sessions (docs/protocol.md § Sessions on the wire) ----
 
-/** Our 402 with the session offer beside the challenge, and the session entries of the other dialects (x402 batch-settlement, Payment intent session). */
 /** The session offer added to an unpaid answer: in our body, and (`dialects`: an HTTP answer) as x402's and MPP's entries too. */
 async function withSessionOffer(sessions: SellerSessions, challenge: Challenge, answer: Answer, dialects?: { requestHash: string; network: string | undefined }): Promise<Answer> {
-  sessions.notePrice(challenge.capabilityId, challenge.amountMinor, challenge.currency);
+  sessions.notePrice(challenge.capabilityId, challenge.amountMinor, challenge.currency, challenge.metering);
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>;
@@ -532,10 +585,12 @@ async function sessionDecision(seller: SellerPayments, sessions: SellerSessions,
   if (!header) return undefined;
   let d;
   let currency: string;
+  let metering: Metering | undefined;
   try {
     const voucher = decoded<Voucher>(header, VOUCHER_HEADER);
     const price = await sessions.priceOf(capabilityId);
     currency = price.currency;
+    metering = price.metering;
     // the voucher binds the method, path and query (not the body: a parsed body is not the buyer's bytes)
     const requestHash = await requestFingerprint(request.method ?? 'POST', http.path);
     d = await sessions.check(voucher, { priceMinor: price.priceMinor, requestHash, capabilityId });
@@ -549,7 +604,7 @@ async function sessionDecision(seller: SellerPayments, sessions: SellerSessions,
   }
   return {
     kind: 'admitted',
-    call: { transactionId: d.sessionId, capabilityId, walletId: d.walletId ?? '', amountMinor: d.chargedMinor, currency, session: d },
+    call: meteredCall({ transactionId: d.sessionId, capabilityId, walletId: d.walletId ?? '', amountMinor: d.chargedMinor, currency, session: d }, metering),
     timeoutMs: seller.handlerTimeoutMs ?? 0,
     context,
   };
@@ -689,7 +744,8 @@ export async function finish(seller: SellerPayments, admitted: AdmittedDecision,
   const session = admitted.call.session;
   if (session && seller.sessions) {
     // charged only when it succeeded (2xx, 3xx); a failure gives its price back to the session's credit
-    const sessionReceipt = await settleSessionCall(seller, session, outcome.threw !== true && outcome.status < 400, body);
+    // a metered call whose handler reported its units: charged units × unit price, the rest of the voucher's maximum back to the credit
+    const sessionReceipt = await settleSessionCall(seller, session, outcome.threw !== true && outcome.status < 400, body, chargedFor(admitted.call));
     const d = admitted.dialect?.name;
     const own: Record<string, string> = !sessionReceipt ? {}
       : d === 'x402' || d === 'payment'
@@ -705,13 +761,13 @@ export async function finish(seller: SellerPayments, admitted: AdmittedDecision,
 }
 
 /**
- * Settles a call paid with a voucher (`call.session`) once its answer is known: the seller-signed
- * receipt of a success, null for a failure (its price goes back to the session's credit). A
+ * Settles a call paid with a voucher (`call.session`) once its answer is known (`chargedMinor`: what a
+ * metered call used, else its price): the seller-signed receipt of a success, null for a failure (its price goes back to the session's credit). A
  * receipt that cannot be signed (the record gone) is null too: the buyer counts the call as charged.
  */
-export async function settleSessionCall(seller: SellerPayments, session: SessionCall, ok: boolean, body: Uint8Array): Promise<SessionReceipt | null> {
+export async function settleSessionCall(seller: SellerPayments, session: SessionCall, ok: boolean, body: Uint8Array, chargedMinor?: string): Promise<SessionReceipt | null> {
   if (!seller.sessions) return null;
-  return seller.sessions.settle(session, { ok, responseHash: await responseHash(body) }).catch(() => null);
+  return seller.sessions.settle(session, { ok, responseHash: await responseHash(body), ...(chargedMinor !== undefined ? { chargedMinor } : {}) }).catch(() => null);
 }
 
 // ---- the gateway ----
@@ -757,7 +813,7 @@ export function createSellerPayments(given: SellerOptions = {}): SellerPayments 
 
   const sessions = opts.sessions ? new SellerSessions(client, opts.sessions, async (capabilityId) => {
     const { challenge } = (await gateway.run({ op: 'challenge', capabilityId })) as { challenge: Challenge };
-    return { priceMinor: challenge.amountMinor, currency: challenge.currency, providerId: challenge.providerId };
+    return { priceMinor: challenge.amountMinor, currency: challenge.currency, providerId: challenge.providerId, ...(challenge.metering ? { metering: challenge.metering } : {}) };
   }, (e) => report(e, { stage: 'complete' })) : undefined;
 
   return {
@@ -797,7 +853,8 @@ export function createSellerPayments(given: SellerOptions = {}): SellerPayments 
         // the payment goes as received: the gateway decodes and validates it
         const t = (await gateway.run({ op: 'authorize', capabilityId, payment: payment as PaymentProof | string, ...idempotent })) as Authorization | Replay;
         if (t.status === 'replayed') return { kind: 'replay', replay: t };
-        return { kind: 'admitted', call: { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency, ...(idempotent ? { idempotent: true } : {}) } };
+        const call: PaidCall = { transactionId: t.transactionId, capabilityId, walletId: t.walletId, amountMinor: t.amountMinor, currency: t.currency, ...(idempotent ? { idempotent: true } : {}) };
+        return { kind: 'admitted', call: meteredCall(call, meteringOfProof(payment)) };
       } catch (e) {
         if (e instanceof AgentpayError && e.status !== undefined && e.status < 500) return gatewayRefusal(e);
         report(e, { stage: 'authorize' });
@@ -832,7 +889,7 @@ export function createSellerPayments(given: SellerOptions = {}): SellerPayments 
       const kept = ok && call.idempotent ? keptResponse(status, outcome.contentType, outcome.body) : undefined;
       try {
         const { receipt } = (ok
-          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash: hash, ...(kept ? { response: kept } : {}) }))
+          ? await withRetry(() => gateway.run({ op: 'complete', transactionId: call.transactionId, responseHash: hash, ...(kept ? { response: kept } : {}), ...(call.units !== undefined ? { units: call.units } : {}) }))
           : await withRetry(() => gateway.run({
               op: 'fail',
               transactionId: call.transactionId,

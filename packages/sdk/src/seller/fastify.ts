@@ -21,13 +21,20 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { createSellerPayments, decide, finish, renderHeader, startDeadline, thrownAnswer, timeoutAnswer, type AdmittedDecision, type Answer, type SellerOptions, type SellerPayments } from './core.js';
+import { createSellerPayments, decide, finish, renderHeader, startDeadline, thrownAnswer, timeoutAnswer, type AdmittedDecision, type Answer, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
 import { preflightHeaders, type CorsOptions } from './cors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** the capability this route sells; `false` makes it free */
     agentpay?: { capabilityId: string } | false;
+  }
+  interface FastifyReply {
+    /**
+     * The paid call a handler serves (transaction, buyer wallet, amount), null on a free route. A
+     * metered capability's handler reports its usage with `reply.agentpay?.charge(units)`.
+     */
+    agentpay: PaidCall | null;
   }
 }
 
@@ -94,6 +101,7 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     throw new Error('agentpay seller: agentpaySeller is already registered on this fastify instance (or a parent of it); register it once, and choose capabilities per route with config.agentpay or the routes option');
   }
   app.decorate(REGISTERED, true);
+  if (!app.hasReplyDecorator('agentpay')) app.decorateReply('agentpay', null);
   const seller = 'seller' in opts ? opts.seller : createSellerPayments(opts);
   // the last claims of payment sessions when the server closes (a seller passed in is its owner's to close)
   if (!('seller' in opts)) app.addHook('onClose', async () => { await seller.close?.(); });
@@ -150,6 +158,7 @@ const plugin: FastifyPluginAsync<FastifySellerOptions> = async (app, opts) => {
     if (decision.kind === 'admitted') {
       const state = { admitted: decision, stop: () => {}, timedOut: false };
       paid.set(request, state);
+      reply.agentpay = decision.call;
       // answered 504 in the handler's place; onSend then fails the call as provider_error
       state.stop = startDeadline(decision, () => {
         // not request.raw.destroyed: node sets it once a request body was read, and a buyer

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { PAYMENT_HEADER } from '../protocol.js';
-import { createSellerPayments, decide, finish, renderHeader, startDeadline, thrownAnswer, timeoutAnswer, type Answer, type SellerOptions, type SellerPayments } from './core.js';
+import { createSellerPayments, decide, finish, renderHeader, startDeadline, thrownAnswer, timeoutAnswer, type Answer, type PaidCall, type SellerOptions, type SellerPayments } from './core.js';
 import type { CorsOptions } from './cors.js';
 
 export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capabilityId?: string }) & {
@@ -19,6 +19,16 @@ export type NodeSellerOptions = (SellerOptions | { seller: SellerPayments; capab
 };
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+const calls = new WeakMap<ServerResponse, PaidCall>();
+
+/**
+ * The paid call a response answers (transaction, buyer wallet, amount), undefined on a free
+ * route. A metered capability's handler reports its usage with `paidCallOf(res)?.charge(units)`.
+ */
+export function paidCallOf(res: ServerResponse): PaidCall | undefined {
+  return calls.get(res);
+}
 type Next = (err?: unknown) => void;
 
 /** A decision's headers on the response, merged with what it has (core renderHeader). */
@@ -180,6 +190,7 @@ async function admit(g: Guard, req: IncomingMessage, res: ServerResponse): Promi
     send(res, decision);
     return { state: 'answered' };
   }
+  calls.set(res, decision.call);
   const settle = async (statusCode: number, written: Buffer, threw: boolean) => {
     const contentType = res.getHeader('content-type');
     const answer = await finish(g.seller, decision, { status: statusCode, body: written, threw, ...(typeof contentType === 'string' ? { contentType } : {}) });

@@ -14,6 +14,7 @@ import type { AgentpayClient } from '../client/index.js';
 import { AgentpayError } from '../errors.js';
 import { generateKeyPair, verifyObject } from '../signing.js';
 import type { Session, SessionCloseRequest, SessionGrant, SessionOpen, SessionReceipt, SessionTopUp, Voucher } from '../contract/sessions.js';
+import type { Metering } from '../contract/resources.js';
 import { MemoryVoucherStore, SessionChecker, type SessionCheckerOptions, type VoucherDecision, type VoucherStore } from './sessions.js';
 
 export interface SellerSessionOptions {
@@ -54,7 +55,7 @@ export class SellerSessions {
   private checkerOptions: SessionCheckerOptions | undefined;
   private readonly store: VoucherStore;
   private readonly inFlight = new Map<string, InFlight>();
-  private readonly prices = new Map<string, { priceMinor: string; currency: string; at: number; refreshing?: boolean }>();
+  private readonly prices = new Map<string, { priceMinor: string; currency: string; metering?: Metering; at: number; refreshing?: boolean }>();
   private accepted = 0;
   private claiming: Promise<void> | undefined;
   /** claim() was asked while a run was under way: run again when it ends */
@@ -69,7 +70,7 @@ export class SellerSessions {
     private readonly client: AgentpayClient,
     private readonly opts: SellerSessionOptions,
     /** the price of a capability, from a fresh challenge (the gateway's) */
-    private readonly quote: (capabilityId: string) => Promise<{ priceMinor: string; currency: string; providerId: string }>,
+    private readonly quote: (capabilityId: string) => Promise<{ priceMinor: string; currency: string; providerId: string; metering?: Metering }>,
     private readonly report: (error: unknown) => void,
   ) {
     this.store = opts.store ?? new MemoryVoucherStore();
@@ -108,22 +109,25 @@ export class SellerSessions {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** The price a call of the capability pays, as the gateway quotes it (read at most once a minute, then in the background). */
-  async priceOf(capabilityId: string): Promise<{ priceMinor: string; currency: string }> {
+  /**
+   * The price a call of the capability pays, as the gateway quotes it (read at most once a minute,
+   * then in the background): a metered capability's maximum, with its metering.
+   */
+  async priceOf(capabilityId: string): Promise<{ priceMinor: string; currency: string; metering?: Metering }> {
     const known = this.prices.get(capabilityId);
     if (known && !known.refreshing && this.now() - known.at > PRICE_TTL_MS) {
       known.refreshing = true;
-      this.quote(capabilityId).then((q) => this.notePrice(capabilityId, q.priceMinor, q.currency), (e: unknown) => { known.refreshing = false; this.report(e); });
+      this.quote(capabilityId).then((q) => this.notePrice(capabilityId, q.priceMinor, q.currency, q.metering), (e: unknown) => { known.refreshing = false; this.report(e); });
     }
     if (known) return known;
     const q = await this.quote(capabilityId);
-    this.notePrice(capabilityId, q.priceMinor, q.currency);
+    this.notePrice(capabilityId, q.priceMinor, q.currency, q.metering);
     return q;
   }
 
-  /** A challenge the gateway issued says what the capability costs now. */
-  notePrice(capabilityId: string, priceMinor: string, currency: string): void {
-    this.prices.set(capabilityId, { priceMinor, currency, at: this.now() });
+  /** A challenge the gateway issued says what the capability costs now (a metered one: its maximum and metering). */
+  notePrice(capabilityId: string, priceMinor: string, currency: string, metering?: Metering): void {
+    this.prices.set(capabilityId, { priceMinor, currency, ...(metering ? { metering } : {}), at: this.now() });
   }
 
   /** The seller's public receipt key (SPKI PEM), as grants name it. */
@@ -184,8 +188,11 @@ export class SellerSessions {
     return d;
   }
 
-  /** After the handler: the receipt of a success, null for a failure (its price goes back to the session's credit). */
-  async settle(d: SessionCall, outcome: { ok: boolean; responseHash: string }): Promise<SessionReceipt | null> {
+  /**
+   * After the handler: the receipt of a success, null for a failure (its price goes back to the
+   * session's credit). A metered call charges `chargedMinor` (units × unit price), at most its price.
+   */
+  async settle(d: SessionCall, outcome: { ok: boolean; responseHash: string; chargedMinor?: string }): Promise<SessionReceipt | null> {
     try {
       return await (await this.checkerOf()).settle(d, outcome);
     } finally {
