@@ -288,6 +288,8 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect(await store.read((r) => r.transactions.get('txn_a'))).toEqual(txn('txn_a', 'n_a', { status: 'succeeded', feeMinor: 3n, resolvedAt: 6 }));
     await store.tx((r) => r.transactions.update('txn_b', { status: 'expired', resolvedAt: 8, failureReason: 'timeout' }));
     expect(await store.read((r) => r.transactions.get('txn_b'))).toEqual(txn('txn_b', 'n_b', { status: 'expired', resolvedAt: 8, failureReason: 'timeout' }));
+    // what the authorized ones (txn_c, txn_d) hold, summed exactly past 2^53 (the metrics' holds gauges)
+    expect(await store.read((r) => r.transactions.holdsOutstanding())).toEqual({ count: 2, amounts: [{ currency: 'USD', amountMinor: 18_014_398_509_481_986n }] });
     expect(ids(await store.read((r) => r.transactions.listExpired(5, 10)))).toEqual(['txn_c']);
     expect(ids(await store.read((r) => r.transactions.page({ limit: 2 })))).toEqual(['txn_a', 'txn_b']);
     expect(ids(await store.read((r) => r.transactions.page({ afterId: 'txn_b', limit: 10 })))).toEqual(['txn_c', 'txn_d']);
@@ -743,6 +745,8 @@ describe.each(storeBackends('repos'))('Repositories written once, on $name', (b)
     expect((await store.read((r) => r.sessions.listDue(150, 10))).map((x) => x.id)).toEqual(['ses_b']);
     expect((await store.read((r) => r.sessions.listDue(300, 10))).map((x) => x.id)).toEqual(['ses_b', 'ses_a']);
     expect((await store.read((r) => r.sessions.pageOpen({ limit: 1 }))).map((x) => x.id)).toEqual(['ses_a']);
+    // what the open ones (ses_a, claimed 40; ses_b) still hold: their caps less what was claimed, exactly
+    expect(await store.read((r) => r.sessions.holdsOutstanding())).toEqual({ count: 2, amounts: [{ currency: 'USD', amountMinor: 18_014_398_509_481_946n }] });
     expect((await store.read((r) => r.sessions.pageOpen({ afterId: 'ses_a', limit: 10 }))).map((x) => x.id)).toEqual(['ses_b']);
   });
 
