@@ -36,8 +36,8 @@ import type { McpServer, RegisteredTool, ToolCallback } from '@modelcontextproto
 import { getParseErrorMessage, normalizeObjectSchema, safeParseAsync, type AnyObjectSchema, type AnySchema, type ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { CallToolResultSchema, type CallToolResult, type ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import {
-  createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, refusalReason, runWithinDeadline, settleSessionCall,
-  type AdmittedDecision, type Answer, type Decision, type SellerOptions, type SellerPayments, type SessionSource, type SessionStepDecision,
+  chargedFor, createSellerPayments, decide, DEFAULT_HANDLER_TIMEOUT_MS, refusalReason, runWithinDeadline, settleSessionCall,
+  type AdmittedDecision, type Answer, type Decision, type PaidCall, type SellerOptions, type SellerPayments, type SessionSource, type SessionStepDecision,
 } from '../seller/core.js';
 import { decodeHeader } from '../protocol.js';
 import { SESSION_GRANT_HEADER } from '../contract/sessions.js';
@@ -292,10 +292,12 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
         return paymentRequiredResult(decision, decision.challenge, structuredAnswers, { toolName: opts.toolName, capabilityId: opts.capabilityId, seller, exact, exactRefusal });
       }
 
+      // the tool reads its call (a metered one reports usage: paidToolCallOf(extra)?.charge(units))
+      if (extra && typeof extra === 'object') paidToolCalls.set(extra, decision.call);
       const { result, bytes, threw } = await run(async () => (cb as (...a: unknown[]) => unknown)(...args), outputChecks, decision);
       if (decision.call.session) {
-        // paid with a voucher: charged only when the tool succeeded, the seller's own receipt
-        const receipt = await settleSessionCall(seller, decision.call.session, !threw && result.isError !== true, bytes);
+        // paid with a voucher: charged only when the tool succeeded (a metered one: what it reported), the seller's own receipt
+        const receipt = await settleSessionCall(seller, decision.call.session, !threw && result.isError !== true, bytes, chargedFor(decision.call));
         return { ...result, _meta: { ...result._meta, ...(receipt ? { [SESSION_RECEIPT_META]: receipt } : {}) } };
       }
       const settled = await seller.settle(decision.call, { body: bytes, threw, isError: result.isError === true });
@@ -309,6 +311,20 @@ export function paidToolCallback<InputArgs extends undefined | ZodRawShapeCompat
     }
   };
   return wrapped as unknown as ToolCallback<InputArgs>;
+}
+
+// ---- the paid call, as the tool sees it ----
+
+const paidToolCalls = new WeakMap<object, PaidCall>();
+
+/**
+ * The paid call a tool callback runs for, from the `extra` its callback was given (null for a call
+ * that was not paid through agentpay). A metered capability's tool reports the units it used with
+ * `paidToolCallOf(extra)?.charge(units)`: the call is charged units × unit price, and the rest of
+ * what the buyer authorized goes back to it (docs/protocol.md § Metered prices).
+ */
+export function paidToolCallOf(extra: object): PaidCall | null {
+  return paidToolCalls.get(extra) ?? null;
 }
 
 // ---- calls in flight, for a server that is asked to stop ----
