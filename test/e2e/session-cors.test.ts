@@ -9,17 +9,15 @@
  * docs/protocol.md says. The ledger after the close moves what the calls cost.
  * Without /usr/bin/chromium the test is skipped with a message, except under CI.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { build } from 'esbuild';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import { CHROMIUM, openPage } from '../helpers/chromium.js';
 import { paidHandler } from '../../packages/sdk/src/seller/web.js';
 import { SESSION_CLOSE_HEADER, SESSION_GRANT_HEADER, SESSION_OPEN_HEADER, SESSION_RECEIPT_HEADER, VOUCHER_HEADER } from '../../packages/sdk/src/contract/sessions.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -35,10 +33,9 @@ describe.skipIf(skipBrowser)('payment sessions from a page on another origin', (
   let seller: ServerType;
   let sellerUrl: string;
   let pageServer: http.Server;
-  let profile: string;
-  let context: BrowserContext;
+  let browser: Awaited<ReturnType<typeof openPage>> | undefined;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   /** the session headers each request to the seller carried (a preflight: asked to send) */
   const seen: { method: string; headers: string[] }[] = [];
 
@@ -69,18 +66,13 @@ describe.skipIf(skipBrowser)('payment sessions from a page on another origin', (
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>sessions</title><script type="module">import * as sdk from "/sdk.js"; window.sdk = sdk; window.sdkReady = true;</script>');
     });
     await new Promise<void>((r) => pageServer.listen(0, '127.0.0.1', r));
-    profile = mkdtempSync(join(tmpdir(), 'agentpay-chromium-'));
-    context = await launchChromium(profile);
-    context.on('weberror', (e) => pageErrors.push(String(e.error())));
-    page = await context.newPage();
     // localhost: another origin than the seller's 127.0.0.1
-    await page.goto(`http://localhost:${(pageServer.address() as AddressInfo).port}/`);
-    await page.waitForFunction(() => (window as unknown as { sdkReady?: boolean }).sdkReady === true);
+    browser = await openPage(`http://localhost:${(pageServer.address() as AddressInfo).port}/`, 'sdkReady');
+    ({ page, errors: pageErrors } = browser);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await new Promise((r) => pageServer?.close(r));
     await new Promise((r) => seller?.close(r));
     await t?.close();

@@ -14,16 +14,15 @@
  * the gateway: its public key routes allow any origin (the other routes answer no CORS: they are for servers).
  * Without /usr/bin/chromium the browser part is skipped with a message, except under CI.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { build, type Metafile } from 'esbuild';
-import type { BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM, launchChromium } from '../helpers/chromium.js';
+import type { Page } from 'playwright-core';
+import { CHROMIUM, openPage } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paidHandler } from '../../packages/sdk/src/seller/web.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -87,10 +86,9 @@ describe.skipIf(skipBrowser)('the SDK in headless Chromium', () => {
   let sellerUrl: string;
   let pageServer: http.Server;
   let pageUrl: string;
-  let profile: string;
-  let context: BrowserContext;
+  let browser: Awaited<ReturnType<typeof openPage>> | undefined;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   let handled = 0;
 
   beforeAll(async () => {
@@ -118,17 +116,12 @@ describe.skipIf(skipBrowser)('the SDK in headless Chromium', () => {
     await new Promise<void>((r) => pageServer.listen(0, '127.0.0.1', r));
     pageUrl = `http://localhost:${(pageServer.address() as AddressInfo).port}/`;
 
-    profile = mkdtempSync(join(tmpdir(), 'agentpay-chromium-'));
-    context = await launchChromium(profile);
-    context.on('weberror', (e) => pageErrors.push(String(e.error())));
     // the page reads the platform's receipt key straight from the gateway: its public key routes allow any origin
-    page = await context.newPage();
-    await page.goto(pageUrl);
-    await page.waitForFunction(() => (window as unknown as { sdkReady?: boolean }).sdkReady === true);
+    browser = await openPage(pageUrl, 'sdkReady');
+    ({ page, errors: pageErrors } = browser);
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await new Promise((r) => pageServer?.close(r));
     await new Promise((r) => seller?.close(r));
     await t?.close();

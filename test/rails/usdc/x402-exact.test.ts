@@ -173,6 +173,30 @@ async function books() {
   };
 }
 
+/**
+ * One authorization signed by the stock scheme, sent at once to both sellers: one pays (200), the other is
+ * refused for its nonce (402); the handler runs once, the chain moves the price once, and the books
+ * record one sale (97 / 3, nothing left in the holding). Returns the PAYMENT-SIGNATURE sent.
+ */
+async function settlesOnceSentToBoth(urls: string[]): Promise<string> {
+  const before = { chain: await chainState(), books: await books() };
+  const n = handled.length;
+  const sig = await stockSignature(chain.payer, `${urls[0]}/forecast`);
+  const answers = await Promise.all(urls.map((u) => fetch(`${u}/forecast`, { method: 'POST', headers: { 'payment-signature': sig } })));
+  expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
+  const refused = answers.find((a) => a.status === 402)!;
+  expect(decodePaymentRequiredHeader(refused.headers.get('payment-required')!).error).toMatch(/^invalid_exact_evm_nonce/);
+  expect(handled.slice(n)).toEqual(['forecast']);
+  // one transfer on chain, one sale in the books, whichever seller took it
+  const after = { chain: await chainState(), books: await books() };
+  expect(before.chain.payer - after.chain.payer).toBe(PRICE_UNITS);
+  expect(after.chain.treasury - before.chain.treasury).toBe(PRICE_UNITS);
+  expect(after.books.seller - before.books.seller).toBe(97n);
+  expect(after.books.fee - before.books.fee).toBe(3n);
+  expect(after.books.holding).toBe(0n);
+  return sig;
+}
+
 describe('a stock x402 client pays an agentpay seller with `exact`', () => {
   it('the 402 offers exact on the gateway\'s chain and token, paying the platform\'s receiving address, with the EIP-712 domain', async () => {
     const res = await fetch(`${sellers[0]!.url}/forecast`, { method: 'POST' });
@@ -248,17 +272,7 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
   }, 60_000);
 
   it('one authorization sent at once to two sellers settles once', async () => {
-    const before = { chain: await chainState(), books: await books() };
-    const n = handled.length;
-    const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/forecast`);
-    const answers = await Promise.all(sellers.map((s) => fetch(`${s.url}/forecast`, { method: 'POST', headers: { 'payment-signature': sig } })));
-    expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
-    expect(handled.slice(n)).toEqual(['forecast']);
-    const after = { chain: await chainState(), books: await books() };
-    expect(before.chain.payer - after.chain.payer).toBe(PRICE_UNITS);
-    expect(after.books.seller - before.books.seller).toBe(97n);
-    expect(after.books.fee - before.books.fee).toBe(3n);
-    expect(after.books.holding).toBe(0n);
+    await settlesOnceSentToBoth(sellers.map((s) => s.url));
   }, 60_000);
 
   it('one authorization sent at once to two gateway instances on one database settles once', async () => {
@@ -267,21 +281,7 @@ describe('a stock x402 client pays an agentpay seller with `exact`', () => {
     const other = await startTestGateway({ dataDir: t.dataDir, clock: t.clock, config: gatewayConfig(gatewayRails(t.clock).adapters) });
     const sellerOfOther = await seller(other.baseUrl);
     try {
-      const before = { chain: await chainState(), books: await books() };
-      const n = handled.length;
-      const sig = await stockSignature(chain.payer, `${sellers[0]!.url}/forecast`);
-      const answers = await Promise.all([sellers[0]!, sellerOfOther].map((s) => fetch(`${s.url}/forecast`, { method: 'POST', headers: { 'payment-signature': sig } })));
-      expect(answers.map((a) => a.status).sort()).toEqual([200, 402]);
-      const refused = answers.find((a) => a.status === 402)!;
-      expect(decodePaymentRequiredHeader(refused.headers.get('payment-required')!).error).toMatch(/^invalid_exact_evm_nonce/);
-      expect(handled.slice(n)).toEqual(['forecast']);
-      // one transfer on chain, one sale in the books, whichever instance took it
-      const after = { chain: await chainState(), books: await books() };
-      expect(before.chain.payer - after.chain.payer).toBe(PRICE_UNITS);
-      expect(after.chain.treasury - before.chain.treasury).toBe(PRICE_UNITS);
-      expect(after.books.seller - before.books.seller).toBe(97n);
-      expect(after.books.fee - before.books.fee).toBe(3n);
-      expect(after.books.holding).toBe(0n);
+      const sig = await settlesOnceSentToBoth([sellers[0]!.url, sellerOfOther.url]);
       // one reservation of the nonce, settled, as both instances read it
       const nonce = (JSON.parse(Buffer.from(sig, 'base64').toString('utf8')) as { payload: { authorization: { nonce: string } } }).payload.authorization.nonce;
       for (const g of [t.gw, other.gw]) expect(await g.store.read((r) => r.x402Authorizations.byNonce(NETWORK, chain.token, nonce))).toMatchObject({ state: 'settled' });
